@@ -1,0 +1,233 @@
+# ccsynth - top-level Makefile.
+#
+#   make               build the ccsynth CLI and the runtime library
+#   make test          build everything and run every test
+#   make demo          the main job on the built-in default (dgx-h100)
+#   make schedules     regenerate schedules/ from topologies/
+#   make check-schedules  regenerate into a temp dir and compare byte for byte
+#   make bench         run the benchmarks
+#   make install PREFIX=/usr/local
+#
+# Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
+# CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
+# BUILD=dir (object directory; lets several builds share one tree),
+# WERROR=0 (drop -Werror).
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CUDA    ?= auto
+CUDA_HOME ?= /usr/local/cuda
+DEBUG   ?= 0
+ASAN    ?= 0
+WERROR  ?= 1
+V       ?= 0
+
+CC      ?= cc
+NVCC    ?= $(CUDA_HOME)/bin/nvcc
+AR      ?= ar
+
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wvla -Wshadow -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+ifeq ($(DEBUG),1)
+OPT     := -O0 -g3
+else
+OPT     := -O2 -g
+endif
+SAN :=
+ifeq ($(ASAN),1)
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+
+DEPFLAGS = -MMD -MP
+CFLAGS_COMMON := $(CSTD) $(OPT) $(WARN) $(SAN) -fPIC -pthread
+
+# ---- third-party flags (pkg-config where the package ships a .pc) ----
+IGRAPH_CFLAGS := $(shell pkg-config --cflags igraph 2>/dev/null)
+IGRAPH_LIBS   := $(shell pkg-config --libs igraph 2>/dev/null || echo -ligraph)
+YAML_CFLAGS   := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS     := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+GLPK_LIBS     := -lglpk
+MPI_CFLAGS    := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS      := $(shell pkg-config --libs ompi-c 2>/dev/null || echo -lmpi)
+
+# CUDA: auto-detect nvcc.
+ifeq ($(CUDA),auto)
+HAVE_CUDA := $(shell test -x $(NVCC) && echo 1 || echo 0)
+else
+HAVE_CUDA := $(CUDA)
+endif
+CUDA_CFLAGS := -I$(CUDA_HOME)/include
+CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
+CUDA_LIBS   := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnccl -lcudart
+# Hopper first; sm_80 for A100s; PTX for what comes after.
+NVCC_ARCH   ?= -gencode arch=compute_80,code=sm_80 \
+               -gencode arch=compute_90,code=sm_90 \
+               -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS  := -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC \
+               -Xcompiler -Wall -Xcompiler -fvisibility=hidden
+
+# ---- runtime library (libccs) ----
+# Plain C files; the transport files that need MPI or CUDA headers are
+# chosen by name below.
+RT_C_ALL   := $(sort $(wildcard runtime/*.c))
+RT_MPI_C   := $(filter runtime/xport_mpi.c,$(RT_C_ALL))
+RT_GPU_C   := $(filter runtime/xport_cuda.c runtime/xport_nccl.c,$(RT_C_ALL))
+RT_C       := $(filter-out $(RT_MPI_C) $(RT_GPU_C),$(RT_C_ALL))
+RT_CU      := $(sort $(wildcard runtime/*.cu))
+RT_OBJS    := $(RT_C:%.c=$(BUILD)/%.o) $(RT_MPI_C:%.c=$(BUILD)/%.o)
+RT_LIBS    := $(MPI_LIBS) -lm -pthread
+RT_DEFS    := -DCCS_HAVE_MPI=1
+ifeq ($(HAVE_CUDA),1)
+RT_OBJS    += $(RT_GPU_C:%.c=$(BUILD)/%.o) $(RT_CU:%.cu=$(BUILD)/%.cu.o)
+RT_LIBS    += $(CUDA_LIBS)
+RT_DEFS    += -DCCS_HAVE_CUDA=1
+endif
+RT_CFLAGS  := $(CFLAGS_COMMON) -fvisibility=hidden $(RT_DEFS) -Iruntime
+LIBCCS_A   := $(BUILD)/lib/libccs.a
+LIBCCS_SO  := $(BUILD)/lib/libccs.so
+
+# ---- synthesizer (ccsynth) ----
+SY_C       := $(sort $(wildcard synth/*.c))
+SY_LIB_C   := $(filter-out synth/main.c,$(SY_C))
+SY_OBJS    := $(SY_LIB_C:%.c=$(BUILD)/%.o)
+SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS) -Isynth -Iruntime
+SY_LIBS    := $(IGRAPH_LIBS) $(YAML_LIBS) $(GLPK_LIBS) -lm -pthread
+LIBSYNTH_A := $(BUILD)/lib/libccsynth.a
+CCSYNTH    := $(BUILD)/bin/ccsynth
+
+# ---- tools built on the runtime (ccs-perf) ----
+TOOL_C     := $(sort $(wildcard tools/*.c))
+TOOLS      := $(TOOL_C:tools/%.c=$(BUILD)/bin/%)
+
+# ---- tests: every tests/unit/test_*.c is one program ----
+TEST_C     := $(sort $(wildcard tests/unit/test_*.c))
+TESTS      := $(TEST_C:tests/unit/%.c=$(BUILD)/tests/%)
+
+PC_FILE    := $(BUILD)/lib/pkgconfig/ccs.pc
+
+.PHONY: all deps test unit-tests demo schedules check-schedules bench \
+        install clean gpu-check format-check
+all: $(CCSYNTH) $(LIBCCS_A) $(LIBCCS_SO) $(TOOLS) $(PC_FILE)
+
+deps:
+	$(Q)bash scripts/install-deps.sh
+
+# -- compile rules --
+$(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/runtime/%.cu.o: runtime/%.cu
+	@mkdir -p $(@D)
+	@echo "  NVCC    $<"
+	$(Q)$(NVCC) $(NVCC_FLAGS) $(RT_DEFS) -Iruntime -c $< -o $@
+
+$(BUILD)/runtime/%.o: runtime/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(RT_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/synth/%.o: synth/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# -- libraries --
+$(LIBCCS_A): $(RT_OBJS)
+	@mkdir -p $(@D)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIBCCS_SO): $(RT_OBJS)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(SAN) -Wl,-soname,libccs.so -o $@ $^ $(RT_LIBS)
+
+$(LIBSYNTH_A): $(SY_OBJS)
+	@mkdir -p $(@D)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+CCS_VERSION := $(shell awk '/define CCS_VERSION_MAJOR/{a=$$3}/define CCS_VERSION_MINOR/{b=$$3}/define CCS_VERSION_PATCH/{c=$$3}END{print a"."b"."c}' runtime/ccs.h)
+
+$(PC_FILE): Makefile runtime/ccs.h
+	@mkdir -p $(@D)
+	$(Q)printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: ccs\nDescription: ccsynth runtime: replay synthesized collective schedules\nVersion: %s\nLibs: -L$${libdir} -lccs\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(CCS_VERSION)' '$(RT_LIBS)' > $@
+
+# -- programs --
+$(CCSYNTH): $(BUILD)/synth/main.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+$(BUILD)/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/bin/%: $(BUILD)/tools/%.o $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(RT_LIBS)
+
+# Tests link both libraries so any module can be unit-tested.
+$(BUILD)/tests/%.o: tests/unit/%.c tests/unit/harness.h
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(RT_DEFS) -Itests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+# -- top-level jobs --
+unit-tests: $(TESTS)
+
+test: deps all $(TESTS)
+	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
+
+demo: deps all
+	$(Q)BUILD=$(BUILD) bash scripts/demo.sh
+
+schedules: all
+	$(Q)CCSYNTH=$(CCSYNTH) bash scripts/gen-schedules.sh schedules
+
+check-schedules: all
+	$(Q)CCSYNTH=$(CCSYNTH) bash scripts/gen-schedules.sh --check schedules
+
+bench: all
+	$(Q)BUILD=$(BUILD) bash scripts/bench.sh
+
+gpu-check:
+	$(Q)bash scripts/gpu-check.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(CCSYNTH) $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBCCS_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBCCS_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 runtime/ccs.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,209 @@
+/*
+ * sched.h - the schedule IR: the contract between the algorithms, the
+ * verifier, the simulator, the binary format and the executor.
+ *
+ * Internal to ccsynth: the synthesizer builds a ccs_sched_t, the format
+ * module (format.c) serialises it, the runtime reads it back and replays it.
+ * runtime/ owns this definition so there is exactly one; synth/ includes it.
+ *
+ * Data model
+ * ----------
+ * One collective over R ranks.  The user's buffer is split into C equal
+ * chunks (the runtime pads the tail).  Each rank has three buffers, all
+ * addressed in chunk units:
+ *   IN       C chunks, read-only (never written by a schedule),
+ *   OUT      C chunks,
+ *   SCRATCH  `nscratch` chunks, private to the rank.
+ * IN and OUT are indexed by *global* chunk index in [0, C) for every
+ * collective; which indices a rank may touch depends on the collective (see
+ * ccs_coll_in_valid / ccs_coll_out_valid below).  With B = C / R (C % R == 0
+ * is required for reducescatter, allgather and alltoall):
+ *   allreduce      IN_r[c] = contribution (r,c) for all c.
+ *                  After: OUT_r[c] = sum over all ranks of (.,c), every r, c.
+ *   reducescatter  IN_r[c] for all c; OUT_r valid on [rB, (r+1)B) only.
+ *                  After: OUT_r[c] = sum of (.,c) for c in rank r's block.
+ *   allgather      IN_r valid on [rB, (r+1)B) only; OUT_r all C chunks.
+ *                  After: OUT_r[c] = (owner(c), c) for all c.
+ *   reduce         IN_r[c] for all c; OUT valid at the root only.
+ *                  After: OUT_root[c] = sum of (.,c).
+ *   broadcast      IN valid at the root only; OUT_r all chunks.
+ *                  After: OUT_r[c] = (root, c).
+ *   alltoall       IN_r[c] for all c; OUT_r all chunks.
+ *                  After: OUT_r[sB + j] = (s, rB + j) for every s, j.
+ *
+ * Steps and ops
+ * -------------
+ * A schedule is a sequence of steps; each step belongs to a phase (phases
+ * are non-decreasing over steps).  In a step every rank runs a set of
+ * concurrent ops.  All ops of a step read the state as it was when the step
+ * began and their writes land when the step ends; a step may therefore not
+ * read and write, or write twice, the same (rank, buffer, chunk) -- except
+ * RECV_REDUCE / REDUCE_LOCAL reading their own destination.
+ *   SEND(peer, buf, chunk, n)            send chunks [chunk, chunk+n) of buf
+ *   RECV(peer, buf, chunk, n)            receive, overwriting buf chunks
+ *   RECV_REDUCE(peer, buf, chunk, n, src_buf, src_chunk)
+ *                                        buf[chunk..] = src_buf[src_chunk..]
+ *                                                       (+) received
+ *                                        (src may equal the destination)
+ *   COPY(buf, chunk, n, src_buf, src_chunk)          buf = src
+ *   REDUCE_LOCAL(buf, chunk, n, src_buf, src_chunk)  buf = buf (+) src
+ * Every SEND matches exactly one RECV/RECV_REDUCE on its peer in the same
+ * step with the same n.  Between one (sender, receiver) pair in one step,
+ * the k-th send matches the k-th receive in op order.
+ *
+ * Ownership: a ccs_sched_t and everything it points to is owned by whoever
+ * created it (ccs_sched_create or a reader) and freed by ccs_sched_destroy.
+ */
+#ifndef CCS_SCHED_H
+#define CCS_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ccs.h"
+#include "err.h"
+
+/* Op kinds.  Stored in .ccs files: never renumber. */
+typedef enum {
+    CCS_OP_SEND = 0,
+    CCS_OP_RECV = 1,
+    CCS_OP_RECV_REDUCE = 2,
+    CCS_OP_COPY = 3,
+    CCS_OP_REDUCE_LOCAL = 4,
+    CCS_OP_KIND_COUNT
+} ccs_op_kind_t;
+
+/* Buffers.  Stored in .ccs files: never renumber. */
+typedef enum {
+    CCS_BUF_IN = 0,
+    CCS_BUF_OUT = 1,
+    CCS_BUF_SCRATCH = 2,
+    CCS_BUF_COUNT
+} ccs_buf_t;
+
+/* Limits the format and every consumer accept; readers reject more. */
+#define CCS_MAX_RANKS   65536u
+#define CCS_MAX_CHUNKS  (1u << 24)
+#define CCS_MAX_STEPS   (1u << 24)
+#define CCS_MAX_PHASES  255u
+#define CCS_ALGO_NAME_MAX 32
+
+typedef struct ccs_op {
+    uint32_t step;      /* step index, < nsteps */
+    uint8_t  kind;      /* ccs_op_kind_t */
+    uint8_t  buf;       /* ccs_buf_t: read by SEND, written by all others */
+    uint8_t  src_buf;   /* ccs_buf_t: local operand of RECV_REDUCE, COPY,
+                           REDUCE_LOCAL; 0 and unused otherwise */
+    uint8_t  reserved;  /* 0 */
+    int32_t  peer;      /* SEND/RECV/RECV_REDUCE: peer rank; local ops: -1 */
+    uint32_t chunk;     /* first chunk in buf */
+    uint32_t src_chunk; /* first chunk in src_buf (same rule as src_buf) */
+    uint32_t nchunks;   /* number of consecutive chunks, >= 1 */
+} ccs_op_t;
+
+typedef struct ccs_sched {
+    ccs_coll_t coll;
+    uint32_t nranks;
+    uint32_t nchunks;    /* C: chunks of IN and OUT */
+    uint32_t nscratch;   /* chunks of SCRATCH per rank */
+    uint32_t nsteps;
+    uint32_t nphases;    /* 1 + the largest phase used; >= 1 */
+    int32_t  root;       /* reduce/broadcast root; -1 otherwise */
+    int32_t  straggler;  /* rank written as the straggler; -1 for none */
+    char     algo[CCS_ALGO_NAME_MAX]; /* NUL-terminated algorithm name */
+    uint64_t topo_fingerprint; /* topology the schedule was made for; 0 none */
+    char    *params;     /* owned; NUL-terminated "key=value\n" lines of the
+                            synthesis parameters; may be NULL */
+    uint8_t *step_phase; /* owned; [nsteps] phase of each step */
+    uint32_t *rank_nops; /* owned; [nranks] ops per rank */
+    ccs_op_t **rank_ops; /* owned; [nranks] arrays of rank_nops[r] ops,
+                            sorted by step (stable: op order kept) */
+    uint32_t *rank_cap;  /* owned; [nranks] capacity of rank_ops[r] (a reader
+                            sets it to rank_nops[r]) */
+    uint32_t step_cap;   /* capacity of step_phase (a reader: nsteps) */
+} ccs_sched_t;
+
+/* ---- Names ---- */
+const char *ccs_op_kind_str(ccs_op_kind_t kind);   /* "send", ... */
+const char *ccs_buf_str(ccs_buf_t buf);            /* "in", "out", "scratch" */
+
+/* ---- Lifetime and building ---- */
+
+/* Create an empty schedule (0 steps).  *out is owned by the caller and freed
+ * with ccs_sched_destroy.  root/straggler may be -1. */
+ccs_status_t ccs_sched_create(ccs_coll_t coll, uint32_t nranks,
+                              uint32_t nchunks, const char *algo,
+                              ccs_sched_t **out, ccs_err_t *err);
+void ccs_sched_destroy(ccs_sched_t *s); /* NULL is a no-op */
+
+/* Append a step in `phase` (>= the previous step's phase); returns its index
+ * through *step. */
+ccs_status_t ccs_sched_add_step(ccs_sched_t *s, uint32_t phase,
+                                uint32_t *step, ccs_err_t *err);
+
+/* Append one op to `rank`'s stream.  Ops of a rank must be appended in
+ * non-decreasing step order, or ccs_sched_finalize must be called. */
+ccs_status_t ccs_sched_add_op(ccs_sched_t *s, uint32_t rank,
+                              const ccs_op_t *op, ccs_err_t *err);
+
+/* Convenience: a transfer src -> dst in `step`: SEND on src from
+ * (sbuf, schunk) and, on dst, RECV into (dbuf, dchunk) or, when `reduce`,
+ * RECV_REDUCE with dbuf[dchunk..] = dbuf[dchunk..] (+) received.  Grows
+ * nscratch when a SCRATCH chunk beyond it is used. */
+ccs_status_t ccs_sched_xfer(ccs_sched_t *s, uint32_t step, uint32_t src,
+                            ccs_buf_t sbuf, uint32_t schunk, uint32_t dst,
+                            ccs_buf_t dbuf, uint32_t dchunk, uint32_t n,
+                            bool reduce, ccs_err_t *err);
+/* Like ccs_sched_xfer with reduce, but the receiver's local operand is
+ * (obuf, ochunk): dbuf[dchunk..] = obuf[ochunk..] (+) received. */
+ccs_status_t ccs_sched_xfer_reduce_from(ccs_sched_t *s, uint32_t step,
+                                        uint32_t src, ccs_buf_t sbuf,
+                                        uint32_t schunk, uint32_t dst,
+                                        ccs_buf_t dbuf, uint32_t dchunk,
+                                        ccs_buf_t obuf, uint32_t ochunk,
+                                        uint32_t n, ccs_err_t *err);
+/* Local COPY (reduce=false) or REDUCE_LOCAL (reduce=true) on one rank. */
+ccs_status_t ccs_sched_local(ccs_sched_t *s, uint32_t step, uint32_t rank,
+                             ccs_buf_t dbuf, uint32_t dchunk, ccs_buf_t sbuf,
+                             uint32_t schunk, uint32_t n, bool reduce,
+                             ccs_err_t *err);
+
+/* Set the params text (copied). */
+ccs_status_t ccs_sched_set_params(ccs_sched_t *s, const char *params,
+                                  ccs_err_t *err);
+
+/* Stable-sort each rank's ops by step, recompute nphases, trim capacity. */
+ccs_status_t ccs_sched_finalize(ccs_sched_t *s, ccs_err_t *err);
+
+/* Deep copy.  *out owned by the caller. */
+ccs_status_t ccs_sched_clone(const ccs_sched_t *s, ccs_sched_t **out,
+                             ccs_err_t *err);
+
+/* Total number of ops over all ranks. */
+uint64_t ccs_sched_total_ops(const ccs_sched_t *s);
+
+/* Structural validation, shared by the reader, the verifier and the
+ * runtime: every field and index in range (collective, counts, root,
+ * straggler, phases non-decreasing, op kinds, buffers, peers in range and not
+ * self, local ops with peer -1, chunk ranges inside their buffers, reserved
+ * bytes zero, ops sorted by step).  Says nothing about data flow: that is
+ * the verifier's job.  The message names the rank, op index and step. */
+ccs_status_t ccs_sched_validate(const ccs_sched_t *s, ccs_err_t *err);
+
+/* ---- Collective semantics (shared by verifier and runtime) ---- */
+
+/* Chunks per rank block for blocked collectives (C / R), or C when the
+ * collective is not blocked. */
+uint32_t ccs_coll_block(ccs_coll_t coll, uint32_t nranks, uint32_t nchunks);
+/* True when the collective needs C % R == 0. */
+bool ccs_coll_blocked(ccs_coll_t coll);
+/* True when the collective reduces (allreduce, reducescatter, reduce). */
+bool ccs_coll_reduces(ccs_coll_t coll);
+/* True when the collective has a root (reduce, broadcast). */
+bool ccs_coll_rooted(ccs_coll_t coll);
+/* May `rank` read IN chunk `chunk` (it holds input data)? */
+bool ccs_coll_in_valid(const ccs_sched_t *s, uint32_t rank, uint32_t chunk);
+/* May `rank` write OUT chunk `chunk` (it is backed by the user's buffer)? */
+bool ccs_coll_out_valid(const ccs_sched_t *s, uint32_t rank, uint32_t chunk);
+
+#endif /* CCS_SCHED_H */

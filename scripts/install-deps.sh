@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the Debian packages ccsynth needs, only when they are missing.
+# Idempotent: a second run with everything present does nothing and exits 0.
+# The CUDA toolkit and NCCL are expected under /usr/local/cuda (not from apt).
+set -euo pipefail
+
+pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
+      libopenmpi-dev openmpi-bin graphviz gnuplot-nox)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Run every test program and the end-to-end scripts; print one closing line
+# "tests: N passed, N failed" and exit non-zero on any failure.
+set -u
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+failures=()
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] || continue
+    case "$t" in *.o|*.d) continue ;; esac
+    out=$("$t" 2>&1)
+    rc=$?
+    line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    p=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p')
+    f=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
+    if [ -z "$p" ]; then p=0; f=1; fi
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$f" -ne 0 ]; then
+        failures+=("$t")
+        printf '%s\n' "$out" | tail -n 40
+    fi
+    printf '  %-40s %s\n' "$(basename "$t")" "${line:-exit $rc}"
+done
+
+for e in tests/e2e/*.sh; do
+    [ -f "$e" ] || continue
+    out=$(BUILD="$BUILD" bash "$e" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        passed=$((passed + 1))
+        printf '  %-40s ok\n' "$(basename "$e")"
+    else
+        failed=$((failed + 1))
+        failures+=("$e")
+        printf '%s\n' "$out" | tail -n 40
+        printf '  %-40s FAILED (exit %d)\n' "$(basename "$e")" "$rc"
+    fi
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "failing: ${failures[*]}"
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,201 @@
+/* cli.c - shared command-line helpers: exit codes, number parsing, loading. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../runtime/format.h"
+#include "cli.h"
+
+int cli_exit_code(ccs_status_t st)
+{
+    switch (st) {
+    case CCS_OK:
+        return CLI_EXIT_OK;
+    case CCS_ERR_INVALID:
+        return CLI_EXIT_USAGE;
+    case CCS_ERR_FORMAT:
+    case CCS_ERR_VERSION:
+    case CCS_ERR_CHECKSUM:
+    case CCS_ERR_TOPOLOGY:
+    case CCS_ERR_PARSE:
+    case CCS_ERR_MISMATCH:
+        return CLI_EXIT_INPUT;
+    case CCS_ERR_VERIFY:
+        return CLI_EXIT_VERIFY;
+    case CCS_ERR_UNSUPPORTED:
+        return CLI_EXIT_UNSUPPORTED;
+    default:
+        return CLI_EXIT_INTERNAL;
+    }
+}
+
+int cli_fail(const char *cmd, int code, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "ccsynth %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err)
+{
+    return cli_fail(cmd, cli_exit_code(st), "%s", ccs_err_msg(err, st));
+}
+
+bool cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    if (s == NULL || *s == '\0')
+        return false;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return false;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Split "12.5GB/s" into 12.5 and "GB/s". */
+static bool split_number(const char *s, double *v, const char **unit)
+{
+    char *end;
+
+    if (s == NULL || *s == '\0')
+        return false;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (errno != 0 || end == s || !isfinite(*v) || *v < 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    *unit = end;
+    return true;
+}
+
+bool cli_parse_size(const char *s, double *bytes)
+{
+    static const struct { const char *u; double mult; } units[] = {
+        { "", 1 }, { "B", 1 },
+        { "K", 1024.0 }, { "KB", 1024.0 }, { "KiB", 1024.0 },
+        { "M", 1048576.0 }, { "MB", 1048576.0 }, { "MiB", 1048576.0 },
+        { "G", 1073741824.0 }, { "GB", 1073741824.0 }, { "GiB", 1073741824.0 },
+        { "T", 1099511627776.0 }, { "TB", 1099511627776.0 },
+        { "TiB", 1099511627776.0 },
+    };
+    double v;
+    const char *unit;
+
+    if (!split_number(s, &v, &unit))
+        return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcasecmp(unit, units[i].u) == 0) {
+            *bytes = v * units[i].mult;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool cli_parse_time(const char *s, double *seconds)
+{
+    static const struct { const char *u; double mult; } units[] = {
+        { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
+        { "ns", 1e-9 },
+    };
+    double v;
+    const char *unit;
+
+    if (!split_number(s, &v, &unit))
+        return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(unit, units[i].u) == 0) {
+            *seconds = v * units[i].mult;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool cli_parse_bw(const char *s, double *bytes_per_s)
+{
+    /* Decimal units, as link speeds are quoted: GB/s bytes, Gb/s bits. */
+    static const struct { const char *u; double mult; } units[] = {
+        { "", 1 }, { "B/s", 1 }, { "Bps", 1 },
+        { "KB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 }, { "TB/s", 1e12 },
+        { "KBps", 1e3 }, { "MBps", 1e6 }, { "GBps", 1e9 }, { "TBps", 1e12 },
+        { "Kb/s", 1e3 / 8 }, { "Mb/s", 1e6 / 8 }, { "Gb/s", 1e9 / 8 },
+        { "Tb/s", 1e12 / 8 }, { "Kbps", 1e3 / 8 }, { "Mbps", 1e6 / 8 },
+        { "Gbps", 1e9 / 8 }, { "Tbps", 1e12 / 8 },
+    };
+    double v;
+    const char *unit;
+
+    if (!split_number(s, &v, &unit))
+        return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(unit, units[i].u) == 0) {
+            *bytes_per_s = v * units[i].mult;
+            return *bytes_per_s > 0;
+        }
+    }
+    return false;
+}
+
+void cli_format_size(double bytes, char *buf, size_t len)
+{
+    static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+
+    while (bytes >= 1024.0 && i < 4 && fmod(bytes, 1024.0) == 0) {
+        bytes /= 1024.0;
+        i++;
+    }
+    snprintf(buf, len, "%.0f %s", bytes, names[i]);
+}
+
+int cli_load_topo(const char *cmd, const char *spec, const topo_opts_t *opts,
+                  topo_t **out)
+{
+    ccs_err_t err = { { 0 } };
+    ccs_status_t st;
+
+    if (spec == NULL)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--topo is required");
+    st = topo_load(spec, opts, out, &err);
+    if (st != CCS_OK)
+        return cli_fail_status(cmd, st, &err);
+    return CLI_EXIT_OK;
+}
+
+int cli_read_sched(const char *cmd, const char *path, ccs_sched_t **out)
+{
+    ccs_err_t err = { { 0 } };
+    ccs_status_t st = ccs_format_read_file(path, out, &err);
+    if (st != CCS_OK)
+        return cli_fail_status(cmd, st, &err);
+    return CLI_EXIT_OK;
+}

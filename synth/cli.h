@@ -1,0 +1,60 @@
+/*
+ * cli.h - shared pieces of the ccsynth command line.
+ *
+ * Each subcommand lives in its own cmd_<name>.c and has the signature of
+ * cli_cmd_fn.  Exit codes are documented here and in the README.
+ */
+#ifndef CCS_CLI_H
+#define CCS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../runtime/ccs.h"
+#include "../runtime/err.h"
+#include "../runtime/sched.h"
+#include "topo.h"
+
+/* Exit codes of every subcommand. */
+enum {
+    CLI_EXIT_OK = 0,        /* success */
+    CLI_EXIT_INTERNAL = 1,  /* internal error, out of memory, I/O failure */
+    CLI_EXIT_USAGE = 2,     /* bad command line */
+    CLI_EXIT_INPUT = 3,     /* bad input: topology, YAML, .ccs file */
+    CLI_EXIT_VERIFY = 4,    /* a schedule failed verification */
+    CLI_EXIT_UNSUPPORTED = 5 /* the algorithm cannot run on this input */
+};
+
+typedef int (*cli_cmd_fn)(int argc, char **argv);
+
+/* Map a status to an exit code (see above). */
+int cli_exit_code(ccs_status_t st);
+
+/* Print "ccsynth <cmd>: <message>" to stderr; returns `code`. */
+int cli_fail(const char *cmd, int code, const char *fmt, ...) CCS_PRINTF(3, 4);
+/* Print "ccsynth <cmd>: <err message>" and return cli_exit_code(st). */
+int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err);
+
+/* Parse numbers with suffixes; false on junk or overflow.
+ * Sizes: "4G", "64M", "1K", "1000", "1.5G" (binary: K = 1024).
+ * Times: "3us", "1.5ms", "2s", "150ns", plain numbers are seconds.
+ * Bandwidth: "450GB/s", "100Gb/s" (bits), "16GBps", plain bytes/s. */
+bool cli_parse_size(const char *s, double *bytes);
+bool cli_parse_time(const char *s, double *seconds);
+bool cli_parse_bw(const char *s, double *bytes_per_s);
+bool cli_parse_int(const char *s, long lo, long hi, long *out);
+bool cli_parse_double(const char *s, double *out);
+
+/* Format helpers for reports: "4 GiB" / "4.00 GB/s" style. */
+void cli_format_size(double bytes, char *buf, size_t len);
+
+/* Load a topology with the --alpha/--bw overrides; prints the error and
+ * returns the exit code on failure (0 on success). */
+int cli_load_topo(const char *cmd, const char *spec, const topo_opts_t *opts,
+                  topo_t **out);
+
+/* Read a .ccs file; prints the error and returns the exit code on failure. */
+int cli_read_sched(const char *cmd, const char *path, ccs_sched_t **out);
+
+#endif /* CCS_CLI_H */

@@ -1,0 +1,129 @@
+/* test_sched.c - schedule builder, structural validation, names. */
+#include "../../runtime/sched.h"
+#include "harness.h"
+
+TEST(builder_sorts_and_counts)
+{
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+    uint32_t t0, t1;
+
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, 2, "test", &s, &err),
+                 CCS_OK);
+    CHECK_STATUS(ccs_sched_add_step(s, 0, &t0, &err), CCS_OK);
+    CHECK_STATUS(ccs_sched_add_step(s, 1, &t1, &err), CCS_OK);
+    /* Append out of step order: finalize must sort stably. */
+    CHECK_STATUS(ccs_sched_xfer(s, t1, 0, CCS_BUF_OUT, 1, 1, CCS_BUF_OUT, 1,
+                                1, false, &err), CCS_OK);
+    CHECK_STATUS(ccs_sched_xfer(s, t0, 0, CCS_BUF_IN, 0, 1, CCS_BUF_SCRATCH,
+                                3, 1, true, &err), CCS_OK);
+    CHECK_STATUS(ccs_sched_finalize(s, &err), CCS_OK);
+    CHECK_EQ_INT(s->nphases, 2);
+    CHECK_EQ_INT(s->nscratch, 4);
+    CHECK_EQ_INT(s->rank_ops[0][0].step, t0);
+    CHECK_EQ_INT(s->rank_ops[0][1].step, t1);
+    CHECK_EQ_INT(ccs_sched_total_ops(s), 4);
+    CHECK_STATUS(ccs_sched_validate(s, &err), CCS_OK);
+    ccs_sched_destroy(s);
+}
+
+TEST(many_steps_grow)
+{
+    ccs_sched_t *s = NULL, *c = NULL;
+    uint32_t t = 0;
+
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, 1, "x", &s, NULL),
+                 CCS_OK);
+    for (int i = 0; i < 1000; i++) {
+        CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+        CHECK_STATUS(ccs_sched_xfer(s, t, (uint32_t)i % 2, CCS_BUF_IN, 0,
+                                    (uint32_t)(i + 1) % 2, CCS_BUF_SCRATCH, 0,
+                                    1, false, NULL), CCS_OK);
+    }
+    CHECK_STATUS(ccs_sched_clone(s, &c, NULL), CCS_OK);
+    /* A clone is sized exactly; appending must still grow safely. */
+    CHECK_STATUS(ccs_sched_add_step(c, 0, &t, NULL), CCS_OK);
+    CHECK_STATUS(ccs_sched_xfer(c, t, 0, CCS_BUF_IN, 0, 1, CCS_BUF_SCRATCH, 0,
+                                1, false, NULL), CCS_OK);
+    CHECK_EQ_INT(c->nsteps, 1001);
+    CHECK_EQ_INT(c->rank_nops[1], 1001);
+    CHECK_STATUS(ccs_sched_validate(c, NULL), CCS_OK);
+    ccs_sched_destroy(c);
+    ccs_sched_destroy(s);
+}
+
+/* Structural errors ccs_sched_validate must name. */
+TEST(validate_rejects)
+{
+    static const struct {
+        const char *what;
+        ccs_op_t op;
+        const char *msg;
+    } cases[] = {
+        { "self send", { .kind = CCS_OP_SEND, .peer = 0, .nchunks = 1 },
+          "to itself" },
+        { "peer range", { .kind = CCS_OP_SEND, .peer = 9, .nchunks = 1 },
+          "out of range" },
+        { "zero chunks", { .kind = CCS_OP_SEND, .peer = 1, .nchunks = 0 },
+          "0 chunks" },
+        { "past end", { .kind = CCS_OP_SEND, .peer = 1, .chunk = 3,
+                        .nchunks = 2 }, "past the end" },
+        { "write IN", { .kind = CCS_OP_RECV, .buf = CCS_BUF_IN, .peer = 1,
+                        .nchunks = 1 }, "read-only" },
+        { "bad kind", { .kind = 9, .peer = 1, .nchunks = 1 }, "unknown op" },
+        { "local peer", { .kind = CCS_OP_COPY, .buf = CCS_BUF_OUT, .peer = 1,
+                          .nchunks = 1 }, "must be -1" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        uint32_t t;
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, 4, "x", &s, NULL),
+                     CCS_OK);
+        CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+        CHECK_STATUS(ccs_sched_add_op(s, 0, &cases[i].op, NULL), CCS_OK);
+        CHECK_STATUS(ccs_sched_validate(s, &err), CCS_ERR_FORMAT);
+        CHECK_MSG(strstr(err.msg, cases[i].msg) != NULL,
+                  "case '%s': message '%s' lacks '%s'", cases[i].what, err.msg,
+                  cases[i].msg);
+        ccs_sched_destroy(s);
+    }
+}
+
+TEST(create_rejects_bad_shapes)
+{
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLGATHER, 4, 6, "x", &s, &err),
+                 CCS_ERR_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "divisible");
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 0, 6, "x", &s, &err),
+                 CCS_ERR_INVALID);
+    CHECK(s == NULL);
+}
+
+TEST(names_and_parsers)
+{
+    ccs_coll_t c;
+    ccs_dtype_t d;
+    CHECK_STATUS(ccs_coll_parse("alltoall", &c), CCS_OK);
+    CHECK_EQ_INT(c, CCS_COLL_ALLTOALL);
+    CHECK_STATUS(ccs_dtype_parse("bf16", &d), CCS_OK);
+    CHECK_EQ_INT(d, CCS_BFLOAT16);
+    CHECK_STATUS(ccs_coll_parse("allreduxe", &c), CCS_ERR_INVALID);
+    CHECK(strcmp(ccs_strerror(CCS_ERR_CHECKSUM),
+                 "schedule file checksum mismatch") == 0);
+    CHECK(strcmp(ccs_strerror((ccs_status_t)-999), "unknown status") == 0);
+    CHECK_EQ_INT(ccs_dtype_size(CCS_FLOAT16), 2);
+    CHECK(strcmp(ccs_op_kind_str(CCS_OP_RECV_REDUCE), "recv_reduce") == 0);
+}
+
+int main(void)
+{
+    RUN(builder_sorts_and_counts);
+    RUN(many_steps_grow);
+    RUN(validate_rejects);
+    RUN(create_rejects_bad_shapes);
+    RUN(names_and_parsers);
+    return TEST_SUMMARY();
+}
