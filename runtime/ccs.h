@@ -109,6 +109,161 @@ CCS_API size_t ccs_dtype_size(ccs_dtype_t dtype);
 
 /* ---- Runtime API (plans, communicators, execution) follows below. ---- */
 
+/*
+ * Plans.  A plan is a validated schedule ready to run: load it once, run it
+ * many times, on any communicator whose size matches.  A plan is immutable
+ * after loading and may be shared by every rank (thread) of a process.
+ */
+typedef struct ccs_plan ccs_plan_t;
+
+/* Load from a .ccs file / from the bytes of one.  *plan is owned by the
+ * caller (ccs_plan_destroy).  Errors: CCS_ERR_IO, CCS_ERR_FORMAT,
+ * CCS_ERR_VERSION, CCS_ERR_CHECKSUM, CCS_ERR_NOMEM; the _msg variants copy
+ * the detailed message into msg (msglen bytes, may be NULL/0). */
+CCS_API ccs_status_t ccs_plan_load_file(const char *path, ccs_plan_t **plan);
+CCS_API ccs_status_t ccs_plan_load_mem(const void *buf, size_t len,
+                                       ccs_plan_t **plan);
+CCS_API ccs_status_t ccs_plan_load_file_msg(const char *path,
+                                            ccs_plan_t **plan, char *msg,
+                                            size_t msglen);
+CCS_API ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
+                                           ccs_plan_t **plan, char *msg,
+                                           size_t msglen);
+CCS_API void ccs_plan_destroy(ccs_plan_t *plan); /* NULL is a no-op */
+
+typedef struct ccs_plan_info {
+    ccs_coll_t coll;
+    uint32_t nranks;
+    uint32_t nchunks;            /* C: chunks the user's buffer is cut in */
+    uint32_t nscratch;           /* scratch chunks per rank */
+    uint32_t nsteps;
+    uint32_t nphases;
+    int32_t root;                /* reduce/broadcast root, else -1 */
+    int32_t straggler;           /* rank written as the straggler, or -1 */
+    uint64_t topo_fingerprint;   /* topology the plan was made for, 0 none */
+    char algo[32];               /* algorithm name */
+} ccs_plan_info_t;
+
+CCS_API ccs_status_t ccs_plan_get_info(const ccs_plan_t *plan,
+                                       ccs_plan_info_t *info);
+/* Shortcuts; -1 (or CCS_COLL_COUNT) for a NULL plan. */
+CCS_API ccs_coll_t ccs_plan_coll(const ccs_plan_t *plan);
+CCS_API int ccs_plan_nranks(const ccs_plan_t *plan);
+CCS_API int ccs_plan_straggler(const ccs_plan_t *plan);
+CCS_API int ccs_plan_root(const ccs_plan_t *plan);
+
+/*
+ * Communicators: one per rank, bound to a transport.  A communicator is
+ * used by one thread at a time and holds the last error message.
+ */
+typedef struct ccs_comm ccs_comm_t;
+
+/* Threads transport: creates `nranks` communicators sharing one in-process
+ * world, comms[r] for rank r (like ncclCommInitAll); hand each to its own
+ * thread.  Destroy each with ccs_comm_destroy (the world goes with the
+ * last one). */
+CCS_API ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms);
+
+/* MPI transport: `mpi_comm` points to the caller's MPI_Comm (pass
+ * `&comm`; a pointer works for every MPI ABI, whether MPI_Comm is a handle
+ * pointer or an int, so this header needs no mpi.h).  Collective over that
+ * communicator: it is duplicated, so the caller's traffic never mixes with
+ * ours.  MPI must be initialised; destroy before MPI_Finalize. */
+CCS_API ccs_status_t ccs_comm_init_mpi(const void *mpi_comm,
+                                       ccs_comm_t **comm);
+
+/* CUDA transport (one process, rank r on CUDA device devices[r]; NULL puts
+ * every rank on device 0 as virtual ranks) and NCCL transport (`nccl_comm`
+ * is the caller's ncclComm_t, passed as the pointer it is).  Both fail with
+ * CCS_ERR_NO_DEVICE where no GPU is present and CCS_ERR_UNSUPPORTED when
+ * the library was built without CUDA. */
+CCS_API ccs_status_t ccs_comm_init_cuda(int nranks, const int *devices,
+                                        ccs_comm_t **comms);
+CCS_API ccs_status_t ccs_comm_init_nccl(void *nccl_comm, ccs_comm_t **comm);
+
+CCS_API void ccs_comm_destroy(ccs_comm_t *comm); /* NULL is a no-op */
+CCS_API int ccs_comm_rank(const ccs_comm_t *comm);  /* -1 for NULL */
+CCS_API int ccs_comm_size(const ccs_comm_t *comm);  /* -1 for NULL */
+/* "threads", "mpi", "cuda", "nccl"; "?" for NULL. */
+CCS_API const char *ccs_comm_transport(const ccs_comm_t *comm);
+/* Message of the last failed call on this communicator ("" when none);
+ * valid until the next call on it. */
+CCS_API const char *ccs_comm_last_error(const ccs_comm_t *comm);
+
+/*
+ * Running a plan.
+ *
+ * count is in elements, with NCCL's meaning per collective:
+ *   allreduce, reduce, broadcast  count elements in sendbuff and recvbuff;
+ *   reducescatter  recvcount: sendbuff holds nranks * count elements;
+ *   allgather      sendcount: recvbuff holds nranks * count elements;
+ *   alltoall       count per peer: both buffers hold nranks * count.
+ * In place: sendbuff == recvbuff, and for reducescatter
+ * recvbuff == sendbuff + rank * count, for allgather
+ * sendbuff == recvbuff + rank * count (elements).  Other overlaps are
+ * handled too, by copying the input first.  Buffers a rank does not use
+ * (sendbuff off the broadcast root, recvbuff off the reduce root) may be
+ * NULL.  `op` is ignored by the collectives that do not reduce.  `stream`
+ * is a cudaStream_t for GPU transports and must be NULL for CPU ones.
+ * Every rank must make the same call (same plan, count, dtype, op,
+ * straggler).  CPU transports return when the rank's part is complete; GPU
+ * transports when it is enqueued on `stream`.
+ */
+#define CCS_STATS_MAX_PHASES 8
+
+typedef struct ccs_run_stats {
+    double t_start_s;            /* CLOCK_MONOTONIC at entry, seconds */
+    double t_end_s;              /* ... when this rank finished */
+    double phase_end_s[CCS_STATS_MAX_PHASES]; /* this rank left phase p */
+    uint32_t nphases;            /* phases of the plan (entries above) */
+    uint32_t steps_run;          /* steps in which this rank had ops */
+    uint64_t bytes_sent;         /* by this rank */
+    uint32_t logical_rank;       /* rank of the plan this rank executed */
+    int staged_input;            /* 1 when the input was copied first */
+} ccs_run_stats_t;
+
+typedef struct ccs_run_opts {
+    /* Straggler for this call, or -1 for the plan's own.  For a plan
+     * written with straggler s0, straggler s swaps the roles of ranks s and
+     * s0 (rank p runs the plan's rank pi(p), pi swapping s and s0), so one
+     * plan serves any straggler.  Needs a plan with a straggler. */
+    int32_t straggler;
+    /* Check that the plan is for this collective (CCS_COLL_COUNT: any). */
+    ccs_coll_t expect_coll;
+    ccs_run_stats_t *stats;      /* filled on success when not NULL */
+} ccs_run_opts_t;
+
+#define CCS_RUN_OPTS_INIT { -1, CCS_COLL_COUNT, NULL }
+
+CCS_API ccs_status_t ccs_run(const ccs_plan_t *plan, ccs_comm_t *comm,
+                             const void *sendbuff, void *recvbuff,
+                             size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                             void *stream);
+CCS_API ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
+                                const void *sendbuff, void *recvbuff,
+                                size_t count, ccs_dtype_t dtype,
+                                ccs_redop_t op, void *stream,
+                                const ccs_run_opts_t *opts);
+
+/* NCCL-named entry points: ccs_run plus a check of the plan's collective
+ * (CCS_ERR_MISMATCH when the plan is for another one). */
+CCS_API ccs_status_t ccs_allreduce(const ccs_plan_t *plan, ccs_comm_t *comm,
+                                   const void *sendbuff, void *recvbuff,
+                                   size_t count, ccs_dtype_t dtype,
+                                   ccs_redop_t op, void *stream);
+CCS_API ccs_status_t ccs_reducescatter(const ccs_plan_t *plan,
+                                       ccs_comm_t *comm,
+                                       const void *sendbuff, void *recvbuff,
+                                       size_t recvcount, ccs_dtype_t dtype,
+                                       ccs_redop_t op, void *stream);
+CCS_API ccs_status_t ccs_allgather(const ccs_plan_t *plan, ccs_comm_t *comm,
+                                   const void *sendbuff, void *recvbuff,
+                                   size_t sendcount, ccs_dtype_t dtype,
+                                   void *stream);
+
+/* Library version as CCS_VERSION_CODE. */
+CCS_API int ccs_version(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,15 +1,868 @@
-/* PLACEHOLDER: replaced by the format module. */
+/*
+ * format.c - the .ccs writer and reader (specification: docs/format.md).
+ *
+ * Every integer is written and read one byte at a time in little-endian
+ * order, so the code is independent of the host's endianness and alignment,
+ * and no struct is ever dumped.  The reader trusts nothing: it checks the
+ * total size, the end marker and the CRC-32C first, then every header field,
+ * then that each section fits in what remains of the file *before* it
+ * allocates anything sized by a count from the file, then every op field,
+ * and finally runs ccs_sched_validate on the result.  Messages name the
+ * field, its value and its byte offset.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
 #include "format.h"
+
+/* ---- little-endian primitives ---- */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Two's complement without relying on implementation-defined casts. */
+static void put_i32(uint8_t *p, int32_t v)
+{
+    put_u32(p, v < 0 ? (uint32_t)((int64_t)v + 4294967296LL) : (uint32_t)v);
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static int32_t get_i32(const uint8_t *p)
+{
+    uint32_t u = get_u32(p);
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u
+                                    : (int32_t)((int64_t)u - 4294967296LL);
+}
+
+/* ---- encoder ---- */
+
+/* Op record (24 bytes): docs/format.md, "Op record". */
+static void put_op(uint8_t *p, const ccs_op_t *op)
+{
+    put_u32(p + 0, op->step);
+    p[4] = op->kind;
+    p[5] = op->buf;
+    p[6] = op->src_buf;
+    p[7] = op->reserved;
+    put_i32(p + 8, op->peer);
+    put_u32(p + 12, op->chunk);
+    put_u32(p + 16, op->src_chunk);
+    put_u32(p + 20, op->nchunks);
+}
+
+ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
+                               size_t *len, ccs_err_t *err)
+{
+    uint8_t *out = NULL;
+    uint64_t size, params_len = 0, total_ops;
+    size_t pos, algo_len;
+    ccs_status_t st;
+
+    if (s == NULL || buf == NULL || len == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    /* Write only what every reader accepts. */
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "cannot encode an invalid schedule: ");
+        return st;
+    }
+    if (s->params != NULL) {
+        params_len = strlen(s->params);
+        if (params_len > CCS_FORMAT_MAX_PARAMS)
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "params text is %" PRIu64 " bytes, more than "
+                               "the format's limit of %u", params_len,
+                               CCS_FORMAT_MAX_PARAMS);
+    }
+    total_ops = ccs_sched_total_ops(s);
+    size = (uint64_t)CCS_FORMAT_HEADER_SIZE + params_len + s->nsteps +
+           (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks +
+           (uint64_t)CCS_FORMAT_OP_SIZE * total_ops + CCS_FORMAT_TRAILER_SIZE;
+    if (size > CCS_FORMAT_MAX_FILE || size > SIZE_MAX)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "encoding would be %" PRIu64 " bytes, more than "
+                           "the format's limit of %" PRIu64, size,
+                           (uint64_t)CCS_FORMAT_MAX_FILE);
+
+    /* Owned by the caller through *buf on success; freed here otherwise. */
+    out = calloc(1, (size_t)size);
+    if (out == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM,
+                           "out of memory for a %" PRIu64 "-byte encoding",
+                           size);
+
+    memcpy(out + CCS_FOFF_MAGIC, CCS_FORMAT_MAGIC, CCS_FORMAT_MAGIC_LEN);
+    put_u16(out + CCS_FOFF_MAJOR, CCS_FORMAT_MAJOR);
+    put_u16(out + CCS_FOFF_MINOR, CCS_FORMAT_MINOR);
+    put_u32(out + CCS_FOFF_HEADER_SIZE, CCS_FORMAT_HEADER_SIZE);
+    put_u32(out + CCS_FOFF_FLAGS,
+            s->params != NULL ? CCS_FORMAT_FLAG_PARAMS : 0);
+    put_u32(out + CCS_FOFF_COLL, (uint32_t)s->coll);
+    put_u32(out + CCS_FOFF_NRANKS, s->nranks);
+    put_u32(out + CCS_FOFF_NCHUNKS, s->nchunks);
+    put_u32(out + CCS_FOFF_NSCRATCH, s->nscratch);
+    put_u32(out + CCS_FOFF_NSTEPS, s->nsteps);
+    put_u32(out + CCS_FOFF_NPHASES, s->nphases);
+    put_i32(out + CCS_FOFF_ROOT, s->root);
+    put_i32(out + CCS_FOFF_STRAGGLER, s->straggler);
+    put_u32(out + CCS_FOFF_PARAMS_LEN, (uint32_t)params_len);
+    put_u64(out + CCS_FOFF_FINGERPRINT, s->topo_fingerprint);
+    put_u64(out + CCS_FOFF_FILE_SIZE, size);
+    /* Bytes after the name's NUL stay zero (calloc): whatever follows the
+     * NUL in s->algo must not leak into the file, or equal schedules could
+     * encode differently. */
+    algo_len = strnlen(s->algo, sizeof(s->algo));
+    memcpy(out + CCS_FOFF_ALGO, s->algo, algo_len);
+    pos = CCS_FORMAT_HEADER_SIZE;
+
+    if (params_len > 0)
+        memcpy(out + pos, s->params, (size_t)params_len);
+    pos += (size_t)params_len;
+    if (s->nsteps > 0)
+        memcpy(out + pos, s->step_phase, s->nsteps);
+    pos += s->nsteps;
+
+    {
+        uint64_t stream = (uint64_t)pos +
+                          (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks;
+        for (uint32_t r = 0; r < s->nranks; r++) {
+            put_u64(out + pos, stream);
+            put_u32(out + pos + 8, s->rank_nops[r]);
+            put_u32(out + pos + 12, 0);
+            pos += CCS_FORMAT_DIR_ENTRY;
+            stream += (uint64_t)CCS_FORMAT_OP_SIZE * s->rank_nops[r];
+        }
+    }
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            put_op(out + pos, &s->rank_ops[r][i]);
+            pos += CCS_FORMAT_OP_SIZE;
+        }
+    }
+    memcpy(out + pos, CCS_FORMAT_END, CCS_FORMAT_END_LEN);
+    pos += CCS_FORMAT_END_LEN;
+    put_u32(out + pos, ccs_crc32c(0, out, pos));
+    pos += 4;
+    if (pos != size) {
+        free(out);
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "encoder wrote %zu bytes, planned %" PRIu64, pos,
+                           size);
+    }
+    *buf = out;
+    *len = (size_t)size;
+    return CCS_OK;
+}
+
+/* ---- decoder ---- */
+
+/* What the header says, after its own checks. */
+typedef struct hdr {
+    uint32_t major, minor, header_size, flags;
+    uint32_t coll, nranks, nchunks, nscratch, nsteps, nphases, params_len;
+    int32_t root, straggler;
+    uint64_t fingerprint;
+    uint64_t params_off, steps_off, dir_off, ops_off, body_end;
+} hdr_t;
+
+#define FMT_FAIL(...) ccs_err_set(err, CCS_ERR_FORMAT, __VA_ARGS__)
+
+/* Size, magic, version, end marker and checksum: everything that can be
+ * checked without trusting a single count from the header. */
+static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
+                                   ccs_err_t *err)
+{
+    uint64_t file_size;
+    uint32_t stored, computed;
+    size_t end_off;
+
+    if (len < CCS_FOFF_HEADER_SIZE)
+        return FMT_FAIL("file is %zu bytes: too short for the magic and "
+                        "version (%u bytes)", len, CCS_FOFF_HEADER_SIZE);
+    if (memcmp(b, CCS_FORMAT_MAGIC, CCS_FORMAT_MAGIC_LEN) != 0)
+        return FMT_FAIL("not a .ccs file: bad magic at offset 0 (found "
+                        "%02x %02x %02x %02x %02x %02x %02x %02x, expected "
+                        "\"CCSYNTH\\0\")", b[0], b[1], b[2], b[3], b[4], b[5],
+                        b[6], b[7]);
+    h->major = get_u16(b + CCS_FOFF_MAJOR);
+    h->minor = get_u16(b + CCS_FOFF_MINOR);
+    if (h->major != CCS_FORMAT_MAJOR)
+        return ccs_err_set(err, CCS_ERR_VERSION,
+                           "format version %u.%u (field version_major at "
+                           "offset %u = %u): this reader knows major %u only",
+                           h->major, h->minor, CCS_FOFF_MAJOR, h->major,
+                           CCS_FORMAT_MAJOR);
+    if (len < CCS_FORMAT_MIN_SIZE)
+        return FMT_FAIL("file is %zu bytes: truncated (a version %u file has "
+                        "at least %u bytes: header, end marker, checksum)",
+                        len, CCS_FORMAT_MAJOR, CCS_FORMAT_MIN_SIZE);
+    file_size = get_u64(b + CCS_FOFF_FILE_SIZE);
+    if (file_size > len)
+        return FMT_FAIL("truncated: file is %zu bytes but field file_size "
+                        "(offset %u) says %" PRIu64, len, CCS_FOFF_FILE_SIZE,
+                        file_size);
+    if (file_size < len)
+        return FMT_FAIL("%" PRIu64 " trailing bytes after the end of the "
+                        "schedule: field file_size (offset %u) says %" PRIu64
+                        " bytes, the file has %zu",
+                        (uint64_t)len - file_size, CCS_FOFF_FILE_SIZE,
+                        file_size, len);
+    end_off = len - CCS_FORMAT_TRAILER_SIZE;
+    if (memcmp(b + end_off, CCS_FORMAT_END, CCS_FORMAT_END_LEN) != 0)
+        return FMT_FAIL("end marker missing at offset %zu (0x%zx): found "
+                        "%02x %02x %02x %02x %02x %02x %02x %02x, expected "
+                        "\"CCS-END\\0\"", end_off, end_off, b[end_off],
+                        b[end_off + 1], b[end_off + 2], b[end_off + 3],
+                        b[end_off + 4], b[end_off + 5], b[end_off + 6],
+                        b[end_off + 7]);
+    stored = get_u32(b + len - 4);
+    computed = ccs_crc32c(0, b, len - 4);
+    if (stored != computed)
+        return ccs_err_set(err, CCS_ERR_CHECKSUM,
+                           "checksum mismatch: stored CRC-32C 0x%08x at "
+                           "offset %zu, computed 0x%08x over bytes 0..%zu",
+                           stored, len - 4, computed, len - 5);
+    h->body_end = end_off;
+    return CCS_OK;
+}
+
+/* Header fields, each against its range; then that every section fits in
+ * the file.  Nothing is allocated yet. */
+static ccs_status_t check_header(const uint8_t *b, hdr_t *h, ccs_err_t *err)
+{
+    const uint8_t *algo = b + CCS_FOFF_ALGO;
+    const uint8_t *nul;
+    uint64_t pos;
+
+    h->header_size = get_u32(b + CCS_FOFF_HEADER_SIZE);
+    if (h->minor <= CCS_FORMAT_MINOR
+            ? h->header_size != CCS_FORMAT_HEADER_SIZE
+            : (h->header_size < CCS_FORMAT_HEADER_SIZE ||
+               h->header_size > CCS_FORMAT_MAX_HEADER))
+        return FMT_FAIL("field header_size (offset %u) = %u: version %u.%u "
+                        "needs %s%u", CCS_FOFF_HEADER_SIZE, h->header_size,
+                        h->major, h->minor,
+                        h->minor <= CCS_FORMAT_MINOR ? "exactly " : "at least ",
+                        CCS_FORMAT_HEADER_SIZE);
+    if (h->header_size > h->body_end)
+        return FMT_FAIL("field header_size (offset %u) = %u: past the end "
+                        "marker at offset %" PRIu64, CCS_FOFF_HEADER_SIZE,
+                        h->header_size, h->body_end);
+    h->flags = get_u32(b + CCS_FOFF_FLAGS);
+    if (h->flags & ~CCS_FORMAT_FLAGS_KNOWN)
+        return FMT_FAIL("field flags (offset %u) = 0x%x: unknown bits 0x%x",
+                        CCS_FOFF_FLAGS, h->flags,
+                        h->flags & ~CCS_FORMAT_FLAGS_KNOWN);
+    h->coll = get_u32(b + CCS_FOFF_COLL);
+    if (h->coll >= CCS_COLL_COUNT)
+        return FMT_FAIL("field collective (offset %u) = %u: unknown "
+                        "collective (0..%u)", CCS_FOFF_COLL, h->coll,
+                        CCS_COLL_COUNT - 1);
+    h->nranks = get_u32(b + CCS_FOFF_NRANKS);
+    if (h->nranks < 1 || h->nranks > CCS_MAX_RANKS)
+        return FMT_FAIL("field nranks (offset %u) = %u: out of range 1..%u",
+                        CCS_FOFF_NRANKS, h->nranks, CCS_MAX_RANKS);
+    h->nchunks = get_u32(b + CCS_FOFF_NCHUNKS);
+    if (h->nchunks < 1 || h->nchunks > CCS_MAX_CHUNKS)
+        return FMT_FAIL("field nchunks (offset %u) = %u: out of range 1..%u",
+                        CCS_FOFF_NCHUNKS, h->nchunks, CCS_MAX_CHUNKS);
+    if (ccs_coll_blocked((ccs_coll_t)h->coll) && h->nchunks % h->nranks != 0)
+        return FMT_FAIL("field nchunks (offset %u) = %u: %s needs a multiple "
+                        "of nranks = %u", CCS_FOFF_NCHUNKS, h->nchunks,
+                        ccs_coll_str((ccs_coll_t)h->coll), h->nranks);
+    h->nscratch = get_u32(b + CCS_FOFF_NSCRATCH);
+    if (h->nscratch > CCS_MAX_CHUNKS)
+        return FMT_FAIL("field nscratch (offset %u) = %u: more than %u",
+                        CCS_FOFF_NSCRATCH, h->nscratch, CCS_MAX_CHUNKS);
+    h->nsteps = get_u32(b + CCS_FOFF_NSTEPS);
+    if (h->nsteps > CCS_MAX_STEPS)
+        return FMT_FAIL("field nsteps (offset %u) = %u: more than %u",
+                        CCS_FOFF_NSTEPS, h->nsteps, CCS_MAX_STEPS);
+    h->nphases = get_u32(b + CCS_FOFF_NPHASES);
+    if (h->nphases < 1 || h->nphases > CCS_MAX_PHASES)
+        return FMT_FAIL("field nphases (offset %u) = %u: out of range 1..%u",
+                        CCS_FOFF_NPHASES, h->nphases, CCS_MAX_PHASES);
+    h->root = get_i32(b + CCS_FOFF_ROOT);
+    if (ccs_coll_rooted((ccs_coll_t)h->coll)
+            ? (h->root < 0 || (uint32_t)h->root >= h->nranks)
+            : h->root != -1)
+        return FMT_FAIL("field root (offset %u) = %d: %s needs %s",
+                        CCS_FOFF_ROOT, h->root,
+                        ccs_coll_str((ccs_coll_t)h->coll),
+                        ccs_coll_rooted((ccs_coll_t)h->coll)
+                            ? "a rank in 0..nranks-1" : "-1 (no root)");
+    h->straggler = get_i32(b + CCS_FOFF_STRAGGLER);
+    if (h->straggler < -1 || h->straggler >= (int64_t)h->nranks)
+        return FMT_FAIL("field straggler (offset %u) = %d: out of range "
+                        "-1..%u", CCS_FOFF_STRAGGLER, h->straggler,
+                        h->nranks - 1);
+    h->params_len = get_u32(b + CCS_FOFF_PARAMS_LEN);
+    if (!(h->flags & CCS_FORMAT_FLAG_PARAMS) && h->params_len != 0)
+        return FMT_FAIL("field params_len (offset %u) = %u but flags say "
+                        "there are no params", CCS_FOFF_PARAMS_LEN,
+                        h->params_len);
+    if (h->params_len > CCS_FORMAT_MAX_PARAMS)
+        return FMT_FAIL("field params_len (offset %u) = %u: more than %u",
+                        CCS_FOFF_PARAMS_LEN, h->params_len,
+                        CCS_FORMAT_MAX_PARAMS);
+    h->fingerprint = get_u64(b + CCS_FOFF_FINGERPRINT);
+    nul = memchr(algo, '\0', CCS_ALGO_NAME_MAX);
+    if (nul == NULL)
+        return FMT_FAIL("field algorithm (offset %u): %u bytes without a NUL",
+                        CCS_FOFF_ALGO, CCS_ALGO_NAME_MAX);
+    for (const uint8_t *p = nul; p < algo + CCS_ALGO_NAME_MAX; p++) {
+        if (*p != 0)
+            return FMT_FAIL("field algorithm (offset %u): padding byte at "
+                            "offset %td is 0x%02x, not 0", CCS_FOFF_ALGO,
+                            p - b, *p);
+    }
+
+    /* Sections, in file order; each must fit before the end marker.  All
+     * arithmetic in 64 bits: counts are at most 2^24, sizes at most 2^32. */
+    pos = h->header_size;
+    h->params_off = pos;
+    if (h->params_len > h->body_end - pos)
+        return FMT_FAIL("field params_len (offset %u) = %u: params at offset "
+                        "%" PRIu64 " would run past the end marker at offset "
+                        "%" PRIu64, CCS_FOFF_PARAMS_LEN, h->params_len, pos,
+                        h->body_end);
+    if (memchr(b + pos, '\0', h->params_len) != NULL)
+        return FMT_FAIL("params text (offset %" PRIu64 ", %u bytes) contains "
+                        "a NUL byte at offset %td", pos, h->params_len,
+                        (const uint8_t *)memchr(b + pos, '\0',
+                                                h->params_len) - b);
+    pos += h->params_len;
+    h->steps_off = pos;
+    if (h->nsteps > h->body_end - pos)
+        return FMT_FAIL("field nsteps (offset %u) = %u: the step table at "
+                        "offset %" PRIu64 " would run past the end marker at "
+                        "offset %" PRIu64, CCS_FOFF_NSTEPS, h->nsteps, pos,
+                        h->body_end);
+    pos += h->nsteps;
+    h->dir_off = pos;
+    if ((uint64_t)h->nranks * CCS_FORMAT_DIR_ENTRY > h->body_end - pos)
+        return FMT_FAIL("field nranks (offset %u) = %u: the rank directory "
+                        "(%" PRIu64 " bytes at offset %" PRIu64 ") would run "
+                        "past the end marker at offset %" PRIu64,
+                        CCS_FOFF_NRANKS, h->nranks,
+                        (uint64_t)h->nranks * CCS_FORMAT_DIR_ENTRY, pos,
+                        h->body_end);
+    pos += (uint64_t)h->nranks * CCS_FORMAT_DIR_ENTRY;
+    h->ops_off = pos;
+    return CCS_OK;
+}
+
+/* The phase table: each phase below nphases, never decreasing. */
+static ccs_status_t check_steps(const uint8_t *b, const hdr_t *h,
+                                ccs_err_t *err)
+{
+    for (uint32_t t = 0; t < h->nsteps; t++) {
+        uint8_t ph = b[h->steps_off + t];
+        if (ph >= h->nphases)
+            return FMT_FAIL("step %u: phase %u (offset %" PRIu64 ") >= "
+                            "nphases = %u", t, ph, h->steps_off + t,
+                            h->nphases);
+        if (t > 0 && ph < b[h->steps_off + t - 1])
+            return FMT_FAIL("step %u: phase %u (offset %" PRIu64 ") after "
+                            "phase %u: phases must not decrease", t, ph,
+                            h->steps_off + t, b[h->steps_off + t - 1]);
+    }
+    return CCS_OK;
+}
+
+/* The directory: streams in rank order, back to back, from the end of the
+ * directory to the end marker, each op count within the bytes left.  This
+ * rules out overlapping streams, gaps and offsets past the end before any
+ * op array is allocated. */
+static ccs_status_t check_directory(const uint8_t *b, const hdr_t *h,
+                                    uint64_t *offs, ccs_err_t *err)
+{
+    uint64_t expect = h->ops_off;
+
+    for (uint32_t r = 0; r < h->nranks; r++) {
+        uint64_t e = h->dir_off + (uint64_t)r * CCS_FORMAT_DIR_ENTRY;
+        uint64_t off = get_u64(b + e);
+        uint32_t nops = get_u32(b + e + 8);
+        uint32_t rsv = get_u32(b + e + 12);
+
+        if (rsv != 0)
+            return FMT_FAIL("rank %u directory entry (offset %" PRIu64 "): "
+                            "reserved field (offset %" PRIu64 ") = %u, not 0",
+                            r, e, e + 12, rsv);
+        if (off > h->body_end)
+            return FMT_FAIL("rank %u directory entry (offset %" PRIu64 "): "
+                            "stream offset %" PRIu64 " is past the end "
+                            "marker at offset %" PRIu64, r, e, off,
+                            h->body_end);
+        if (off < expect)
+            return FMT_FAIL("rank %u directory entry (offset %" PRIu64 "): "
+                            "stream offset %" PRIu64 " overlaps %s, which "
+                            "ends at offset %" PRIu64, r, e, off,
+                            r == 0 ? "the rank directory"
+                                   : "the previous rank's stream",
+                            expect);
+        if (off > expect)
+            return FMT_FAIL("rank %u directory entry (offset %" PRIu64 "): "
+                            "stream offset %" PRIu64 " leaves a gap of %"
+                            PRIu64 " bytes after offset %" PRIu64, r, e, off,
+                            off - expect, expect);
+        if (nops > (h->body_end - off) / CCS_FORMAT_OP_SIZE)
+            return FMT_FAIL("rank %u directory entry (offset %" PRIu64 "): "
+                            "field nops (offset %" PRIu64 ") = %u: %" PRIu64
+                            " bytes of ops at offset %" PRIu64 " would run "
+                            "past the end marker at offset %" PRIu64, r, e,
+                            e + 8, nops, (uint64_t)nops * CCS_FORMAT_OP_SIZE,
+                            off, h->body_end);
+        offs[r] = off;
+        expect = off + (uint64_t)nops * CCS_FORMAT_OP_SIZE;
+    }
+    if (expect != h->body_end)
+        return FMT_FAIL("op streams end at offset %" PRIu64 " but the end "
+                        "marker is at offset %" PRIu64 " (%" PRIu64
+                        " bytes belong to no rank)", expect, h->body_end,
+                        h->body_end - expect);
+    return CCS_OK;
+}
+
+static uint32_t buf_size(const hdr_t *h, unsigned buf)
+{
+    return buf == CCS_BUF_SCRATCH ? h->nscratch : h->nchunks;
+}
+
+/* One op record at offset `o`: decode it and check every field.  The same
+ * rules as ccs_sched_validate, stated here again so that the message can
+ * point at the byte. */
+static ccs_status_t read_op(const uint8_t *b, const hdr_t *h, uint32_t r,
+                            uint32_t i, uint64_t o, uint32_t prev_step,
+                            ccs_op_t *op, ccs_err_t *err)
+{
+    bool comm, has_src;
+
+#define OP_FAIL(field, foff, ...)                                          \
+    do {                                                                   \
+        char what_[200];                                                   \
+        snprintf(what_, sizeof(what_), __VA_ARGS__);                       \
+        return FMT_FAIL("rank %u op %u (step %u) at offset %" PRIu64       \
+                        ": field %s (offset %" PRIu64 "): %s", r, i,       \
+                        op->step, o, field, o + (foff), what_);            \
+    } while (0)
+
+    op->step = get_u32(b + o);
+    op->kind = b[o + 4];
+    op->buf = b[o + 5];
+    op->src_buf = b[o + 6];
+    op->reserved = b[o + 7];
+    op->peer = get_i32(b + o + 8);
+    op->chunk = get_u32(b + o + 12);
+    op->src_chunk = get_u32(b + o + 16);
+    op->nchunks = get_u32(b + o + 20);
+
+    if (op->step >= h->nsteps)
+        OP_FAIL("step", 0, "step %u out of range (%u steps)", op->step,
+                h->nsteps);
+    if (i > 0 && op->step < prev_step)
+        OP_FAIL("step", 0, "step %u after step %u (ops must be sorted by "
+                "step)", op->step, prev_step);
+    if (op->kind >= CCS_OP_KIND_COUNT)
+        OP_FAIL("kind", 4, "unknown op kind %u", op->kind);
+    if (op->buf >= CCS_BUF_COUNT)
+        OP_FAIL("buffer", 5, "unknown buffer %u", op->buf);
+    if (op->reserved != 0)
+        OP_FAIL("reserved", 7, "%u, not 0", op->reserved);
+    if (op->nchunks == 0)
+        OP_FAIL("nchunks", 20, "0 chunks");
+    comm = op->kind == CCS_OP_SEND || op->kind == CCS_OP_RECV ||
+           op->kind == CCS_OP_RECV_REDUCE;
+    has_src = op->kind == CCS_OP_RECV_REDUCE || op->kind == CCS_OP_COPY ||
+              op->kind == CCS_OP_REDUCE_LOCAL;
+    if (comm && (op->peer < 0 || (uint32_t)op->peer >= h->nranks))
+        OP_FAIL("peer", 8, "%s peer %d out of range 0..%u",
+                ccs_op_kind_str((ccs_op_kind_t)op->kind), op->peer,
+                h->nranks - 1);
+    if (comm && (uint32_t)op->peer == r)
+        OP_FAIL("peer", 8, "%s to itself",
+                ccs_op_kind_str((ccs_op_kind_t)op->kind));
+    if (!comm && op->peer != -1)
+        OP_FAIL("peer", 8, "local %s has peer %d (must be -1)",
+                ccs_op_kind_str((ccs_op_kind_t)op->kind), op->peer);
+    if ((uint64_t)op->chunk + op->nchunks > buf_size(h, op->buf))
+        OP_FAIL("chunk", 12, "chunks %u..%" PRIu64 " past the end of %s "
+                "(%u chunks)", op->chunk,
+                (uint64_t)op->chunk + op->nchunks - 1,
+                ccs_buf_str((ccs_buf_t)op->buf), buf_size(h, op->buf));
+    if (has_src) {
+        if (op->src_buf >= CCS_BUF_COUNT)
+            OP_FAIL("src_buffer", 6, "unknown buffer %u", op->src_buf);
+        if ((uint64_t)op->src_chunk + op->nchunks > buf_size(h, op->src_buf))
+            OP_FAIL("src_chunk", 16, "chunks %u..%" PRIu64 " past the end "
+                    "of %s (%u chunks)", op->src_chunk,
+                    (uint64_t)op->src_chunk + op->nchunks - 1,
+                    ccs_buf_str((ccs_buf_t)op->src_buf),
+                    buf_size(h, op->src_buf));
+    } else if (op->src_buf != 0) {
+        OP_FAIL("src_buffer", 6, "%u on a %s (must be 0)", op->src_buf,
+                ccs_op_kind_str((ccs_op_kind_t)op->kind));
+    } else if (op->src_chunk != 0) {
+        OP_FAIL("src_chunk", 16, "%u on a %s (must be 0)", op->src_chunk,
+                ccs_op_kind_str((ccs_op_kind_t)op->kind));
+    }
+    if (op->kind != CCS_OP_SEND && op->buf == CCS_BUF_IN)
+        OP_FAIL("buffer", 5, "%s writes the read-only IN buffer",
+                ccs_op_kind_str((ccs_op_kind_t)op->kind));
+#undef OP_FAIL
+    return CCS_OK;
+}
+
+/* only_rank < 0: every rank; otherwise that rank alone. */
+static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
+                           ccs_sched_t **out, ccs_err_t *err)
+{
+    hdr_t h;
+    uint64_t *offs = NULL;  /* [nranks], freed at cleanup */
+    ccs_sched_t *s = NULL;  /* handed to *out on success */
+    char algo[CCS_ALGO_NAME_MAX];
+    ccs_status_t st;
+
+    if ((b == NULL && len > 0) || out == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    memset(&h, 0, sizeof(h));
+    st = check_envelope(b, len, &h, err);
+    if (st != CCS_OK)
+        return st;
+    st = check_header(b, &h, err);
+    if (st != CCS_OK)
+        return st;
+    if (only_rank >= (int64_t)h.nranks)
+        return ccs_err_set(err, CCS_ERR_MISMATCH,
+                           "rank %" PRId64 " asked for, but the schedule "
+                           "has %u ranks", only_rank, h.nranks);
+    st = check_steps(b, &h, err);
+    if (st != CCS_OK)
+        return st;
+    /* nranks * 16 bytes fit in the file: this allocation is bounded. */
+    offs = malloc((size_t)h.nranks * sizeof(*offs));
+    if (offs == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    st = check_directory(b, &h, offs, err);
+    if (st != CCS_OK)
+        goto cleanup;
+
+    memcpy(algo, b + CCS_FOFF_ALGO, sizeof(algo));
+    st = ccs_sched_create((ccs_coll_t)h.coll, h.nranks, h.nchunks, algo, &s,
+                          err);
+    if (st != CCS_OK)
+        goto cleanup;
+    s->nscratch = h.nscratch;
+    s->nphases = h.nphases;
+    s->root = h.root;
+    s->straggler = h.straggler;
+    s->topo_fingerprint = h.fingerprint;
+    if (h.flags & CCS_FORMAT_FLAG_PARAMS) {
+        s->params = malloc((size_t)h.params_len + 1);
+        if (s->params == NULL)
+            goto nomem;
+        memcpy(s->params, b + h.params_off, h.params_len);
+        s->params[h.params_len] = '\0';
+    }
+    if (h.nsteps > 0) {
+        s->step_phase = malloc(h.nsteps);
+        if (s->step_phase == NULL)
+            goto nomem;
+        memcpy(s->step_phase, b + h.steps_off, h.nsteps);
+    }
+    s->nsteps = h.nsteps;
+    s->step_cap = h.nsteps;
+    for (uint32_t r = 0; r < h.nranks; r++) {
+        uint32_t nops = get_u32(b + h.dir_off +
+                                (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
+        uint32_t prev = 0;
+
+        if ((only_rank >= 0 && r != only_rank) || nops == 0)
+            continue;
+        /* Bounded: check_directory proved nops * 24 bytes are in the file. */
+        s->rank_ops[r] = malloc((size_t)nops * sizeof(ccs_op_t));
+        if (s->rank_ops[r] == NULL)
+            goto nomem;
+        s->rank_cap[r] = nops;
+        for (uint32_t i = 0; i < nops; i++) {
+            st = read_op(b, &h, r, i,
+                         offs[r] + (uint64_t)i * CCS_FORMAT_OP_SIZE, prev,
+                         &s->rank_ops[r][i], err);
+            if (st != CCS_OK)
+                goto cleanup;
+            prev = s->rank_ops[r][i].step;
+        }
+        s->rank_nops[r] = nops;
+    }
+    /* The shared structural rules, as every consumer sees them. */
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "schedule fails validation: ");
+        goto cleanup;
+    }
+    *out = s;
+    s = NULL;
+    st = CCS_OK;
+    goto cleanup;
+
+nomem:
+    st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory decoding schedule");
+cleanup:
+    ccs_sched_destroy(s);
+    free(offs);
+    return st;
+}
+
+ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
+                               ccs_sched_t **out, ccs_err_t *err)
+{
+    return decode(buf, len, -1, out, err);
+}
+
+ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
+                                    uint32_t rank, ccs_sched_t **out,
+                                    ccs_err_t *err)
+{
+    return decode(buf, len, (int64_t)rank, out, err);
+}
+
+/* ---- files ---- */
+
+ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
+                                  size_t *len, ccs_err_t *err)
+{
+    struct stat sb;
+    uint8_t *data = NULL;   /* handed to *buf on success */
+    size_t size, got = 0;
+    ccs_status_t st = CCS_OK;
+    int fd;
+
+    if (path == NULL || buf == NULL || len == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ccs_err_set(err, CCS_ERR_IO, "%s: cannot open: %s", path,
+                           strerror(errno));
+    if (fstat(fd, &sb) != 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot stat: %s", path,
+                         strerror(errno));
+        goto cleanup;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: not a regular file", path);
+        goto cleanup;
+    }
+    if ((uint64_t)sb.st_size > CCS_FORMAT_MAX_FILE ||
+        (uint64_t)sb.st_size > SIZE_MAX - 1) {
+        st = ccs_err_set(err, CCS_ERR_FORMAT,
+                         "%s: %lld bytes, more than the format's limit of %"
+                         PRIu64, path, (long long)sb.st_size,
+                         (uint64_t)CCS_FORMAT_MAX_FILE);
+        goto cleanup;
+    }
+    size = (size_t)sb.st_size;
+    data = malloc(size + 1);  /* +1: malloc(0) may return NULL */
+    if (data == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "%s: out of memory for %zu "
+                         "bytes", path, size);
+        goto cleanup;
+    }
+    while (got < size) {
+        ssize_t n = read(fd, data + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            st = ccs_err_set(err, CCS_ERR_IO, "%s: read failed at offset "
+                             "%zu: %s", path, got, strerror(errno));
+            goto cleanup;
+        }
+        if (n == 0) {
+            st = ccs_err_set(err, CCS_ERR_IO, "%s: file shrank while being "
+                             "read (%zu of %zu bytes)", path, got, size);
+            goto cleanup;
+        }
+        got += (size_t)n;
+    }
+    *buf = data;
+    *len = size;
+    data = NULL;
+cleanup:
+    free(data);
+    close(fd);
+    return st;
+}
+
+ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
+                                  ccs_err_t *err)
+{
+    uint8_t *data = NULL;  /* freed here */
+    size_t len = 0;
+    ccs_status_t st;
+
+    st = ccs_format_load_file(path, &data, &len, err);
+    if (st != CCS_OK)
+        return st;
+    st = ccs_format_decode(data, len, out, err);
+    if (st != CCS_OK)
+        ccs_err_prefix(err, "%s: ", path);
+    free(data);
+    return st;
+}
+
+/* fsync the directory holding `path` so that the rename is durable.
+ * Best effort: the new file is already in place and complete, and some file
+ * systems refuse fsync on a directory. */
+static void sync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    size_t n;
+    int fd;
+
+    if (slash == NULL) {
+        dir = strdup(".");
+    } else {
+        n = slash == path ? 1 : (size_t)(slash - path);
+        dir = malloc(n + 1);
+        if (dir != NULL) {
+            memcpy(dir, path, n);
+            dir[n] = '\0';
+        }
+    }
+    if (dir == NULL)
+        return;
+    fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
 
 ccs_status_t ccs_format_write_file(const ccs_sched_t *s, const char *path,
                                    ccs_err_t *err)
 {
-    (void)s; (void)path;
-    return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "format not built yet");
-}
-ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
-                                  ccs_err_t *err)
-{
-    (void)path; (void)out;
-    return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "format not built yet");
+    static const char suffix[] = ".tmp.XXXXXX";
+    uint8_t *data = NULL;  /* encoding; freed here */
+    char *tmp = NULL;      /* temporary path; freed here */
+    size_t len = 0, done = 0;
+    ccs_status_t st;
+    int fd = -1;
+
+    if (s == NULL || path == NULL || path[0] == '\0')
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL or empty argument");
+    /* Encode first: a schedule that cannot be encoded touches no file. */
+    st = ccs_format_encode(s, &data, &len, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "%s: ", path);
+        return st;
+    }
+    /* Same directory as the target, so that rename() is atomic. */
+    tmp = malloc(strlen(path) + sizeof(suffix));
+    if (tmp == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    strcpy(tmp, path);
+    strcat(tmp, suffix);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create a temporary "
+                         "file beside it: %s", path, strerror(errno));
+        free(tmp);
+        tmp = NULL;  /* nothing was created: nothing to remove */
+        goto cleanup;
+    }
+    /* mkstemp makes the file 0600; a schedule is meant to be shared. */
+    if (fchmod(fd, 0644) != 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: chmod failed: %s", tmp,
+                         strerror(errno));
+        goto cleanup;
+    }
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            st = ccs_err_set(err, CCS_ERR_IO, "%s: write failed after %zu of "
+                             "%zu bytes: %s", tmp, done, len,
+                             n < 0 ? strerror(errno) : "no progress");
+            goto cleanup;
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: fsync failed: %s", tmp,
+                         strerror(errno));
+        goto cleanup;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: close failed: %s", tmp,
+                         strerror(errno));
+        goto cleanup;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "cannot rename %s to %s: %s", tmp,
+                         path, strerror(errno));
+        goto cleanup;
+    }
+    free(tmp);
+    tmp = NULL;  /* renamed: nothing to remove */
+    sync_parent_dir(path);
+    st = CCS_OK;
+
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    if (tmp != NULL) {
+        unlink(tmp);
+        free(tmp);
+    }
+    free(data);
+    return st;
 }

@@ -29,4 +29,26 @@ ccs_status_t ring_all_gather(ccs_sched_t *s, const uint32_t *ranks,
                              uint32_t k, uint32_t chunk0, uint32_t per,
                              uint32_t phase, ccs_err_t *err);
 
+/* Additions (baselines): variants for collectives whose OUT is valid only
+ * on part of the buffer, or whose input sits in IN. */
+
+/* Like ring_reduce_scatter, but a partial sum of block i held by a rank
+ * other than ranks[i] travels in tmp_buf at chunks [tmp_chunk0 + i*per,
+ * tmp_chunk0 + (i+1)*per) (tmp_buf is OUT or SCRATCH); only the final
+ * block of each rank is written to OUT.  With tmp_buf == CCS_BUF_OUT and
+ * tmp_chunk0 == chunk0 it is ring_reduce_scatter.  Same step count. */
+ccs_status_t ring_reduce_scatter_tmp(ccs_sched_t *s, const uint32_t *ranks,
+                                     uint32_t k, uint32_t chunk0,
+                                     uint32_t per, ccs_buf_t tmp_buf,
+                                     uint32_t tmp_chunk0, uint32_t phase,
+                                     ccs_err_t *err);
+
+/* Like ring_all_gather, but block i starts in IN of ranks[i] (allgather's
+ * input) rather than in OUT: the first step sends it from IN and copies it
+ * to OUT locally.  Appends k-1 steps (one copy step when k == 1). */
+ccs_status_t ring_all_gather_from_in(ccs_sched_t *s, const uint32_t *ranks,
+                                     uint32_t k, uint32_t chunk0,
+                                     uint32_t per, uint32_t phase,
+                                     ccs_err_t *err);
+
 #endif /* CCS_RING_H */

@@ -111,4 +111,11 @@ ccs_status_t topo_write_dot(const topo_t *t, FILE *f, ccs_err_t *err);
  * with uniform links (switch:N, dgx-*): closed forms apply there. */
 int topo_is_uniform_switch(const topo_t *t);
 
+/* Added by the topology module.  Whether routes may pass *through* node
+ * `node` (switches and NICs: always; GPUs: only on direct networks such as
+ * ring, torus, mesh and dgx1, where the GPUs are the routers). */
+int topo_node_forwards(const topo_t *t, int32_t node);
+/* True when the topology is a direct network (its GPUs forward). */
+int topo_gpus_forward(const topo_t *t);
+
 #endif /* CCS_TOPO_H */

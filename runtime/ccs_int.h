@@ -1,0 +1,93 @@
+/*
+ * ccs_int.h - runtime internals shared by plan.c, exec.c, comm.c, log.c
+ * and the transports.  Not installed.
+ */
+#ifndef CCS_INT_H
+#define CCS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccs.h"
+#include "err.h"
+#include "sched.h"
+#include "xport.h"
+
+/* ---- logging (log.c) ---- */
+
+/* Levels of CCS_DEBUG: unset/NONE, WARN, INFO, TRACE. */
+enum { CCS_LOG_NONE = 0, CCS_LOG_WARN = 1, CCS_LOG_INFO = 2,
+       CCS_LOG_TRACE = 3 };
+
+/* Parse CCS_DEBUG from the environment (read once per plan/communicator,
+ * kept there: no global state). */
+int ccs_log_level_env(void);
+/* One line to stderr: "ccs <host>:<pid>:<tid> [<rank>] <LEVEL> <SUBSYS>
+ * <message>".  rank < 0 prints no rank. */
+void ccs_log_emit(int level, const char *subsys, int rank, const char *fmt,
+                  ...) CCS_PRINTF(4, 5);
+
+#define CCS_LOG(cur, lvl, subsys, rank, ...)                                \
+    do {                                                                    \
+        if ((cur) >= (lvl))                                                 \
+            ccs_log_emit((lvl), (subsys), (rank), __VA_ARGS__);             \
+    } while (0)
+
+/* Monotonic clock in seconds. */
+double ccs_now_s(void);
+
+/* ---- plans (plan.c) ---- */
+
+/* Ops of one rank that share a step. */
+typedef struct plan_group {
+    uint32_t step;
+    uint32_t first;          /* index of the first op in rank_ops[r] */
+    uint32_t end;            /* one past the last */
+    uint32_t phase;
+} plan_group_t;
+
+struct ccs_plan {
+    ccs_sched_t *sched;      /* owned */
+    uint32_t **seq;          /* owned; [nranks][rank_nops[r]]: index of the
+                                op among the rank's ops to/from the same
+                                peer in the same step, per direction */
+    plan_group_t **groups;   /* owned; [nranks][ngroups[r]] */
+    uint32_t *ngroups;       /* owned; [nranks] */
+    uint32_t *stage_chunks;  /* owned; [nranks] most chunks of transfer
+                                staging one step of the rank can need */
+    uint8_t *inplace_hazard; /* owned; [nranks] 1 when the rank reads
+                                IN[c] after (or while) OUT[c] is written:
+                                in-place calls must stage the input */
+    uint32_t max_seq;        /* 1 + the largest seq */
+    int log_level;
+};
+
+/* Build a plan from an in-memory schedule (deep copy; s stays the
+ * caller's).  Validates structure, buffer validity per collective and
+ * send/receive matching per step.  *out owned by the caller. */
+ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
+                                 ccs_err_t *err);
+/* The plan's schedule (read-only). */
+const ccs_sched_t *ccs_plan_sched(const ccs_plan_t *plan);
+
+/* ---- communicators (comm.c) ---- */
+
+struct ccs_comm {
+    const ccs_xport_ops_t *xops;
+    ccs_xport_t *x;          /* owned, freed through xops->destroy */
+    int rank;
+    int nranks;
+    int log_level;
+    bool broken;             /* a run failed mid-way; peers may be out of
+                                step: further runs are refused */
+    ccs_err_t err;           /* last error message */
+    void *arena;             /* owned (xops->mem_alloc); grow-only */
+    size_t arena_bytes;
+};
+
+/* Make sure the arena has `bytes`; returns it through *out. */
+ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,
+                            ccs_err_t *err);
+
+#endif /* CCS_INT_H */

@@ -1,0 +1,192 @@
+/*
+ * comm.c - communicators: the transport-independent half (creation around
+ * a transport state, the arena, the last error, queries) and the hooks
+ * shared by the CPU transports.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccs_int.h"
+#include "reduce.h"
+
+ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
+                             int rank, int nranks, ccs_comm_t **out,
+                             ccs_err_t *err)
+{
+    /* Owned by the caller through *out; freed by ccs_comm_destroy. */
+    ccs_comm_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        ops->destroy(x);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    c->xops = ops;
+    c->x = x;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->log_level = ccs_log_level_env();
+    CCS_LOG(c->log_level, CCS_LOG_INFO, "INIT", rank,
+            "communicator ready: %s transport, rank %d of %d", ops->name,
+            rank, nranks);
+    *out = c;
+    return CCS_OK;
+}
+
+void ccs_comm_destroy(ccs_comm_t *comm)
+{
+    if (comm == NULL)
+        return;
+    if (comm->arena != NULL)
+        comm->xops->mem_free(comm->x, comm->arena);
+    comm->xops->destroy(comm->x);
+    free(comm);
+}
+
+ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,
+                            ccs_err_t *err)
+{
+    void *p = NULL;
+    ccs_status_t st;
+
+    if (bytes <= comm->arena_bytes) {
+        *out = comm->arena;
+        return CCS_OK;
+    }
+    /* Grow by half again so that slowly growing counts do not realloc on
+     * every call. */
+    if (bytes < SIZE_MAX / 3 * 2 && bytes < comm->arena_bytes / 2 * 3)
+        bytes = comm->arena_bytes / 2 * 3;
+    st = comm->xops->mem_alloc(comm->x, bytes, &p, err);
+    if (st != CCS_OK)
+        return st;
+    comm->xops->mem_free(comm->x, comm->arena);
+    comm->arena = p;           /* owned by comm */
+    comm->arena_bytes = bytes;
+    *out = p;
+    return CCS_OK;
+}
+
+int ccs_comm_rank(const ccs_comm_t *comm)
+{
+    return comm ? comm->rank : -1;
+}
+
+int ccs_comm_size(const ccs_comm_t *comm)
+{
+    return comm ? comm->nranks : -1;
+}
+
+const char *ccs_comm_transport(const ccs_comm_t *comm)
+{
+    return comm ? comm->xops->name : "?";
+}
+
+const char *ccs_comm_last_error(const ccs_comm_t *comm)
+{
+    return comm ? comm->err.msg : "NULL communicator";
+}
+
+/* ---- CPU hooks ---- */
+
+ccs_status_t ccs_cpu_mem_alloc(ccs_xport_t *x, size_t bytes, void **out,
+                               ccs_err_t *err)
+{
+    void *p = NULL;
+
+    (void)x;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
+        return ccs_err_set(err, CCS_ERR_NOMEM,
+                           "out of memory allocating %zu bytes of scratch",
+                           bytes);
+    *out = p;
+    return CCS_OK;
+}
+
+void ccs_cpu_mem_free(ccs_xport_t *x, void *p)
+{
+    (void)x;
+    free(p);
+}
+
+ccs_status_t ccs_cpu_copy(ccs_xport_t *x, void *dst, const void *src,
+                          size_t bytes, ccs_err_t *err)
+{
+    (void)x;
+    (void)err;
+    if (dst != src)
+        memcpy(dst, src, bytes);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_memset0(ccs_xport_t *x, void *dst, size_t bytes,
+                             ccs_err_t *err)
+{
+    (void)x;
+    (void)err;
+    memset(dst, 0, bytes);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_reduce(ccs_xport_t *x, void *dst, const void *a,
+                            const void *b, size_t n, ccs_dtype_t dtype,
+                            ccs_redop_t op, ccs_err_t *err)
+{
+    (void)x;
+    (void)err;
+    ccs_reduce_cpu(dst, a, b, n, dtype, op);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_div(ccs_xport_t *x, void *buf, size_t n,
+                         ccs_dtype_t dtype, uint32_t divisor, ccs_err_t *err)
+{
+    (void)x;
+    (void)err;
+    ccs_reduce_div(buf, n, dtype, divisor);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_run_begin(ccs_xport_t *x, void *stream, ccs_err_t *err)
+{
+    (void)x;
+    if (stream != NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "CPU transport given a stream");
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_nop(ccs_xport_t *x, ccs_err_t *err)
+{
+    (void)x;
+    (void)err;
+    return CCS_OK;
+}
+
+ccs_status_t ccs_cpu_group_begin(ccs_xport_t *x, uint32_t step,
+                                 ccs_err_t *err)
+{
+    (void)x;
+    (void)step;
+    (void)err;
+    return CCS_OK;
+}
+
+/* Without CUDA the GPU entry points exist and say why they cannot work.
+ * With CUDA they are defined by xport_cuda.c and xport_nccl.c. */
+#ifndef CCS_HAVE_CUDA
+ccs_status_t ccs_comm_init_cuda(int nranks, const int *devices,
+                                ccs_comm_t **comms)
+{
+    (void)nranks;
+    (void)devices;
+    (void)comms;
+    return CCS_ERR_UNSUPPORTED;
+}
+
+ccs_status_t ccs_comm_init_nccl(void *nccl_comm, ccs_comm_t **comm)
+{
+    (void)nccl_comm;
+    (void)comm;
+    return CCS_ERR_UNSUPPORTED;
+}
+#endif

@@ -1,0 +1,616 @@
+/*
+ * exec.c - the executor: replays a plan on one rank through a transport.
+ * One implementation for every transport (xport.h); it decides where each
+ * chunk lives and in what order things happen, the transport moves bytes.
+ *
+ * Chunk mapping.  The user's count elements (per rank block for blocked
+ * collectives) are cut into chunks of cs = ceil(count / B) elements, B
+ * being the chunks per block (C for unblocked collectives, C / R for
+ * reducescatter, allgather, alltoall).  Chunks j < jfull = count / cs lie
+ * in the user's buffer; the rest of a block (the short chunk, if any, and
+ * empty ones) lives in a small padded "tail" area of the arena, TB = B -
+ * jfull chunks per block.  Every chunk is therefore cs elements long and
+ * contiguous, every transfer of n chunks carries exactly n * cs elements
+ * on both sides whatever buffers the two ends use, and no transfer is
+ * empty.  Before the steps the user's short chunk is copied into its tail
+ * (the padding zeroed); after them the short chunk of each output block is
+ * copied back.  The cost is O(cs + C) per block, not O(count).
+ *
+ * An op range [c, c+n) that stays inside the user part (or inside the
+ * tail) of one block is one contiguous span and goes to the transport as
+ * is; other ranges are packed to / unpacked from the step's staging area.
+ *
+ * In place.  IN is never written, but with sendbuff aliasing recvbuff a
+ * schedule may write OUT[c] before it reads IN[c]; plan.c finds such plans
+ * (inplace_hazard) and then the input is copied to the arena first.  Any
+ * other overlap of the two buffers is staged the same way.
+ *
+ * Straggler relabeling.  For a plan written with straggler s0 and a call
+ * with straggler s, pi swaps s and s0: physical rank p runs the plan's rank
+ * pi(p), every peer q of the plan is physical rank pi(q), and the plan's
+ * block b is the user's block pi(b).  pi is its own inverse.
+ *
+ * Phases need nothing special: ranks synchronise only through their own
+ * transfers, so ranks with phase-0 ops run them while a straggler (which
+ * has none) is still away.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ccs_int.h"
+
+typedef struct bufmap {
+    uint8_t *user;       /* the user's buffer (or the staged input copy) */
+    uint8_t *tail;       /* padded tail chunks, TB per block slot */
+    bool all_blocks;     /* holds all R blocks (else exactly one) */
+    bool used;           /* this rank has data here */
+} bufmap_t;
+
+typedef struct run {
+    const ccs_plan_t *plan;
+    const ccs_sched_t *s;
+    const ccs_xport_ops_t *xo;
+    ccs_xport_t *x;
+    ccs_err_t *err;
+    uint32_t p, L;       /* physical and logical (plan) rank */
+    int64_t sw_a, sw_b;  /* pi swaps these (equal: identity) */
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    size_t es;           /* element bytes */
+    size_t count;        /* elements per block */
+    size_t cs;           /* elements per chunk */
+    size_t cbytes;       /* bytes per chunk */
+    uint32_t B, jfull, TB;
+    size_t rem;          /* elements of chunk jfull in the user's block */
+    bufmap_t in, out;
+    uint8_t *scratch;
+    uint8_t *stage;
+    size_t stage_used;   /* bytes handed out in the current step */
+    uint64_t bytes_sent;
+} run_t;
+
+/* An operand of a local computation: a chunk range of a buffer, or raw
+ * contiguous memory (the staging slot of a received message). */
+typedef struct operand {
+    unsigned buf;
+    uint32_t chunk;
+    uint8_t *raw;
+} operand_t;
+
+static uint32_t pi(const run_t *r, uint32_t q)
+{
+    if ((int64_t)q == r->sw_a)
+        return (uint32_t)r->sw_b;
+    if ((int64_t)q == r->sw_b)
+        return (uint32_t)r->sw_a;
+    return q;
+}
+
+static uint8_t *chunk_ptr(const run_t *r, unsigned buf, uint32_t c)
+{
+    const bufmap_t *bm;
+    uint32_t b, j;
+
+    if (buf == CCS_BUF_SCRATCH)
+        return r->scratch + (size_t)c * r->cbytes;
+    bm = buf == CCS_BUF_IN ? &r->in : &r->out;
+    b = c / r->B;
+    j = c % r->B;
+    if (j < r->jfull) {
+        size_t off = (bm->all_blocks ? (size_t)pi(r, b) * r->count : 0) +
+                     (size_t)j * r->cs;
+        return bm->user + off * r->es;
+    }
+    return bm->tail + ((size_t)(bm->all_blocks ? b : 0) * r->TB +
+                       (j - r->jfull)) * r->cbytes;
+}
+
+/* True (and *ptr) when chunks [c, c+n) of buf are one contiguous span. */
+static bool contig(const run_t *r, unsigned buf, uint32_t c, uint32_t n,
+                   uint8_t **ptr)
+{
+    uint32_t b0, b1, j0, j1;
+
+    if (buf != CCS_BUF_SCRATCH) {
+        b0 = c / r->B;
+        b1 = (c + n - 1) / r->B;
+        j0 = c % r->B;
+        j1 = (c + n - 1) % r->B;
+        if (b0 == b1) {
+            if (!(j1 < r->jfull || j0 >= r->jfull))
+                return false;
+        } else {
+            const bufmap_t *bm = buf == CCS_BUF_IN ? &r->in : &r->out;
+            if (r->TB != 0 || !bm->all_blocks)
+                return false;
+            for (uint32_t b = b0; b < b1; b++)
+                if (pi(r, b + 1) != pi(r, b) + 1)
+                    return false;
+        }
+    }
+    *ptr = chunk_ptr(r, buf, c);
+    return true;
+}
+
+static uint8_t *operand_ptr(const run_t *r, const operand_t *o, uint32_t k)
+{
+    return o->raw ? o->raw + (size_t)k * r->cbytes
+                  : chunk_ptr(r, o->buf, o->chunk + k);
+}
+
+static bool operand_contig(const run_t *r, const operand_t *o, uint32_t n,
+                           uint8_t **ptr)
+{
+    if (o->raw) {
+        *ptr = o->raw;
+        return true;
+    }
+    return contig(r, o->buf, o->chunk, n, ptr);
+}
+
+/* dst = a (+) b over n chunks (b NULL: dst = a, a copy). */
+static ccs_status_t local_op(run_t *r, const operand_t *dst,
+                             const operand_t *a, const operand_t *b,
+                             uint32_t n)
+{
+    uint8_t *pd, *pa, *pb = NULL;
+    ccs_status_t st = CCS_OK;
+
+    if (operand_contig(r, dst, n, &pd) && operand_contig(r, a, n, &pa) &&
+        (b == NULL || operand_contig(r, b, n, &pb))) {
+        if (b == NULL)
+            return pd == pa ? CCS_OK
+                            : r->xo->copy(r->x, pd, pa, n * r->cbytes,
+                                          r->err);
+        return r->xo->reduce(r->x, pd, pa, pb, n * r->cs, r->dtype, r->op,
+                             r->err);
+    }
+    for (uint32_t k = 0; k < n && st == CCS_OK; k++) {
+        pd = operand_ptr(r, dst, k);
+        pa = operand_ptr(r, a, k);
+        if (b == NULL)
+            st = pd == pa ? CCS_OK
+                          : r->xo->copy(r->x, pd, pa, r->cbytes, r->err);
+        else
+            st = r->xo->reduce(r->x, pd, pa, operand_ptr(r, b, k), r->cs,
+                               r->dtype, r->op, r->err);
+    }
+    return st;
+}
+
+static uint8_t *stage_take(run_t *r, uint32_t n)
+{
+    uint8_t *p = r->stage + r->stage_used;
+    r->stage_used += (size_t)n * r->cbytes;
+    return p;
+}
+
+/* Does this receive land in staging?  Must give the same answer in the
+ * posting pass and the completion pass. */
+static bool recv_staged(const run_t *r, const ccs_op_t *op, uint8_t **ptr)
+{
+    if (op->kind == CCS_OP_RECV_REDUCE)
+        return true;
+    return !contig(r, op->buf, op->chunk, op->nchunks, ptr);
+}
+
+static ccs_status_t run_group(run_t *r, const plan_group_t *g)
+{
+    const ccs_op_t *ops = r->s->rank_ops[r->L];
+    const uint32_t *seq = r->plan->seq[r->L];
+    const ccs_xport_ops_t *xo = r->xo;
+    ccs_status_t st;
+    uint8_t *ptr;
+
+    r->stage_used = 0;
+    if ((st = xo->group_begin(r->x, g->step, r->err)) != CCS_OK)
+        return st;
+    /* Receives first (MPI then never sees unexpected messages from a fast
+     * peer), then sends; each in op order, which is the matching order. */
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
+            continue;
+        if (recv_staged(r, op, &ptr))
+            ptr = stage_take(r, op->nchunks);
+        st = xo->recv(r->x, pi(r, (uint32_t)op->peer), ptr,
+                      (size_t)op->nchunks * r->cbytes, g->step, seq[i],
+                      r->err);
+        if (st != CCS_OK)
+            return st;
+    }
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        if (op->kind != CCS_OP_SEND)
+            continue;
+        if (!contig(r, op->buf, op->chunk, op->nchunks, &ptr)) {
+            operand_t d = { 0, 0, stage_take(r, op->nchunks) };
+            operand_t a = { op->buf, op->chunk, NULL };
+            if ((st = local_op(r, &d, &a, NULL, op->nchunks)) != CCS_OK)
+                return st;
+            ptr = d.raw;
+        }
+        st = xo->send(r->x, pi(r, (uint32_t)op->peer), ptr,
+                      (size_t)op->nchunks * r->cbytes, g->step, seq[i],
+                      r->err);
+        if (st != CCS_OK)
+            return st;
+        r->bytes_sent += (size_t)op->nchunks * r->cbytes;
+    }
+    if ((st = xo->group_end(r->x, r->err)) != CCS_OK)
+        return st;
+    /* Local ops touch no chunk the step's transfers touch (sched.h), so
+     * they overlap with the transfers. */
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        operand_t d = { op->buf, op->chunk, NULL };
+        operand_t a = { op->src_buf, op->src_chunk, NULL };
+        if (op->kind == CCS_OP_COPY)
+            st = local_op(r, &d, &a, NULL, op->nchunks);
+        else if (op->kind == CCS_OP_REDUCE_LOCAL)
+            st = local_op(r, &d, &d, &a, op->nchunks);
+        if (st != CCS_OK)
+            return st;
+    }
+    if ((st = xo->wait(r->x, r->err)) != CCS_OK)
+        return st;
+    /* Completion pass: same staging walk as the posting pass. */
+    r->stage_used = 0;
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        operand_t d = { op->buf, op->chunk, NULL };
+        if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
+            continue;
+        if (!recv_staged(r, op, &ptr))
+            continue;
+        operand_t rx = { 0, 0, stage_take(r, op->nchunks) };
+        if (op->kind == CCS_OP_RECV) {
+            st = local_op(r, &d, &rx, NULL, op->nchunks);
+        } else {
+            operand_t a = { op->src_buf, op->src_chunk, NULL };
+            st = local_op(r, &d, &a, &rx, op->nchunks);
+        }
+        if (st != CCS_OK)
+            return st;
+    }
+    return CCS_OK;
+}
+
+static size_t align64(size_t v)
+{
+    return (v + 63) & ~(size_t)63;
+}
+
+static bool mul_ok(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+static bool overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return alen > 0 && blen > 0 && pa < pb + blen && pb < pa + alen;
+}
+
+/* Copy the short chunk of each used block into its tail, zero-padded. */
+static ccs_status_t tails_in(run_t *r, uint32_t nblk)
+{
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t s = 0; s < nblk && st == CCS_OK; s++) {
+        uint8_t *t = r->in.tail + (size_t)s * r->TB * r->cbytes;
+        size_t ub = r->in.all_blocks ? (size_t)pi(r, s) * r->count : 0;
+        st = r->xo->memset0(r->x, t, (size_t)r->TB * r->cbytes, r->err);
+        if (st == CCS_OK && r->rem > 0)
+            st = r->xo->copy(r->x, t,
+                             r->in.user + (ub + (size_t)r->jfull * r->cs) *
+                                              r->es,
+                             r->rem * r->es, r->err);
+    }
+    return st;
+}
+
+static ccs_status_t tails_out(run_t *r, uint32_t nblk)
+{
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t s = 0; s < nblk && st == CCS_OK && r->rem > 0; s++) {
+        uint8_t *t = r->out.tail + (size_t)s * r->TB * r->cbytes;
+        size_t ub = r->out.all_blocks ? (size_t)pi(r, s) * r->count : 0;
+        st = r->xo->copy(r->x,
+                         r->out.user + (ub + (size_t)r->jfull * r->cs) * r->es,
+                         t, r->rem * r->es, r->err);
+    }
+    return st;
+}
+
+#define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
+
+ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
+                        const void *sendbuff, void *recvbuff, size_t count,
+                        ccs_dtype_t dtype, ccs_redop_t op, void *stream,
+                        const ccs_run_opts_t *opts)
+{
+    static const ccs_run_opts_t defaults = CCS_RUN_OPTS_INIT;
+    ccs_err_t *err;
+    const ccs_sched_t *s;
+    ccs_run_stats_t stats;
+    run_t r;
+    ccs_status_t st = CCS_OK;
+    bool started = false, stage_in = false;
+    size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0;
+    size_t sz_scratch, sz_stage, sz_in_tail, sz_out_tail, sz_in_copy, total;
+    uint32_t R, nblk_in, nblk_out;
+    uint8_t *arena;
+    int32_t strag;
+
+    if (comm == NULL)
+        return CCS_ERR_INVALID;
+    err = &comm->err;
+    ccs_err_clear(err);
+    if (opts == NULL)
+        opts = &defaults;
+    memset(&r, 0, sizeof(r));
+    memset(&stats, 0, sizeof(stats));
+    stats.t_start_s = ccs_now_s();
+
+    /* ---- validation: nothing has moved yet ---- */
+    if (plan == NULL) {
+        FAIL(CCS_ERR_INVALID, "NULL plan");
+        goto done;
+    }
+    s = plan->sched;
+    R = s->nranks;
+    if (comm->broken) {
+        FAIL(CCS_ERR_TRANSPORT, "communicator unusable after an earlier "
+             "failed run; destroy it");
+        goto done;
+    }
+    if ((unsigned)dtype >= CCS_DTYPE_COUNT) {
+        FAIL(CCS_ERR_INVALID, "unknown datatype %d", (int)dtype);
+        goto done;
+    }
+    if ((unsigned)op >= CCS_REDOP_COUNT) {
+        FAIL(CCS_ERR_INVALID, "unknown reduction op %d", (int)op);
+        goto done;
+    }
+    if ((uint32_t)comm->nranks != R) {
+        FAIL(CCS_ERR_MISMATCH, "plan (%s %s) is for %u ranks, the "
+             "communicator has %d", s->algo, ccs_coll_str(s->coll), R,
+             comm->nranks);
+        goto done;
+    }
+    if (opts->expect_coll != CCS_COLL_COUNT && opts->expect_coll != s->coll) {
+        FAIL(CCS_ERR_MISMATCH, "plan is for %s, called as %s",
+             ccs_coll_str(s->coll), ccs_coll_str(opts->expect_coll));
+        goto done;
+    }
+    strag = opts->straggler;
+    r.sw_a = r.sw_b = -1;
+    if (strag != -1) {
+        if (strag < 0 || (uint32_t)strag >= R) {
+            FAIL(CCS_ERR_INVALID, "straggler %d out of range 0..%u", strag,
+                 R - 1);
+            goto done;
+        }
+        if (s->straggler < 0) {
+            FAIL(CCS_ERR_MISMATCH, "straggler %d asked for, but the plan "
+                 "(%s) has no straggler role to relabel", strag, s->algo);
+            goto done;
+        }
+        r.sw_a = strag;
+        r.sw_b = s->straggler;
+        if (ccs_coll_rooted(s->coll) && pi(&r, (uint32_t)s->root) !=
+                                            (uint32_t)s->root) {
+            FAIL(CCS_ERR_MISMATCH, "straggler %d would move the %s root "
+                 "(rank %d)", strag, ccs_coll_str(s->coll), s->root);
+            goto done;
+        }
+    }
+    if (stream != NULL && !comm->xops->device_mem) {
+        FAIL(CCS_ERR_INVALID, "a stream was given to the %s transport, "
+             "which has none (pass NULL)", comm->xops->name);
+        goto done;
+    }
+
+    r.plan = plan;
+    r.s = s;
+    r.xo = comm->xops;
+    r.x = comm->x;
+    r.err = err;
+    r.p = (uint32_t)comm->rank;
+    r.L = pi(&r, r.p);
+    r.dtype = dtype;
+    r.op = op;
+    r.es = ccs_dtype_size(dtype);
+    stats.logical_rank = r.L;
+    stats.nphases = s->nphases;
+    if (count == 0)
+        goto done;                  /* nothing to move, like NCCL */
+
+    r.B = ccs_coll_block(s->coll, R, s->nchunks);
+    r.count = count;
+    r.cs = (count - 1) / r.B + 1;
+    r.jfull = (uint32_t)(count / r.cs);
+    if (r.jfull > r.B)
+        r.jfull = r.B;
+    r.rem = count - (size_t)r.jfull * r.cs;
+    r.TB = r.B - r.jfull;
+    r.in.all_blocks = s->coll == CCS_COLL_REDUCESCATTER ||
+                      s->coll == CCS_COLL_ALLTOALL;
+    r.out.all_blocks = s->coll == CCS_COLL_ALLGATHER ||
+                       s->coll == CCS_COLL_ALLTOALL;
+    r.in.used = !(s->coll == CCS_COLL_BROADCAST &&
+                  (int32_t)r.L != s->root);
+    r.out.used = !(s->coll == CCS_COLL_REDUCE && (int32_t)r.L != s->root);
+    nblk_in = r.in.all_blocks ? R : 1;
+    nblk_out = r.out.all_blocks ? R : 1;
+    if (!mul_ok(r.cs, r.es, &r.cbytes) ||
+        !mul_ok(count, nblk_in, &in_elems) ||
+        !mul_ok(in_elems, r.es, &in_bytes) ||
+        !mul_ok(count, nblk_out, &out_elems) ||
+        !mul_ok(out_elems, r.es, &out_bytes) ||
+        r.cbytes > SIZE_MAX / ((size_t)s->nchunks + s->nscratch + 1) / 4) {
+        FAIL(CCS_ERR_INVALID, "count %zu too large", count);
+        goto done;
+    }
+    if (r.in.used && sendbuff == NULL) {
+        FAIL(CCS_ERR_INVALID, "rank %u: NULL sendbuff, but it holds %s "
+             "input", r.p, ccs_coll_str(s->coll));
+        goto done;
+    }
+    if (r.out.used && recvbuff == NULL) {
+        FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives %s "
+             "output", r.p, ccs_coll_str(s->coll));
+        goto done;
+    }
+    r.in.user = (uint8_t *)(uintptr_t)sendbuff;
+    r.out.user = recvbuff;
+    if (r.in.used && r.out.used &&
+        overlap(sendbuff, in_bytes, recvbuff, out_bytes)) {
+        const uint8_t *sb = sendbuff, *rb = recvbuff;
+        size_t blk = count * r.es;
+        bool exact;
+        if (s->coll == CCS_COLL_REDUCESCATTER)
+            exact = rb == sb + (size_t)r.p * blk;
+        else if (s->coll == CCS_COLL_ALLGATHER)
+            exact = sb == rb + (size_t)r.p * blk;
+        else
+            exact = sb == rb;
+        stage_in = !exact || plan->inplace_hazard[r.L];
+    }
+
+    /* ---- arena: scratch | staging | tails | input copy ---- */
+    sz_scratch = align64((size_t)s->nscratch * r.cbytes);
+    sz_stage = align64((size_t)plan->stage_chunks[r.L] * r.cbytes);
+    sz_in_tail = r.in.used ? align64((size_t)nblk_in * r.TB * r.cbytes) : 0;
+    sz_out_tail = r.out.used ? align64((size_t)nblk_out * r.TB * r.cbytes)
+                             : 0;
+    sz_in_copy = stage_in ? align64(in_bytes) : 0;
+    total = sz_scratch + sz_stage + sz_in_tail + sz_out_tail + sz_in_copy;
+    if ((st = ccs_comm_arena(comm, total, (void **)&arena, err)) != CCS_OK)
+        goto done;
+    r.scratch = arena;
+    r.stage = arena + sz_scratch;
+    r.in.tail = r.stage + sz_stage;
+    r.out.tail = r.in.tail + sz_in_tail;
+
+    if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
+        goto done;
+    started = true;
+    CCS_LOG(comm->log_level, CCS_LOG_TRACE, "EXEC", comm->rank,
+            "run %s %s count %zu %s %s: logical rank %u, %zu elements per "
+            "chunk, %u tail chunk(s) per block%s", s->algo,
+            ccs_coll_str(s->coll), count, ccs_dtype_str(dtype),
+            ccs_redop_str(op), r.L, r.cs, r.TB,
+            stage_in ? ", input staged (in place)" : "");
+    if (stage_in) {
+        uint8_t *copy = r.out.tail + sz_out_tail;
+        if ((st = r.xo->copy(r.x, copy, sendbuff, in_bytes, err)) != CCS_OK)
+            goto done;
+        r.in.user = copy;
+        stats.staged_input = 1;
+    }
+    if (r.in.used && r.TB > 0 && (st = tails_in(&r, nblk_in)) != CCS_OK)
+        goto done;
+
+    /* ---- the steps ---- */
+    {
+        uint32_t ng = plan->ngroups[r.L];
+        const plan_group_t *groups = plan->groups[r.L];
+        uint32_t phase = 0;
+        for (uint32_t g = 0; g < ng; g++) {
+            while (phase < groups[g].phase) {
+                if (phase < CCS_STATS_MAX_PHASES)
+                    stats.phase_end_s[phase] = ccs_now_s();
+                phase++;
+            }
+            st = run_group(&r, &groups[g]);
+            if (st != CCS_OK) {
+                ccs_err_prefix(err, "rank %u (plan rank %u) step %u: ",
+                               r.p, r.L, groups[g].step);
+                goto done;
+            }
+        }
+        stats.steps_run = ng;
+        for (; phase < s->nphases; phase++)
+            if (phase < CCS_STATS_MAX_PHASES)
+                stats.phase_end_s[phase] = ccs_now_s();
+    }
+
+    if (r.out.used && r.TB > 0 && (st = tails_out(&r, nblk_out)) != CCS_OK)
+        goto done;
+    if (op == CCS_AVG && ccs_coll_reduces(s->coll) && r.out.used &&
+        (st = r.xo->div(r.x, recvbuff, out_elems, dtype, R, err)) != CCS_OK)
+        goto done;
+
+done:
+    if (started) {
+        ccs_status_t st2 = r.xo->run_end(r.x, st == CCS_OK ? err : NULL);
+        if (st == CCS_OK)
+            st = st2;
+    }
+    if (st != CCS_OK) {
+        if (started) {
+            /* Data was moving: peers may wait on us forever otherwise. */
+            comm->broken = true;
+            if (comm->xops->abort != NULL)
+                comm->xops->abort(comm->x);
+        }
+        CCS_LOG(comm->log_level, CCS_LOG_WARN, "EXEC", comm->rank, "%s",
+                ccs_err_msg(err, st));
+        if (err->msg[0] == '\0')
+            ccs_err_set(err, st, "%s", ccs_strerror(st));
+        return st;
+    }
+    stats.t_end_s = ccs_now_s();
+    stats.bytes_sent = r.bytes_sent;
+    if (opts->stats != NULL)
+        *opts->stats = stats;
+    return CCS_OK;
+}
+
+ccs_status_t ccs_run(const ccs_plan_t *plan, ccs_comm_t *comm,
+                     const void *sendbuff, void *recvbuff, size_t count,
+                     ccs_dtype_t dtype, ccs_redop_t op, void *stream)
+{
+    return ccs_run_ex(plan, comm, sendbuff, recvbuff, count, dtype, op,
+                      stream, NULL);
+}
+
+static ccs_status_t run_coll(ccs_coll_t coll, const ccs_plan_t *plan,
+                             ccs_comm_t *comm, const void *sendbuff,
+                             void *recvbuff, size_t count, ccs_dtype_t dtype,
+                             ccs_redop_t op, void *stream)
+{
+    ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+    o.expect_coll = coll;
+    return ccs_run_ex(plan, comm, sendbuff, recvbuff, count, dtype, op,
+                      stream, &o);
+}
+
+ccs_status_t ccs_allreduce(const ccs_plan_t *plan, ccs_comm_t *comm,
+                           const void *sendbuff, void *recvbuff,
+                           size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                           void *stream)
+{
+    return run_coll(CCS_COLL_ALLREDUCE, plan, comm, sendbuff, recvbuff,
+                    count, dtype, op, stream);
+}
+
+ccs_status_t ccs_reducescatter(const ccs_plan_t *plan, ccs_comm_t *comm,
+                               const void *sendbuff, void *recvbuff,
+                               size_t recvcount, ccs_dtype_t dtype,
+                               ccs_redop_t op, void *stream)
+{
+    return run_coll(CCS_COLL_REDUCESCATTER, plan, comm, sendbuff, recvbuff,
+                    recvcount, dtype, op, stream);
+}
+
+ccs_status_t ccs_allgather(const ccs_plan_t *plan, ccs_comm_t *comm,
+                           const void *sendbuff, void *recvbuff,
+                           size_t sendcount, ccs_dtype_t dtype, void *stream)
+{
+    return run_coll(CCS_COLL_ALLGATHER, plan, comm, sendbuff, recvbuff,
+                    sendcount, dtype, CCS_SUM, stream);
+}

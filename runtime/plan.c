@@ -1,0 +1,468 @@
+/*
+ * plan.c - loading a schedule into a runnable plan.
+ *
+ * A plan is a schedule that passed every check the executor relies on,
+ * plus per-rank tables computed once at load time so that a run does no
+ * searching:
+ *   - structure (ccs_sched_validate) and the reader's format checks;
+ *   - buffer validity per collective: a rank reads only IN chunks that
+ *     hold input and touches only OUT chunks backed by the user's buffer
+ *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
+ *     outside what the user passed;
+ *   - matching: in every step, the k-th send from a to b has a k-th
+ *     receive on b from a with the same chunk count, so no run can hang
+ *     on an unmatched transfer or read past a message;
+ *   - groups of each rank's ops by step, the per-peer sequence number of
+ *     each transfer (MPI tags), staging needs per step, and the in-place
+ *     hazard (IN[c] read after OUT[c] was written).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccs_int.h"
+#include "format.h"
+
+static bool is_xfer(unsigned kind)
+{
+    return kind == CCS_OP_SEND || kind == CCS_OP_RECV ||
+           kind == CCS_OP_RECV_REDUCE;
+}
+
+static bool has_src(unsigned kind)
+{
+    return kind == CCS_OP_RECV_REDUCE || kind == CCS_OP_COPY ||
+           kind == CCS_OP_REDUCE_LOCAL;
+}
+
+void ccs_plan_destroy(ccs_plan_t *plan)
+{
+    if (plan == NULL)
+        return;
+    if (plan->sched != NULL) {
+        for (uint32_t r = 0; r < plan->sched->nranks; r++) {
+            if (plan->seq != NULL)
+                free(plan->seq[r]);
+            if (plan->groups != NULL)
+                free(plan->groups[r]);
+        }
+    }
+    free(plan->seq);
+    free(plan->groups);
+    free(plan->ngroups);
+    free(plan->stage_chunks);
+    free(plan->inplace_hazard);
+    ccs_sched_destroy(plan->sched);
+    free(plan);
+}
+
+/* Every IN read and OUT access of every rank stays where the collective
+ * says the user's buffers have data. */
+static ccs_status_t check_buffers(const ccs_sched_t *s, ccs_err_t *err)
+{
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            for (uint32_t k = 0; k < op->nchunks; k++) {
+                bool src = has_src(op->kind);
+                if (op->buf == CCS_BUF_IN &&
+                    !ccs_coll_in_valid(s, r, op->chunk + k))
+                    return ccs_err_set(err, CCS_ERR_FORMAT,
+                        "rank %u op %u (step %u): %s reads IN chunk %u, "
+                        "which holds no input on this rank for %s", r, i,
+                        op->step, ccs_op_kind_str(op->kind), op->chunk + k,
+                        ccs_coll_str(s->coll));
+                if (src && op->src_buf == CCS_BUF_IN &&
+                    !ccs_coll_in_valid(s, r, op->src_chunk + k))
+                    return ccs_err_set(err, CCS_ERR_FORMAT,
+                        "rank %u op %u (step %u): %s reads IN chunk %u, "
+                        "which holds no input on this rank for %s", r, i,
+                        op->step, ccs_op_kind_str(op->kind),
+                        op->src_chunk + k, ccs_coll_str(s->coll));
+                if ((op->buf == CCS_BUF_OUT &&
+                     !ccs_coll_out_valid(s, r, op->chunk + k)) ||
+                    (src && op->src_buf == CCS_BUF_OUT &&
+                     !ccs_coll_out_valid(s, r, op->src_chunk + k)))
+                    return ccs_err_set(err, CCS_ERR_FORMAT,
+                        "rank %u op %u (step %u): %s uses OUT chunk %u, "
+                        "which is not part of this rank's output for %s "
+                        "(use SCRATCH)", r, i, op->step,
+                        ccs_op_kind_str(op->kind),
+                        op->buf == CCS_BUF_OUT ? op->chunk + k
+                                               : op->src_chunk + k,
+                        ccs_coll_str(s->coll));
+            }
+        }
+    }
+    return CCS_OK;
+}
+
+/* One transfer endpoint, for the matching check. */
+typedef struct xrec {
+    uint32_t step, src, dst, seq;
+    uint32_t nchunks;
+    uint32_t is_recv;
+    uint32_t rank, op;       /* where it came from, for messages */
+} xrec_t;
+
+static int xrec_cmp(const void *pa, const void *pb)
+{
+    const xrec_t *a = pa, *b = pb;
+#define CMP_(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+    CMP_(step);
+    CMP_(src);
+    CMP_(dst);
+    CMP_(seq);
+    CMP_(is_recv);
+#undef CMP_
+    return 0;
+}
+
+/* Number the transfers per (rank, step, peer, direction) and group ops by
+ * step.  O(ops): counters are reset lazily with a stamp per group. */
+static ccs_status_t index_ops(ccs_plan_t *p, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    uint32_t R = s->nranks;
+    uint64_t *stamp = NULL;   /* [2R] group stamp of each counter, freed */
+    uint32_t *cnt = NULL;     /* [2R] sends to / recvs from peer, freed */
+    uint64_t group_id = 0;
+    ccs_status_t st = CCS_OK;
+
+    stamp = calloc(2 * (size_t)R, sizeof(*stamp));
+    cnt = calloc(2 * (size_t)R, sizeof(*cnt));
+    if (stamp == NULL || cnt == NULL)
+        goto nomem;
+    p->max_seq = 1;
+    for (uint32_t r = 0; r < R; r++) {
+        uint32_t n = s->rank_nops[r];
+        uint32_t ng = 0;
+
+        p->seq[r] = calloc(n ? n : 1, sizeof(uint32_t));
+        p->groups[r] = calloc(n ? n : 1, sizeof(plan_group_t));
+        if (p->seq[r] == NULL || p->groups[r] == NULL)
+            goto nomem;
+        for (uint32_t i = 0; i < n; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            if (i == 0 || op->step != s->rank_ops[r][i - 1].step) {
+                plan_group_t *g = &p->groups[r][ng++];
+                g->step = op->step;
+                g->first = i;
+                g->phase = s->step_phase[op->step];
+                group_id++;
+            }
+            p->groups[r][ng - 1].end = i + 1;
+            if (is_xfer(op->kind)) {
+                size_t k = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
+                if (stamp[k] != group_id) {
+                    stamp[k] = group_id;
+                    cnt[k] = 0;
+                }
+                p->seq[r][i] = cnt[k]++;
+                if (cnt[k] > p->max_seq)
+                    p->max_seq = cnt[k];
+            }
+        }
+        p->ngroups[r] = ng;
+    }
+    goto cleanup;
+nomem:
+    st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory indexing plan");
+cleanup:
+    free(stamp);
+    free(cnt);
+    return st;
+}
+
+static ccs_status_t check_matching(const ccs_plan_t *p, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    uint64_t n = 0, k = 0;
+    xrec_t *rec = NULL;       /* freed at cleanup */
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++)
+            n += is_xfer(s->rank_ops[r][i].kind);
+    if (n == 0)
+        return CCS_OK;
+    rec = malloc((size_t)n * sizeof(*rec));
+    if (rec == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            bool send = op->kind == CCS_OP_SEND;
+            if (!is_xfer(op->kind))
+                continue;
+            rec[k].step = op->step;
+            rec[k].src = send ? r : (uint32_t)op->peer;
+            rec[k].dst = send ? (uint32_t)op->peer : r;
+            rec[k].seq = p->seq[r][i];
+            rec[k].nchunks = op->nchunks;
+            rec[k].is_recv = !send;
+            rec[k].rank = r;
+            rec[k].op = i;
+            k++;
+        }
+    }
+    qsort(rec, (size_t)n, sizeof(*rec), xrec_cmp);
+    for (uint64_t i = 0; i < n; i++) {
+        const xrec_t *a = &rec[i];
+        const xrec_t *b = i + 1 < n ? &rec[i + 1] : NULL;
+        bool pair = b != NULL && !a->is_recv && b->is_recv &&
+                    a->step == b->step && a->src == b->src &&
+                    a->dst == b->dst && a->seq == b->seq;
+        if (!pair) {
+            if (a->is_recv)
+                st = ccs_err_set(err, CCS_ERR_FORMAT,
+                    "step %u: rank %u op %u receives from rank %u (its "
+                    "receive #%u from that peer in the step) but rank %u "
+                    "sends nothing to match it", a->step, a->dst, a->op,
+                    a->src, a->seq, a->src);
+            else
+                st = ccs_err_set(err, CCS_ERR_FORMAT,
+                    "step %u: rank %u op %u sends to rank %u (its send #%u "
+                    "to that peer in the step) but rank %u posts no "
+                    "matching receive", a->step, a->src, a->op, a->dst,
+                    a->seq, a->dst);
+            goto cleanup;
+        }
+        if (a->nchunks != b->nchunks) {
+            st = ccs_err_set(err, CCS_ERR_FORMAT,
+                "step %u: rank %u op %u sends %u chunk(s) to rank %u but "
+                "the matching receive (rank %u op %u) takes %u",
+                a->step, a->src, a->op, a->nchunks, a->dst, b->rank, b->op,
+                b->nchunks);
+            goto cleanup;
+        }
+        i++;
+    }
+cleanup:
+    free(rec);
+    return st;
+}
+
+/* Staging per step and the in-place hazard, per rank. */
+static ccs_status_t analyse(ccs_plan_t *p, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    uint32_t *first_w = NULL;  /* [C] first step writing OUT[c]; freed */
+
+    first_w = malloc((size_t)s->nchunks * sizeof(*first_w));
+    if (first_w == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        uint32_t most = 0;
+
+        for (uint32_t g = 0; g < p->ngroups[r]; g++) {
+            const plan_group_t *gr = &p->groups[r][g];
+            uint32_t sum = 0;
+            for (uint32_t i = gr->first; i < gr->end; i++)
+                if (is_xfer(ops[i].kind))
+                    sum += ops[i].nchunks;
+            if (sum > most)
+                most = sum;
+        }
+        p->stage_chunks[r] = most;
+
+        for (uint32_t c = 0; c < s->nchunks; c++)
+            first_w[c] = UINT32_MAX;
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
+                continue;
+            for (uint32_t k = 0; k < ops[i].nchunks; k++)
+                if (first_w[ops[i].chunk + k] == UINT32_MAX)
+                    first_w[ops[i].chunk + k] = ops[i].step;
+        }
+        /* A read of IN[c] at step t is unsafe when sendbuff aliases
+         * recvbuff and OUT[c] is written at a step <= t -- except by the
+         * reading op itself, element by element (dst = IN (+) x). */
+        for (uint32_t i = 0; i < s->rank_nops[r] && !p->inplace_hazard[r];
+             i++) {
+            const ccs_op_t *op = &ops[i];
+            uint32_t c0;
+            if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
+                c0 = op->chunk;
+            else if (has_src(op->kind) && op->src_buf == CCS_BUF_IN)
+                c0 = op->src_chunk;
+            else
+                continue;
+            for (uint32_t k = 0; k < op->nchunks; k++) {
+                uint32_t w = first_w[c0 + k];
+                bool self = op->kind != CCS_OP_SEND &&
+                            op->buf == CCS_BUF_OUT && op->chunk == c0 &&
+                            w == op->step;
+                if (w <= op->step && !self) {
+                    p->inplace_hazard[r] = 1;
+                    break;
+                }
+            }
+        }
+    }
+    free(first_w);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
+                                 ccs_err_t *err)
+{
+    ccs_plan_t *p = NULL;     /* handed to *out on success */
+    ccs_status_t st;
+    uint32_t R;
+
+    if (s == NULL || out == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK)
+        return st;
+    p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    p->log_level = ccs_log_level_env();
+    st = ccs_sched_clone(s, &p->sched, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    R = s->nranks;
+    p->seq = calloc(R, sizeof(*p->seq));
+    p->groups = calloc(R, sizeof(*p->groups));
+    p->ngroups = calloc(R, sizeof(*p->ngroups));
+    p->stage_chunks = calloc(R, sizeof(*p->stage_chunks));
+    p->inplace_hazard = calloc(R, 1);
+    if (p->seq == NULL || p->groups == NULL || p->ngroups == NULL ||
+        p->stage_chunks == NULL || p->inplace_hazard == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((st = check_buffers(p->sched, err)) != CCS_OK ||
+        (st = index_ops(p, err)) != CCS_OK ||
+        (st = check_matching(p, err)) != CCS_OK ||
+        (st = analyse(p, err)) != CCS_OK)
+        goto cleanup;
+    CCS_LOG(p->log_level, CCS_LOG_INFO, "PLAN", -1,
+            "loaded %s %s plan: %u ranks, %u chunks, %u scratch, %u steps, "
+            "%u phases, straggler %d", s->algo, ccs_coll_str(s->coll), R,
+            s->nchunks, s->nscratch, s->nsteps, s->nphases, s->straggler);
+    *out = p;
+    p = NULL;
+cleanup:
+    if (st != CCS_OK)
+        CCS_LOG(p ? p->log_level : ccs_log_level_env(), CCS_LOG_WARN,
+                "PLAN", -1, "%s", ccs_err_msg(err, st));
+    ccs_plan_destroy(p);
+    return st;
+}
+
+const ccs_sched_t *ccs_plan_sched(const ccs_plan_t *plan)
+{
+    return plan ? plan->sched : NULL;
+}
+
+static void copy_msg(const ccs_err_t *e, ccs_status_t st, char *msg,
+                     size_t msglen)
+{
+    if (msg == NULL || msglen == 0)
+        return;
+    if (st == CCS_OK)
+        msg[0] = '\0';
+    else
+        snprintf(msg, msglen, "%s", ccs_err_msg(e, st));
+}
+
+ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
+                                   ccs_plan_t **plan, char *msg,
+                                   size_t msglen)
+{
+    ccs_err_t e;
+    ccs_sched_t *s = NULL;    /* freed here: the plan keeps a copy */
+    ccs_status_t st;
+
+    ccs_err_clear(&e);
+    if (buf == NULL || plan == NULL)
+        st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
+    else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK)
+        st = ccs_plan_from_sched(s, plan, &e);
+    ccs_sched_destroy(s);
+    copy_msg(&e, st, msg, msglen);
+    return st;
+}
+
+ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
+                                    char *msg, size_t msglen)
+{
+    ccs_err_t e;
+    ccs_sched_t *s = NULL;    /* freed here */
+    ccs_status_t st;
+
+    ccs_err_clear(&e);
+    if (path == NULL || plan == NULL)
+        st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
+    else if ((st = ccs_format_read_file(path, &s, &e)) == CCS_OK) {
+        st = ccs_plan_from_sched(s, plan, &e);
+        if (st != CCS_OK)
+            ccs_err_prefix(&e, "%s: ", path);
+    }
+    ccs_sched_destroy(s);
+    copy_msg(&e, st, msg, msglen);
+    return st;
+}
+
+ccs_status_t ccs_plan_load_mem(const void *buf, size_t len,
+                               ccs_plan_t **plan)
+{
+    return ccs_plan_load_mem_msg(buf, len, plan, NULL, 0);
+}
+
+ccs_status_t ccs_plan_load_file(const char *path, ccs_plan_t **plan)
+{
+    return ccs_plan_load_file_msg(path, plan, NULL, 0);
+}
+
+ccs_status_t ccs_plan_get_info(const ccs_plan_t *plan, ccs_plan_info_t *info)
+{
+    const ccs_sched_t *s;
+
+    if (plan == NULL || info == NULL)
+        return CCS_ERR_INVALID;
+    s = plan->sched;
+    memset(info, 0, sizeof(*info));
+    info->coll = s->coll;
+    info->nranks = s->nranks;
+    info->nchunks = s->nchunks;
+    info->nscratch = s->nscratch;
+    info->nsteps = s->nsteps;
+    info->nphases = s->nphases;
+    info->root = s->root;
+    info->straggler = s->straggler;
+    info->topo_fingerprint = s->topo_fingerprint;
+    memcpy(info->algo, s->algo, sizeof(info->algo) < sizeof(s->algo)
+                                    ? sizeof(info->algo) : sizeof(s->algo));
+    info->algo[sizeof(info->algo) - 1] = '\0';
+    return CCS_OK;
+}
+
+ccs_coll_t ccs_plan_coll(const ccs_plan_t *plan)
+{
+    return plan ? plan->sched->coll : CCS_COLL_COUNT;
+}
+
+int ccs_plan_nranks(const ccs_plan_t *plan)
+{
+    return plan ? (int)plan->sched->nranks : -1;
+}
+
+int ccs_plan_straggler(const ccs_plan_t *plan)
+{
+    return plan ? plan->sched->straggler : -1;
+}
+
+int ccs_plan_root(const ccs_plan_t *plan)
+{
+    return plan ? plan->sched->root : -1;
+}
+
+int ccs_version(void)
+{
+    return CCS_VERSION_CODE;
+}

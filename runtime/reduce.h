@@ -1,0 +1,34 @@
+/*
+ * reduce.h - CPU reduction kernels and half-precision conversions.
+ *
+ * dst[i] = a[i] (op) b[i] for n elements of one datatype.  dst may alias a
+ * or b exactly (the executor reduces into its own operand); partial
+ * overlaps are not allowed.  CCS_AVG reduces as CCS_SUM: the division by
+ * the rank count happens once at the end (ccs_reduce_div).  Integer sums
+ * and products wrap around (two's complement), as on GPUs; float16 and
+ * bfloat16 compute in float and round to nearest even.
+ */
+#ifndef CCS_REDUCE_H
+#define CCS_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccs.h"
+
+void ccs_reduce_cpu(void *dst, const void *a, const void *b, size_t n,
+                    ccs_dtype_t dtype, ccs_redop_t op);
+
+/* buf[i] /= divisor: in float for float16/bfloat16/float32, in double for
+ * float64, integer division truncating toward zero for integer types. */
+void ccs_reduce_div(void *buf, size_t n, ccs_dtype_t dtype,
+                    uint32_t divisor);
+
+/* IEEE binary16 and bfloat16 <-> float, round to nearest even; NaNs stay
+ * NaNs (quiet), infinities and subnormals are exact. */
+float ccs_half_to_float(uint16_t h);
+uint16_t ccs_float_to_half(float f);
+float ccs_bf16_to_float(uint16_t h);
+uint16_t ccs_float_to_bf16(float f);
+
+#endif /* CCS_REDUCE_H */

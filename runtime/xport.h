@@ -1,0 +1,139 @@
+/*
+ * xport.h - the transport interface: what the shared executor (exec.c)
+ * needs from a transport.  Internal to the runtime.
+ *
+ * A transport is a table of functions (ccs_xport_ops_t) plus a private
+ * state (struct ccs_xport, defined by each transport file), one per
+ * communicator.  The executor never touches data memory itself: every
+ * byte it moves, zeroes or reduces goes through these hooks, so a GPU
+ * transport keeps all of it on the device and on the caller's stream.
+ *
+ * Call sequence for one ccs_run on one rank:
+ *
+ *   run_begin(stream)
+ *   [copy / memset0: staging of input, padding of tail chunks]
+ *   for each step in which this rank has ops:
+ *       group_begin(step)
+ *       recv(...) for each RECV / RECV_REDUCE, in op order
+ *       send(...) for each SEND, in op order
+ *       group_end()            NCCL: ncclGroupEnd; MPI/threads: nothing
+ *       copy / reduce          local COPY and REDUCE_LOCAL ops
+ *       wait()                 every recv/send of the step is complete
+ *       copy / reduce          unpack, RECV_REDUCE (dst = src (+) staging)
+ *   copy (tails back), div (avg)
+ *   run_end()
+ *
+ * Completion semantics ("complete" in wait):
+ *   CPU transports (threads, mpi): host-synchronous.  When wait returns,
+ *   received bytes are in place and send buffers may be reused.
+ *   Stream transports (cuda, nccl): wait may only *enqueue*; what it must
+ *   guarantee is that every hook called afterwards on the run's stream
+ *   observes the received data, and that later writes to send buffers are
+ *   ordered after the sends.  run_end need not synchronise: ccs_run is
+ *   then asynchronous like an NCCL call.  Scratch/staging memory is reused
+ *   by the next run on the same communicator; stream order makes that
+ *   safe when the caller uses one stream per communicator (documented).
+ *
+ * Matching: between one ordered pair of ranks, sends and receives match in
+ * posting order (the executor posts in (step, op) order on both sides and
+ * the plan guarantees the k-th send matches the k-th receive).  `step` and
+ * `seq` (the op's index among this rank's ops to/from that peer in the
+ * step) are given so a transport can tag messages (MPI) or assert.  Sizes
+ * of matching send/recv are always equal and > 0.
+ *
+ * Memory: mem_alloc returns memory of the kind the user's buffers are
+ * (device memory for GPU transports), at least 64-byte aligned; the
+ * executor keeps one grow-only arena per communicator for scratch chunks,
+ * receive staging, tail padding and input staging.
+ *
+ * Errors: every hook returns a status and writes a message into `err`
+ * naming what failed (peer, step, bytes, the foreign error string).
+ * `abort` is called when this rank fails in the middle of a run: the
+ * transport should release peers blocked on this rank if it can (threads
+ * does; MPI and NCCL cannot, as in NCCL).  After a failed run the
+ * communicator must be destroyed.
+ */
+#ifndef CCS_XPORT_H
+#define CCS_XPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccs.h"
+#include "err.h"
+
+typedef struct ccs_xport ccs_xport_t; /* private to each transport file */
+
+typedef struct ccs_xport_ops {
+    const char *name;                 /* "threads", "mpi", ... */
+    bool device_mem;                  /* user buffers are device memory */
+
+    /* -- memory -- */
+    ccs_status_t (*mem_alloc)(ccs_xport_t *x, size_t bytes, void **out,
+                              ccs_err_t *err);
+    void (*mem_free)(ccs_xport_t *x, void *p);      /* NULL is a no-op */
+    /* dst and src do not overlap, or are equal (then nothing to do). */
+    ccs_status_t (*copy)(ccs_xport_t *x, void *dst, const void *src,
+                         size_t bytes, ccs_err_t *err);
+    ccs_status_t (*memset0)(ccs_xport_t *x, void *dst, size_t bytes,
+                            ccs_err_t *err);
+    /* dst[i] = a[i] (op) b[i]; dst may equal a or b (reduce.h rules). */
+    ccs_status_t (*reduce)(ccs_xport_t *x, void *dst, const void *a,
+                           const void *b, size_t n, ccs_dtype_t dtype,
+                           ccs_redop_t op, ccs_err_t *err);
+    /* buf[i] /= divisor (the end of CCS_AVG; reduce.h rules). */
+    ccs_status_t (*div)(ccs_xport_t *x, void *buf, size_t n,
+                        ccs_dtype_t dtype, uint32_t divisor,
+                        ccs_err_t *err);
+
+    /* -- one run -- */
+    /* stream: the caller's cudaStream_t for GPU transports, else NULL
+     * (a CPU transport rejects a non-NULL stream). */
+    ccs_status_t (*run_begin)(ccs_xport_t *x, void *stream, ccs_err_t *err);
+    ccs_status_t (*run_end)(ccs_xport_t *x, ccs_err_t *err);
+
+    /* -- one step -- */
+    ccs_status_t (*group_begin)(ccs_xport_t *x, uint32_t step,
+                                ccs_err_t *err);
+    ccs_status_t (*recv)(ccs_xport_t *x, uint32_t peer, void *buf,
+                         size_t bytes, uint32_t step, uint32_t seq,
+                         ccs_err_t *err);
+    ccs_status_t (*send)(ccs_xport_t *x, uint32_t peer, const void *buf,
+                         size_t bytes, uint32_t step, uint32_t seq,
+                         ccs_err_t *err);
+    ccs_status_t (*group_end)(ccs_xport_t *x, ccs_err_t *err);
+    ccs_status_t (*wait)(ccs_xport_t *x, ccs_err_t *err);
+
+    void (*abort)(ccs_xport_t *x);    /* may be NULL */
+    void (*destroy)(ccs_xport_t *x);  /* frees x; NULL is a no-op */
+} ccs_xport_ops_t;
+
+/* Hooks shared by the CPU transports (host memory, ccs_reduce_cpu),
+ * defined in comm.c. */
+ccs_status_t ccs_cpu_mem_alloc(ccs_xport_t *x, size_t bytes, void **out,
+                               ccs_err_t *err);
+void ccs_cpu_mem_free(ccs_xport_t *x, void *p);
+ccs_status_t ccs_cpu_copy(ccs_xport_t *x, void *dst, const void *src,
+                          size_t bytes, ccs_err_t *err);
+ccs_status_t ccs_cpu_memset0(ccs_xport_t *x, void *dst, size_t bytes,
+                             ccs_err_t *err);
+ccs_status_t ccs_cpu_reduce(ccs_xport_t *x, void *dst, const void *a,
+                            const void *b, size_t n, ccs_dtype_t dtype,
+                            ccs_redop_t op, ccs_err_t *err);
+ccs_status_t ccs_cpu_div(ccs_xport_t *x, void *buf, size_t n,
+                         ccs_dtype_t dtype, uint32_t divisor,
+                         ccs_err_t *err);
+ccs_status_t ccs_cpu_run_begin(ccs_xport_t *x, void *stream,
+                               ccs_err_t *err);
+ccs_status_t ccs_cpu_nop(ccs_xport_t *x, ccs_err_t *err);
+ccs_status_t ccs_cpu_group_begin(ccs_xport_t *x, uint32_t step,
+                                 ccs_err_t *err);
+
+/* Wrap a transport state into a new communicator (comm.c).  On success
+ * the communicator owns x; on failure x is destroyed through ops. */
+ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
+                             int rank, int nranks, struct ccs_comm **out,
+                             ccs_err_t *err);
+
+#endif /* CCS_XPORT_H */

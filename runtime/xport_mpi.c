@@ -1,0 +1,201 @@
+/*
+ * xport_mpi.c - the MPI transport: one process per rank.
+ *
+ * Each SEND / RECV is one MPI_Isend / MPI_Irecv of bytes (split into
+ * pieces of at most 1 GiB: MPI counts are int), all of a step's requests
+ * complete in one MPI_Waitall.  The tag encodes (step, seq): seq is the
+ * op's index among the step's transfers with the same peer in the same
+ * direction, so a receive matches exactly the send the plan pairs it
+ * with; tags wrap modulo MPI_TAG_UB + 1 for very long plans, which stays
+ * exact because MPI never reorders messages between one pair with the
+ * same tag and both sides post in plan order.
+ *
+ * The caller's communicator is duplicated (MPI_Comm_dup, collective) and
+ * given MPI_ERRORS_RETURN, so our traffic never matches the caller's and
+ * MPI failures come back as CCS_ERR_MPI with MPI's message instead of
+ * aborting the job.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "ccs_int.h"
+
+#define MPI_PIECE ((size_t)1 << 30)
+#define SEQ_BITS 6
+
+struct ccs_xport {
+    MPI_Comm comm;           /* our duplicate; freed in destroy */
+    MPI_Request *reqs;       /* owned; posted this step */
+    int nreq, cap;
+    int tag_ub;
+};
+
+static ccs_status_t mpi_fail(ccs_err_t *err, int rc, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof(msg), "MPI error %d", rc);
+    return ccs_err_set(err, CCS_ERR_MPI, "%s: %s", what, msg);
+}
+
+static ccs_status_t grow(ccs_xport_t *x, int more, ccs_err_t *err)
+{
+    if (x->nreq + more > x->cap) {
+        int cap = x->cap ? x->cap * 2 : 16;
+        MPI_Request *n;
+        while (cap < x->nreq + more)
+            cap *= 2;
+        n = realloc(x->reqs, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->reqs = n;
+        x->cap = cap;
+    }
+    return CCS_OK;
+}
+
+static int make_tag(const ccs_xport_t *x, uint32_t step, uint32_t seq)
+{
+    uint64_t t = ((uint64_t)step << SEQ_BITS) |
+                 (seq & ((1u << SEQ_BITS) - 1));
+    return (int)(t % ((uint64_t)x->tag_ub + 1));
+}
+
+static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
+                         void *buf, size_t bytes, uint32_t step,
+                         uint32_t seq, ccs_err_t *err)
+{
+    int tag = make_tag(x, step, seq);
+    int pieces = (int)((bytes + MPI_PIECE - 1) / MPI_PIECE);
+    ccs_status_t st = grow(x, pieces, err);
+
+    if (st != CCS_OK)
+        return st;
+    for (size_t off = 0; off < bytes; off += MPI_PIECE) {
+        int n = (int)(bytes - off < MPI_PIECE ? bytes - off : MPI_PIECE);
+        int rc = is_send
+                     ? MPI_Isend((char *)buf + off, n, MPI_BYTE, (int)peer,
+                                 tag, x->comm, &x->reqs[x->nreq])
+                     : MPI_Irecv((char *)buf + off, n, MPI_BYTE, (int)peer,
+                                 tag, x->comm, &x->reqs[x->nreq]);
+        if (rc != MPI_SUCCESS) {
+            char what[96];
+            snprintf(what, sizeof(what), "%s %zu bytes %s rank %u",
+                     is_send ? "MPI_Isend of" : "MPI_Irecv of", bytes,
+                     is_send ? "to" : "from", peer);
+            return mpi_fail(err, rc, what);
+        }
+        x->nreq++;
+    }
+    return CCS_OK;
+}
+
+static ccs_status_t mp_send(ccs_xport_t *x, uint32_t peer, const void *buf,
+                            size_t bytes, uint32_t step, uint32_t seq,
+                            ccs_err_t *err)
+{
+    return post(x, true, peer, (void *)(uintptr_t)buf, bytes, step, seq,
+                err);
+}
+
+static ccs_status_t mp_recv(ccs_xport_t *x, uint32_t peer, void *buf,
+                            size_t bytes, uint32_t step, uint32_t seq,
+                            ccs_err_t *err)
+{
+    return post(x, false, peer, buf, bytes, step, seq, err);
+}
+
+static ccs_status_t mp_wait(ccs_xport_t *x, ccs_err_t *err)
+{
+    int rc, n = x->nreq;
+
+    if (n == 0)
+        return CCS_OK;
+    x->nreq = 0;
+    rc = MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "MPI_Waitall");
+    return CCS_OK;
+}
+
+static void mp_destroy(ccs_xport_t *x)
+{
+    int fin = 0;
+
+    if (x == NULL)
+        return;
+    MPI_Finalized(&fin);
+    if (!fin && x->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x->comm);
+    free(x->reqs);
+    free(x);
+}
+
+static const ccs_xport_ops_t mpi_ops = {
+    .name = "mpi",
+    .device_mem = false,
+    .mem_alloc = ccs_cpu_mem_alloc,
+    .mem_free = ccs_cpu_mem_free,
+    .copy = ccs_cpu_copy,
+    .memset0 = ccs_cpu_memset0,
+    .reduce = ccs_cpu_reduce,
+    .div = ccs_cpu_div,
+    .run_begin = ccs_cpu_run_begin,
+    .run_end = ccs_cpu_nop,
+    .group_begin = ccs_cpu_group_begin,
+    .recv = mp_recv,
+    .send = mp_send,
+    .group_end = ccs_cpu_nop,
+    .wait = mp_wait,
+    .abort = NULL,
+    .destroy = mp_destroy,
+};
+
+ccs_status_t ccs_comm_init_mpi(const void *mpi_comm, ccs_comm_t **comm)
+{
+    ccs_xport_t *x = NULL;   /* handed to the comm */
+    int inited = 0, fin = 0, rank = 0, size = 0, flag = 0, rc;
+    int *ub = NULL;
+    ccs_err_t e;
+    ccs_status_t st;
+
+    ccs_err_clear(&e);
+    if (mpi_comm == NULL || comm == NULL)
+        return CCS_ERR_INVALID;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (!inited || fin) {
+        CCS_LOG(ccs_log_level_env(), CCS_LOG_WARN, "INIT", -1,
+                "ccs_comm_init_mpi: MPI is %s",
+                fin ? "finalized" : "not initialized");
+        return CCS_ERR_MPI;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return CCS_ERR_NOMEM;
+    x->comm = MPI_COMM_NULL;
+    rc = MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &x->comm);
+    if (rc != MPI_SUCCESS) {
+        st = mpi_fail(&e, rc, "MPI_Comm_dup");
+        goto fail;
+    }
+    MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(x->comm, &rank);
+    MPI_Comm_size(x->comm, &size);
+    x->tag_ub = 32767;        /* the standard's guaranteed minimum */
+    if (MPI_Comm_get_attr(x->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS &&
+        flag && ub != NULL && *ub > 0)
+        x->tag_ub = *ub;
+    return ccs_comm_create(&mpi_ops, x, rank, size, comm, &e);
+fail:
+    CCS_LOG(ccs_log_level_env(), CCS_LOG_WARN, "INIT", -1, "%s",
+            ccs_err_msg(&e, st));
+    mp_destroy(x);
+    return st;
+}

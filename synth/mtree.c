@@ -1,0 +1,819 @@
+/*
+ * mtree.c - MultiTree tree construction (paper section III, Algorithm 1,
+ * lines 1-14; III-C3 for switched networks; VII-B for wide links).
+ *
+ * The deterministic rules (docs/multitree.md repeats them):
+ *  1. Capacity: link l carries k_l = max(1, round(bw_l / min_bw)) unit
+ *     transfers per step; every step starts from a fresh copy.
+ *  2. Turn order inside a step: trees sorted once at the step's start,
+ *     MTREE_ORDER_ROOT by root rank, MTREE_ORDER_HEIGHT by remaining height
+ *     (largest GPU-hop distance from the root to a rank not yet in the tree)
+ *     descending, then root rank.  Trees take turns in that order, one node
+ *     per turn, in rounds, until a round adds nothing.  A tree that fails a
+ *     turn is done for the step (capacity only shrinks within a step).
+ *  3. Parent choice: the tree's ranks that joined in earlier steps, in
+ *     join order (breadth-first: the paper's line 9), skipping ranks with
+ *     no GPU neighbour left outside the tree and, under
+ *     MTREE_CHILDREN_ONE, ranks that already got a child of this tree in
+ *     this step.
+ *  4. Child choice: breadth-first search from the parent's node over links
+ *     with capacity left, through switch and NIC nodes only (a GPU ends a
+ *     path), links scanned in link-id (CSR) order; the first GPU reached
+ *     that is not in the tree is the child.  So direct neighbours come
+ *     first in link-id order, then ranks behind one switch (III-C3 step 2),
+ *     then further switches (step 3).  Every link of the path is charged.
+ *
+ * Cost: per step and tree, at most one failed scan of its live parents;
+ * each parent probe is a BFS that stops at the first free GPU (one CSR row
+ * on direct networks).  Roughly O(T * n * live * degree) on a torus.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtree.h"
+
+const char *mtree_order_str(mtree_order_t o)
+{
+    switch (o) {
+    case MTREE_ORDER_ROOT: return "root";
+    case MTREE_ORDER_HEIGHT: return "height";
+    default: return "?";
+    }
+}
+
+void mtree_opts_init(mtree_opts_t *o)
+{
+    o->order = MTREE_ORDER_HEIGHT;
+    o->children = MTREE_CHILDREN_ANY;
+}
+
+const char *mtree_children_str(mtree_children_t c)
+{
+    switch (c) {
+    case MTREE_CHILDREN_ANY: return "any";
+    case MTREE_CHILDREN_ONE: return "one";
+    default: return "?";
+    }
+}
+
+int32_t mtree_merge_step(int32_t held, int32_t arrivals)
+{
+    return arrivals >= held ? arrivals : (held + arrivals + 1) / 2;
+}
+
+void mtree_destroy(mtree_t *m)
+{
+    if (m == NULL)
+        return;
+    free(m->link_cap);
+    free(m->edges);
+    free(m->path_links);
+    free(m->join_step);
+    free(m->parent);
+    free(m->height);
+    free(m);
+}
+
+const mtree_edge_t *mtree_edge_to(const mtree_t *m, int32_t r, int32_t v)
+{
+    int32_t n = m->nranks;
+
+    if (r < 0 || r >= n || v < 0 || v >= n || v == r)
+        return NULL;
+    for (int32_t i = 0; i < n - 1; i++) {
+        const mtree_edge_t *e = &m->edges[(size_t)r * (size_t)(n - 1) + i];
+        if (e->child == v)
+            return e;
+    }
+    return NULL;
+}
+
+/* Working state of one construction; every pointer owned here and freed by
+ * build_free. */
+typedef struct build {
+    const topo_t *t;
+    mtree_opts_t opts;
+    int32_t n, nnodes, nlinks;
+    int32_t *cap;          /* [nlinks] residual capacity this step */
+    int32_t *members;      /* [n*n] per tree, ranks in join order */
+    int32_t *nmem;         /* [n] */
+    int32_t *live;         /* [n*n] per tree, members that may still parent */
+    int32_t *nlive;        /* [n] */
+    int32_t *missing;      /* [n*n] GPU out-neighbours not in the tree; -1 if
+                              the rank reaches switches (no pruning) */
+    int32_t *last_child;   /* [n*n] step of the last child added (rule 3) */
+    int32_t *dist;         /* [n*n] GPU-hop distance root -> rank */
+    int32_t *far_cnt;      /* [n*(maxd+1)] non-members per distance */
+    int32_t *far_top;      /* [n] current remaining height */
+    int32_t maxd;
+    int32_t *nbr_start;    /* [n+1] distinct direct GPU in-neighbours */
+    int32_t *nbr;
+    int32_t *stamp;        /* [nnodes] BFS visit stamps */
+    int32_t *pred;         /* [nnodes] link into the node in the BFS */
+    int32_t *queue;        /* [nnodes] */
+    int32_t cur_stamp;
+    /* Switched candidates of each rank p (III-C3): the ranks it reaches
+     * through switches and NICs only, nearest first, each with its fixed
+     * route (the BFS of topo_route: FIFO, links in id order, first
+     * discovery; GPUs end routes). */
+    int32_t *cand_start;   /* [n+1] */
+    int32_t *cand;         /* rank */
+    int32_t *cand_off;     /* into cand_links */
+    int32_t *cand_len;
+    int32_t *cand_links;
+    int32_t maxhops;       /* longest candidate route (>= 1) */
+    bool has_hops[64];     /* route lengths that occur (capped) */
+    int32_t *order;        /* [n] turn order */
+    int64_t *keys;         /* [n] sort keys */
+    bool *step_done;       /* [n] */
+    int32_t path_cap;
+} build_t;
+
+static void build_free(build_t *b)
+{
+    free(b->cap);
+    free(b->members);
+    free(b->nmem);
+    free(b->live);
+    free(b->nlive);
+    free(b->missing);
+    free(b->last_child);
+    free(b->dist);
+    free(b->far_cnt);
+    free(b->far_top);
+    free(b->nbr_start);
+    free(b->nbr);
+    free(b->stamp);
+    free(b->pred);
+    free(b->queue);
+    free(b->cand_start);
+    free(b->cand);
+    free(b->cand_off);
+    free(b->cand_len);
+    free(b->cand_links);
+    free(b->order);
+    free(b->keys);
+    free(b->step_done);
+}
+
+static bool is_gpu(const topo_t *t, int32_t v)
+{
+    return t->nodes[v].kind == TOPO_NODE_GPU && t->nodes[v].rank >= 0;
+}
+
+/* Rule 1: capacity units per link. */
+static void link_capacities(const topo_t *t, int32_t *cap)
+{
+    double minbw = 0;
+
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        double bw = t->links[l].bw_Bps;
+        if (bw > 0 && (minbw == 0 || bw < minbw))
+            minbw = bw;
+    }
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        double bw = t->links[l].bw_Bps;
+        double k = (minbw > 0 && bw > 0) ? bw / minbw + 0.5 : 1.0;
+        cap[l] = k < 1.0 ? 1 : (k > (double)INT32_MAX / 4 ? INT32_MAX / 4
+                                                         : (int32_t)k);
+    }
+}
+
+/* GPU-hop distances from every root: a level-by-level BFS in which
+ * entering a GPU starts the next level and entering a switch or NIC stays
+ * on the current one.  Also checks that every rank reaches every other. */
+static ccs_status_t all_distances(build_t *b, ccs_err_t *err)
+{
+    const topo_t *t = b->t;
+    int32_t n = b->n, N = b->nnodes;
+    int32_t *q = malloc(sizeof(*q) * (size_t)N);    /* owned here */
+    int32_t *nx = malloc(sizeof(*nx) * (size_t)N);  /* owned here */
+    int32_t *nd = malloc(sizeof(*nd) * (size_t)N);  /* owned here */
+    ccs_status_t st = CCS_OK;
+
+    if (q == NULL || nx == NULL || nd == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+        goto cleanup;
+    }
+    b->maxd = 0;
+    for (int32_t r = 0; r < n; r++) {
+        int32_t nq = 0, nnx = 0;
+        for (int32_t v = 0; v < N; v++)
+            nd[v] = INT32_MAX;
+        nd[t->rank_node[r]] = 0;
+        q[nq++] = t->rank_node[r];
+        for (int32_t d = 0; nq > 0; d++) {
+            nnx = 0;
+            for (int32_t h = 0; h < nq; h++) {   /* q grows while scanned */
+                int32_t x = q[h];
+                for (int32_t i = t->out_start[x]; i < t->out_start[x + 1];
+                     i++) {
+                    int32_t y = t->links[t->out_links[i]].dst;
+                    int32_t w = is_gpu(t, y) ? d + 1 : d;
+                    if (nd[y] <= w)
+                        continue;
+                    nd[y] = w;
+                    if (w == d)
+                        q[nq++] = y;
+                    else
+                        nx[nnx++] = y;
+                }
+            }
+            memcpy(q, nx, sizeof(*q) * (size_t)nnx);
+            nq = nnx;
+        }
+        for (int32_t v = 0; v < n; v++) {
+            int32_t d = nd[t->rank_node[v]];
+            if (d == INT32_MAX) {
+                st = ccs_err_set(err, CCS_ERR_TOPOLOGY,
+                                 "multitree: topology '%s': rank %d (node "
+                                 "%s) cannot reach rank %d (node %s)",
+                                 t->name, r,
+                                 t->nodes[t->rank_node[r]].name, v,
+                                 t->nodes[t->rank_node[v]].name);
+                goto cleanup;
+            }
+            b->dist[(size_t)r * n + v] = d;
+            if (d > b->maxd)
+                b->maxd = d;
+        }
+    }
+
+cleanup:
+    free(q);
+    free(nx);
+    free(nd);
+    return st;
+}
+
+typedef struct cand_sort {
+    int32_t hops, rot, node;
+} cand_sort_t;
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand_sort_t *a = x, *b = y;
+    if (a->hops != b->hops)
+        return a->hops < b->hops ? -1 : 1;
+    return (a->rot > b->rot) - (a->rot < b->rot);
+}
+
+/* Switched candidates (see build_t), sorted by route length, then by
+ * (c - p) mod n so that ranks spread their first picks round the ring
+ * instead of all asking for rank 0. */
+static ccs_status_t switched_candidates(build_t *b, ccs_err_t *err)
+{
+    const topo_t *t = b->t;
+    int32_t n = b->n, N = b->nnodes, nc = 0, nl = 0, ccap = 0, lcap = 0;
+    int32_t *hops = malloc(sizeof(int32_t) * (size_t)N);   /* owned here */
+    cand_sort_t *cs = malloc(sizeof(*cs) * (size_t)N);     /* owned here */
+    ccs_status_t st = CCS_OK;
+
+    b->maxhops = 1;
+    b->cand_start = calloc((size_t)n + 1, sizeof(int32_t));
+    if (hops == NULL || cs == NULL || b->cand_start == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+        goto cleanup;
+    }
+    for (int32_t p = 0; p < n; p++) {
+        int32_t src = t->rank_node[p], head = 0, tail = 0, k = 0;
+        bool switched = false;
+
+        b->cand_start[p] = nc;
+        for (int32_t i = t->out_start[src]; i < t->out_start[src + 1]; i++)
+            switched = switched || !is_gpu(t, t->links[t->out_links[i]].dst);
+        if (!switched)
+            continue;
+        b->cur_stamp++;
+        b->stamp[src] = b->cur_stamp;
+        hops[src] = 0;
+        b->queue[tail++] = src;
+        while (head < tail) {
+            int32_t x = b->queue[head++];
+            for (int32_t i = t->out_start[x]; i < t->out_start[x + 1]; i++) {
+                int32_t l = t->out_links[i], y = t->links[l].dst;
+                if (b->stamp[y] == b->cur_stamp)
+                    continue;
+                b->stamp[y] = b->cur_stamp;
+                b->pred[y] = l;
+                hops[y] = hops[x] + 1;
+                if (!is_gpu(t, y))
+                    b->queue[tail++] = y;
+                else if (hops[y] >= 2)
+                    cs[k++] = (cand_sort_t){ hops[y],
+                                             (t->nodes[y].rank - p + n) % n,
+                                             y };
+            }
+        }
+        qsort(cs, (size_t)k, sizeof(*cs), cmp_cand);
+        for (int32_t j = 0; j < k; j++) {
+            int32_t y = cs[j].node, len = cs[j].hops;
+            if (nc == ccap || nl + len > lcap) {
+                int32_t *a1, *a2, *a3, *a4;
+                ccap = ccap * 2 + 64;
+                lcap = lcap * 2 + len + 256;
+                a1 = realloc(b->cand, sizeof(int32_t) * (size_t)ccap);
+                if (a1 != NULL)
+                    b->cand = a1;
+                a2 = realloc(b->cand_off, sizeof(int32_t) * (size_t)ccap);
+                if (a2 != NULL)
+                    b->cand_off = a2;
+                a3 = realloc(b->cand_len, sizeof(int32_t) * (size_t)ccap);
+                if (a3 != NULL)
+                    b->cand_len = a3;
+                a4 = realloc(b->cand_links, sizeof(int32_t) * (size_t)lcap);
+                if (a4 != NULL)
+                    b->cand_links = a4;
+                if (!a1 || !a2 || !a3 || !a4) {
+                    st = ccs_err_set(err, CCS_ERR_NOMEM,
+                                     "multitree: out of memory");
+                    goto cleanup;
+                }
+            }
+            if (len >= 64) {
+                st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: "
+                                 "route of %d hops through switches", len);
+                goto cleanup;
+            }
+            b->has_hops[len] = true;
+            if (len > b->maxhops)
+                b->maxhops = len;
+            b->cand[nc] = t->nodes[y].rank;
+            b->cand_off[nc] = nl;
+            b->cand_len[nc] = len;
+            for (int32_t v = y, q = len; v != src; v = t->links[b->pred[v]].src)
+                b->cand_links[nl + --q] = b->pred[v];
+            nl += len;
+            nc++;
+        }
+    }
+    b->cand_start[n] = nc;
+
+cleanup:
+    free(hops);
+    free(cs);
+    return st;
+}
+
+static ccs_status_t build_init(build_t *b, const topo_t *t,
+                               const mtree_opts_t *opts, int32_t *link_cap,
+                               ccs_err_t *err)
+{
+    int32_t n = t->ngpus, N = t->nnodes, L = t->nlinks;
+    size_t nn = (size_t)n * (size_t)n;
+    int32_t cnt = 0;
+    ccs_status_t st;
+
+    memset(b, 0, sizeof(*b));
+    b->t = t;
+    b->opts = *opts;
+    b->n = n;
+    b->nnodes = N;
+    b->nlinks = L;
+    b->cap = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
+    b->members = malloc(sizeof(int32_t) * nn);
+    b->nmem = calloc((size_t)n, sizeof(int32_t));
+    b->live = malloc(sizeof(int32_t) * nn);
+    b->nlive = calloc((size_t)n, sizeof(int32_t));
+    b->missing = malloc(sizeof(int32_t) * nn);
+    b->last_child = malloc(sizeof(int32_t) * nn);
+    b->dist = malloc(sizeof(int32_t) * nn);
+    b->far_top = calloc((size_t)n, sizeof(int32_t));
+    b->nbr_start = calloc((size_t)n + 1, sizeof(int32_t));
+    b->stamp = calloc((size_t)N, sizeof(int32_t));
+    b->pred = malloc(sizeof(int32_t) * (size_t)N);
+    b->queue = malloc(sizeof(int32_t) * (size_t)N);
+    b->order = malloc(sizeof(int32_t) * (size_t)n);
+    b->keys = malloc(sizeof(int64_t) * (size_t)n);
+    b->step_done = calloc((size_t)n, sizeof(bool));
+    if (!b->cap || !b->members || !b->nmem || !b->live || !b->nlive ||
+        !b->missing || !b->last_child || !b->dist || !b->far_top ||
+        !b->nbr_start || !b->stamp || !b->pred || !b->queue || !b->order ||
+        !b->keys || !b->step_done)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory "
+                           "for %d trees", n);
+    for (int32_t r = 0; r < n; r++) {
+        int32_t v = t->rank_node[r];
+        if (v < 0 || v >= N || !is_gpu(t, v) || t->nodes[v].rank != r)
+            return ccs_err_set(err, CCS_ERR_TOPOLOGY, "multitree: rank %d "
+                               "maps to node %d, which is not GPU rank %d",
+                               r, v, r);
+    }
+    link_capacities(t, link_cap);
+
+    /* Distinct direct GPU in-neighbours of each rank (for `missing`). */
+    for (int32_t pass = 0; pass < 2; pass++) {
+        cnt = 0;
+        for (int32_t c = 0; c < n; c++) {
+            int32_t v = t->rank_node[c];
+            b->nbr_start[c] = cnt;
+            b->cur_stamp++;
+            for (int32_t i = t->in_start[v]; i < t->in_start[v + 1]; i++) {
+                int32_t q = t->links[t->in_links[i]].src;
+                if (!is_gpu(t, q) || q == v || b->stamp[q] == b->cur_stamp)
+                    continue;
+                b->stamp[q] = b->cur_stamp;
+                if (pass == 1)
+                    b->nbr[cnt] = t->nodes[q].rank;
+                cnt++;
+            }
+        }
+        b->nbr_start[n] = cnt;
+        if (pass == 0) {
+            b->nbr = malloc(sizeof(int32_t) * (size_t)(cnt ? cnt : 1));
+            if (b->nbr == NULL)
+                return ccs_err_set(err, CCS_ERR_NOMEM,
+                                   "multitree: out of memory");
+        }
+    }
+    /* missing[r][p] starts at p's distinct GPU out-neighbour count, or -1
+     * when p has a link to a switch or NIC. */
+    for (int32_t p = 0; p < n; p++) {
+        int32_t v = t->rank_node[p], m = 0;
+        b->cur_stamp++;
+        for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+            int32_t q = t->links[t->out_links[i]].dst;
+            if (q == v)
+                continue;
+            if (!is_gpu(t, q)) {
+                m = -1;
+                break;
+            }
+            if (b->stamp[q] != b->cur_stamp) {
+                b->stamp[q] = b->cur_stamp;
+                m++;
+            }
+        }
+        for (int32_t r = 0; r < n; r++)
+            b->missing[(size_t)r * n + p] = m;
+    }
+    for (size_t i = 0; i < nn; i++)
+        b->last_child[i] = -1;
+
+    st = all_distances(b, err);
+    if (st == CCS_OK)
+        st = switched_candidates(b, err);
+    if (st != CCS_OK)
+        return st;
+    b->far_cnt = calloc((size_t)n * (size_t)(b->maxd + 1), sizeof(int32_t));
+    if (b->far_cnt == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+    for (int32_t r = 0; r < n; r++) {
+        for (int32_t v = 0; v < n; v++)
+            b->far_cnt[(size_t)r * (b->maxd + 1) + b->dist[(size_t)r * n + v]]++;
+        b->far_top[r] = b->maxd;
+    }
+    return CCS_OK;
+}
+
+/* Rank c joins tree r at `step` (bookkeeping shared by roots and
+ * children). */
+static void join(build_t *b, mtree_t *m, int32_t r, int32_t c, int32_t step)
+{
+    int32_t n = b->n;
+    size_t rn = (size_t)r * n;
+    int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
+
+    m->join_step[rn + c] = step;
+    b->members[rn + b->nmem[r]++] = c;
+    b->live[rn + b->nlive[r]++] = c;
+    for (int32_t i = b->nbr_start[c]; i < b->nbr_start[c + 1]; i++) {
+        int32_t q = b->nbr[i];
+        if (b->missing[rn + q] > 0)
+            b->missing[rn + q]--;
+    }
+    fc[b->dist[rn + c]]--;
+    while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
+        b->far_top[r]--;
+}
+
+/* Append len links to m->path_links, growing it. */
+static ccs_status_t path_append(build_t *b, mtree_t *m, const int32_t *links,
+                                int32_t len, ccs_err_t *err)
+{
+    if (m->npath_links + len > b->path_cap) {
+        int32_t ncap = b->path_cap * 2 + len + 16;
+        int32_t *np = realloc(m->path_links, sizeof(int32_t) * (size_t)ncap);
+        if (np == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+        m->path_links = np;
+        b->path_cap = ncap;
+    }
+    memcpy(m->path_links + m->npath_links, links,
+           sizeof(int32_t) * (size_t)len);
+    m->npath_links += len;
+    return CCS_OK;
+}
+
+/* Rule 4: the first GPU outside tree r that rank p can reach in exactly
+ * `hops` links with capacity left: direct links (hops 1, link-id order),
+ * else the switched candidates of that length (fixed routes).  Charges the path, appends it
+ * to m->path_links and returns the child rank; -1 when none. */
+static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
+                     int32_t hops, int32_t *path_off, int32_t *path_len,
+                     ccs_err_t *err, ccs_status_t *st)
+{
+    const topo_t *t = b->t;
+    size_t rn = (size_t)r * b->n;
+    int32_t src = t->rank_node[p];
+
+    for (int32_t i = t->out_start[src];
+         hops == 1 && i < t->out_start[src + 1]; i++) {
+        int32_t l = t->out_links[i], y = t->links[l].dst;
+        if (b->cap[l] > 0 && is_gpu(t, y) &&
+            m->join_step[rn + t->nodes[y].rank] < 0) {
+            *path_off = m->npath_links;
+            *path_len = 1;
+            *st = path_append(b, m, &l, 1, err);
+            if (*st != CCS_OK)
+                return -1;
+            b->cap[l]--;
+            return t->nodes[y].rank;
+        }
+    }
+    for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
+        int32_t c = b->cand[i], off = b->cand_off[i], len = b->cand_len[i];
+        bool ok = m->join_step[rn + c] < 0;
+
+        if (len != hops) {
+            if (len > hops)
+                break;
+            continue;
+        }
+        for (int32_t k = 0; ok && k < len; k++)
+            ok = b->cap[b->cand_links[off + k]] > 0;
+        if (!ok)
+            continue;
+        *path_off = m->npath_links;
+        *path_len = len;
+        *st = path_append(b, m, &b->cand_links[off], len, err);
+        if (*st != CCS_OK)
+            return -1;
+        for (int32_t k = 0; k < len; k++)
+            b->cap[b->cand_links[off + k]]--;
+        return c;
+    }
+    return -1;
+}
+
+/* Rule 3 and one turn of tree r in `step`: true when a rank joined. */
+static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
+                 int32_t *nedges, ccs_err_t *err, ccs_status_t *st)
+{
+    int32_t n = b->n;
+    size_t rn = (size_t)r * n;
+
+    /* Nearest first over all parents (a multi-source BFS by route
+     * length), parents in join order within one length. */
+    for (int32_t hops = 1; hops <= b->maxhops; hops++) {
+        if (hops > 1 && !b->has_hops[hops])
+            continue;
+        for (int32_t i = 0; i < b->nlive[r]; i++) {
+            int32_t p = b->live[rn + i], c, off = 0, len = 0;
+            mtree_edge_t *e;
+
+            if (m->join_step[rn + p] >= step)
+                break;        /* joined in this step: not a parent yet */
+            if (b->missing[rn + p] == 0)
+                continue;
+            if (b->opts.children == MTREE_CHILDREN_ONE &&
+                b->last_child[rn + p] == step)
+                continue;
+            c = probe(b, m, r, p, hops, &off, &len, err, st);
+            if (*st != CCS_OK)
+                return false;
+            if (c < 0)
+                continue;
+            join(b, m, r, c, step);
+            m->parent[rn + c] = p;
+            b->last_child[rn + p] = step;
+            e = &m->edges[(size_t)r * (n - 1) + nedges[r]++];
+            e->parent = p;
+            e->child = c;
+            e->step = step;
+            e->path_off = off;
+            e->path_len = len;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Rule 2: the turn order for this step (incomplete trees only). */
+static int32_t turn_order(build_t *b)
+{
+    int32_t n = b->n, k = 0;
+
+    for (int32_t r = 0; r < n; r++) {
+        if (b->nmem[r] == n)
+            continue;
+        if (b->opts.order == MTREE_ORDER_HEIGHT)
+            b->keys[k++] = (int64_t)(b->maxd - b->far_top[r]) * n + r;
+        else
+            b->keys[k++] = r;
+    }
+    qsort(b->keys, (size_t)k, sizeof(int64_t), cmp_i64);
+    for (int32_t i = 0; i < k; i++)
+        b->order[i] = (int32_t)(b->keys[i] % n);
+    return k;
+}
+
+/* Drop members that can no longer parent (all GPU neighbours in the tree),
+ * keeping join order. */
+static void compact_live(build_t *b, int32_t r)
+{
+    size_t rn = (size_t)r * b->n;
+    int32_t k = 0;
+
+    for (int32_t i = 0; i < b->nlive[r]; i++) {
+        int32_t p = b->live[rn + i];
+        if (b->missing[rn + p] != 0)
+            b->live[rn + k++] = p;
+    }
+    b->nlive[r] = k;
+}
+
+ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
+                         mtree_t **out, ccs_err_t *err)
+{
+    mtree_opts_t o;
+    build_t b;
+    mtree_t *m = NULL;          /* owned until handed to *out */
+    int32_t *nedges = NULL;     /* [n] owned here */
+    int32_t n, done = 0, step = 0, mincap = INT32_MAX;
+    size_t nn;
+    ccs_status_t st = CCS_OK;
+
+    memset(&b, 0, sizeof(b));
+    if (opts == NULL)
+        mtree_opts_init(&o);
+    else
+        o = *opts;
+    if (t == NULL || t->ngpus < 2)
+        return ccs_err_set(err, CCS_ERR_INVALID, "multitree: needs 2 or more "
+                           "GPUs");
+    n = t->ngpus;
+    nn = (size_t)n * (size_t)n;
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+    m->nranks = n;
+    m->nlinks = t->nlinks;
+    m->opts = o;
+    m->link_cap = malloc(sizeof(int32_t) * (size_t)(t->nlinks ? t->nlinks
+                                                               : 1));
+    m->edges = calloc((size_t)n * (size_t)(n - 1), sizeof(mtree_edge_t));
+    m->join_step = malloc(sizeof(int32_t) * nn);
+    m->parent = malloc(sizeof(int32_t) * nn);
+    m->height = calloc((size_t)n, sizeof(int32_t));
+    nedges = calloc((size_t)n, sizeof(int32_t));
+    if (!m->link_cap || !m->edges || !m->join_step || !m->parent ||
+        !m->height || !nedges) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        m->join_step[i] = -1;
+        m->parent[i] = -1;
+    }
+    st = build_init(&b, t, &o, m->link_cap, err);
+    if (st != CCS_OK)
+        goto cleanup;
+
+    /* Lower bound: each rank must receive n-1 blocks through its in-links. */
+    for (int32_t r = 0; r < n; r++) {
+        int32_t v = t->rank_node[r], c = 0;
+        for (int32_t i = t->in_start[v]; i < t->in_start[v + 1]; i++)
+            c += m->link_cap[t->in_links[i]];
+        if (c < mincap)
+            mincap = c;
+    }
+    m->lower_bound = mincap > 0 ? (n - 1 + mincap - 1) / mincap : 0;
+
+    /* Algorithm 1 lines 1-3: every rank roots its own tree. */
+    for (int32_t r = 0; r < n; r++)
+        join(&b, m, r, r, 0);
+
+    while (done < n) {             /* lines 4-14 */
+        int32_t norder, added = 0;
+        bool progress = true;
+
+        step++;
+        memcpy(b.cap, m->link_cap, sizeof(int32_t) * (size_t)t->nlinks);
+        norder = turn_order(&b);
+        for (int32_t i = 0; i < norder; i++) {
+            b.step_done[b.order[i]] = false;
+            compact_live(&b, b.order[i]);
+        }
+        while (progress) {
+            progress = false;
+            for (int32_t i = 0; i < norder; i++) {
+                int32_t r = b.order[i];
+                if (b.step_done[r])
+                    continue;
+                if (turn(&b, m, r, step, nedges, err, &st)) {
+                    progress = true;
+                    added++;
+                    if (b.nmem[r] == n) {
+                        b.step_done[r] = true;
+                        m->height[r] = step;
+                        done++;
+                    }
+                } else {
+                    if (st != CCS_OK)
+                        goto cleanup;
+                    b.step_done[r] = true;
+                }
+            }
+        }
+        if (added == 0) {
+            st = ccs_err_set(err, CCS_ERR_TOPOLOGY, "multitree: topology "
+                             "'%s': no tree can grow in step %d (%d of %d "
+                             "trees complete)", t->name, step, done, n);
+            goto cleanup;
+        }
+    }
+    m->nsteps = step;
+
+cleanup:
+    build_free(&b);
+    free(nedges);
+    if (st != CCS_OK) {
+        mtree_destroy(m);
+        return st;
+    }
+    *out = m;
+    return CCS_OK;
+}
+
+ccs_status_t mtree_build_best(const topo_t *t, mtree_children_t children,
+                              mtree_t **out, ccs_err_t *err)
+{
+    mtree_t *best = NULL;       /* owned until handed to *out */
+
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
+        mtree_opts_t opts = { (mtree_order_t)o, children };
+        mtree_t *m = NULL;
+        ccs_status_t st = mtree_build(t, &opts, &m, err);
+        if (st != CCS_OK) {
+            mtree_destroy(best);
+            return st;
+        }
+        if (best == NULL || m->nsteps < best->nsteps) {
+            mtree_destroy(best);
+            best = m;
+        } else {
+            mtree_destroy(m);
+        }
+    }
+    *out = best;
+    return CCS_OK;
+}
+
+ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f)
+{
+    int32_t n = m->nranks;
+
+    fprintf(f, "// ccsynth multitree: %d trees, T=%d steps (lower bound "
+            "%d), order=%s, children=%s\n", n, m->nsteps, m->lower_bound,
+            mtree_order_str(m->opts.order),
+            mtree_children_str(m->opts.children));
+    fprintf(f, "digraph multitree {\n"
+            "  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, "
+            "label=\"MultiTree on %s: %d trees, T=%d (edge label: step"
+            "[/via switches])\"];\n"
+            "  node [shape=circle, fontname=\"Helvetica\", fontsize=10];\n"
+            "  edge [fontname=\"Helvetica\", fontsize=8, arrowsize=0.6];\n",
+            t->name, n, m->nsteps);
+    for (int32_t r = 0; r < n; r++) {
+        fprintf(f, "  subgraph cluster_t%d {\n    label=\"tree %d (height "
+                "%d)\";\n", r, r, m->height[r]);
+        fprintf(f, "    t%d_%d [label=\"%d\", shape=doublecircle];\n", r, r,
+                r);
+        for (int32_t v = 0; v < n; v++) {
+            if (v != r)
+                fprintf(f, "    t%d_%d [label=\"%d\"];\n", r, v, v);
+        }
+        for (int32_t i = 0; i < n - 1; i++) {
+            const mtree_edge_t *e = &m->edges[(size_t)r * (n - 1) + i];
+            fprintf(f, "    t%d_%d -> t%d_%d [label=\"%d", r, e->parent, r,
+                    e->child, e->step);
+            for (int32_t k = 0; k + 1 < e->path_len; k++) {
+                int32_t l = m->path_links[e->path_off + k];
+                fprintf(f, "%s%s", k ? "," : "/", t->nodes[t->links[l].dst]
+                                                      .name);
+            }
+            fprintf(f, "\"];\n");
+        }
+        fprintf(f, "  }\n");
+    }
+    fprintf(f, "}\n");
+    return ferror(f) ? CCS_ERR_IO : CCS_OK;
+}

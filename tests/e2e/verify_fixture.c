@@ -1,0 +1,88 @@
+/*
+ * verify_fixture.c - writes the .ccs files tests/e2e/verify_cli.sh feeds to
+ * `ccsynth verify`, built from the IR builder so the test does not depend
+ * on any algorithm module.  Compiled by verify_cli.sh against libccs.a.
+ *
+ *   verify_fixture DIR   writes DIR/ring4.ccs, DIR/direct3.ccs (correct),
+ *                        DIR/missing.ccs, DIR/unmatched.ccs (broken)
+ * Exit 0 on success, 77 when the format writer is not built yet
+ * (CCS_ERR_UNSUPPORTED), 1 on any other failure.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../runtime/format.h"
+#include "../unit/verify_fixture.h"
+
+static int write_one(const ccs_sched_t *s, const char *dir, const char *name)
+{
+    char path[4096];
+    ccs_err_t err = { { 0 } };
+    ccs_status_t st;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    st = ccs_format_write_file(s, path, &err);
+    if (st == CCS_ERR_UNSUPPORTED)
+        return 77;
+    if (st != CCS_OK) {
+        fprintf(stderr, "verify_fixture: %s: %s\n", path,
+                ccs_err_msg(&err, st));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    ccs_sched_t *ring = NULL, *direct = NULL, *bad = NULL;
+    ccs_err_t err = { { 0 } };
+    int rc = 1;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: verify_fixture DIR\n");
+        return 2;
+    }
+    if (fixture_ring_allreduce(4, &ring, &err) != CCS_OK ||
+        fixture_direct_allgather(3, &direct, &err) != CCS_OK) {
+        fprintf(stderr, "verify_fixture: %s\n", err.msg);
+        goto cleanup;
+    }
+    if ((rc = write_one(ring, argv[1], "ring4.ccs")) != 0 ||
+        (rc = write_one(direct, argv[1], "direct3.ccs")) != 0)
+        goto cleanup;
+
+    /* Rank 1's first op is the RECV_REDUCE of step 0: make it a plain
+     * RECV, and rank 1's own contribution to chunk 0 is lost. */
+    rc = 1;
+    if (ccs_sched_clone(ring, &bad, &err) != CCS_OK)
+        goto cleanup;
+    for (uint32_t i = 0; i < bad->rank_nops[1]; i++) {
+        ccs_op_t *op = &bad->rank_ops[1][i];
+        if (op->kind == CCS_OP_RECV_REDUCE) {
+            op->kind = CCS_OP_RECV;
+            op->src_buf = 0;
+            op->src_chunk = 0;
+            break;
+        }
+    }
+    if ((rc = write_one(bad, argv[1], "missing.ccs")) != 0)
+        goto cleanup;
+    ccs_sched_destroy(bad);
+    bad = NULL;
+
+    /* Drop rank 0's first op (its step-0 SEND): rank 1's receive is left
+     * unmatched. */
+    rc = 1;
+    if (ccs_sched_clone(ring, &bad, &err) != CCS_OK)
+        goto cleanup;
+    memmove(bad->rank_ops[0], bad->rank_ops[0] + 1,
+            (bad->rank_nops[0] - 1) * sizeof(ccs_op_t));
+    bad->rank_nops[0]--;
+    rc = write_one(bad, argv[1], "unmatched.ccs");
+
+cleanup:
+    ccs_sched_destroy(bad);
+    ccs_sched_destroy(direct);
+    ccs_sched_destroy(ring);
+    return rc;
+}

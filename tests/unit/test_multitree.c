@@ -1,0 +1,621 @@
+/* test_multitree.c - MultiTree trees (synth/mtree.c) and schedules
+ * (synth/algo_multitree.c): spanning, links and switch paths, per-step link
+ * capacity, step counts against the paper's, verifier on every collective.
+ *
+ * Topologies are filled in by hand here (tb_*), independent of topo.c, so
+ * the tree rules are tested on known link orders; the built-in specs are
+ * tested too when topo_load knows them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../synth/algo.h"
+#include "../../synth/mtree.h"
+#include "../../synth/topo_init.h"
+#include "../../synth/verify.h"
+#include "harness.h"
+
+/* ---- hand-built topologies ---- */
+
+typedef struct tb {
+    topo_t t;
+    int32_t lcap;
+} tb_t;
+
+/* ngpu GPUs (node id == rank) then nsw switches. */
+static tb_t *tb_new(const char *name, int32_t ngpu, int32_t nsw)
+{
+    tb_t *b = calloc(1, sizeof(*b));
+    int32_t n = ngpu + nsw;
+
+    snprintf(b->t.name, sizeof(b->t.name), "%s", name);
+    b->t.nnodes = n;
+    b->t.ngpus = ngpu;
+    b->t.nservers = 1;
+    b->t.nodes = calloc((size_t)n, sizeof(topo_node_t));
+    b->t.rank_node = calloc((size_t)ngpu, sizeof(int32_t));
+    for (int32_t v = 0; v < n; v++) {
+        topo_node_t *nd = &b->t.nodes[v];
+        nd->kind = v < ngpu ? TOPO_NODE_GPU : TOPO_NODE_SWITCH;
+        nd->rank = v < ngpu ? v : -1;
+        nd->server = 0;
+        snprintf(nd->name, sizeof(nd->name), v < ngpu ? "gpu%d" : "sw%d",
+                 v < ngpu ? v : v - ngpu);
+        if (v < ngpu)
+            b->t.rank_node[v] = v;
+    }
+    return b;
+}
+
+static void tb_arc(tb_t *b, int32_t u, int32_t v, double bw)
+{
+    if (b->t.nlinks == b->lcap) {
+        b->lcap = b->lcap ? 2 * b->lcap : 64;
+        b->t.links = realloc(b->t.links, sizeof(topo_link_t) *
+                             (size_t)b->lcap);
+    }
+    b->t.links[b->t.nlinks++] = (topo_link_t){ u, v, 150e-9, bw };
+}
+
+/* A cable: one link each way. */
+static void tb_cable(tb_t *b, int32_t u, int32_t v, double bw)
+{
+    tb_arc(b, u, v, bw);
+    tb_arc(b, v, u, bw);
+}
+
+static void tb_finish(tb_t *b)
+{
+    topo_t *t = &b->t;
+    int32_t n = t->nnodes, L = t->nlinks;
+    int32_t *po = calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t *pi = calloc((size_t)n + 1, sizeof(int32_t));
+
+    t->out_start = calloc((size_t)n + 1, sizeof(int32_t));
+    t->in_start = calloc((size_t)n + 1, sizeof(int32_t));
+    t->out_links = calloc((size_t)L + 1, sizeof(int32_t));
+    t->in_links = calloc((size_t)L + 1, sizeof(int32_t));
+    for (int32_t l = 0; l < L; l++) {
+        t->out_start[t->links[l].src + 1]++;
+        t->in_start[t->links[l].dst + 1]++;
+    }
+    for (int32_t v = 0; v < n; v++) {
+        t->out_start[v + 1] += t->out_start[v];
+        t->in_start[v + 1] += t->in_start[v];
+    }
+    memcpy(po, t->out_start, sizeof(int32_t) * (size_t)n);
+    memcpy(pi, t->in_start, sizeof(int32_t) * (size_t)n);
+    for (int32_t l = 0; l < L; l++) {
+        t->out_links[po[t->links[l].src]++] = l;
+        t->in_links[pi[t->links[l].dst]++] = l;
+    }
+    free(po);
+    free(pi);
+}
+
+static void tb_free(tb_t *b)
+{
+    if (b == NULL)
+        return;
+    free(b->t.nodes);
+    free(b->t.links);
+    free(b->t.rank_node);
+    free(b->t.out_start);
+    free(b->t.out_links);
+    free(b->t.in_start);
+    free(b->t.in_links);
+    free(b);
+}
+
+/* a x b torus (wrap) or mesh, rank = i * b + j. */
+static tb_t *tb_grid(int32_t a, int32_t bb, bool wrap)
+{
+    char name[32];
+    tb_t *b;
+
+    snprintf(name, sizeof(name), "%s:%dx%d", wrap ? "torus" : "mesh", a, bb);
+    b = tb_new(name, a * bb, 0);
+    for (int32_t i = 0; i < a; i++) {
+        for (int32_t j = 0; j < bb; j++) {
+            int32_t v = i * bb + j;
+            if (j + 1 < bb || (wrap && bb > 2))
+                tb_cable(b, v, i * bb + (j + 1) % bb, 16e9);
+            if (i + 1 < a || (wrap && a > 2))
+                tb_cable(b, v, ((i + 1) % a) * bb + j, 16e9);
+        }
+    }
+    tb_finish(b);
+    return b;
+}
+
+static tb_t *tb_ring(int32_t n)
+{
+    tb_t *b = tb_new("ring", n, 0);
+    for (int32_t i = 0; i < n; i++)
+        tb_cable(b, i, (i + 1) % n, 16e9);
+    tb_finish(b);
+    return b;
+}
+
+static tb_t *tb_switch(int32_t n)
+{
+    tb_t *b = tb_new("switch", n, 1);
+    for (int32_t i = 0; i < n; i++)
+        tb_cable(b, i, n, 16e9);
+    tb_finish(b);
+    return b;
+}
+
+/* Two-level fat tree: `leaves` leaf switches with `per` GPUs each, every
+ * leaf cabled to each of `spines` spine switches. */
+static tb_t *tb_fattree(int32_t leaves, int32_t per, int32_t spines)
+{
+    int32_t n = leaves * per;
+    tb_t *b = tb_new("fattree", n, leaves + spines);
+
+    for (int32_t g = 0; g < n; g++)
+        tb_cable(b, g, n + g / per, 16e9);
+    for (int32_t l = 0; l < leaves; l++)
+        for (int32_t s = 0; s < spines; s++)
+            tb_cable(b, n + l, n + leaves + s, 16e9);
+    tb_finish(b);
+    return b;
+}
+
+/* DGX-1 style hybrid cube-mesh: two quads fully connected inside, GPU i
+ * linked to i+4; the cross links are twice as wide (two NVLinks). */
+static tb_t *tb_cubemesh(void)
+{
+    tb_t *b = tb_new("cubemesh", 8, 0);
+    for (int32_t q = 0; q < 2; q++)
+        for (int32_t i = 0; i < 4; i++)
+            for (int32_t j = i + 1; j < 4; j++)
+                tb_cable(b, 4 * q + i, 4 * q + j, 25e9);
+    for (int32_t i = 0; i < 4; i++)
+        tb_cable(b, i, i + 4, 50e9);
+    tb_finish(b);
+    return b;
+}
+
+/* ---- independent checks of a set of trees ---- */
+
+/* Every tree spans all ranks; each edge is a link path from the parent's
+ * node to the child's node through switches only; the parent joined
+ * earlier; no link is used beyond round(bw/min_bw) in one step; under
+ * MTREE_CHILDREN_ONE no parent gets two children of a tree in one step. */
+static void check_trees(const mtree_t *m, const topo_t *t)
+{
+    int32_t n = t->ngpus;
+    double minbw = 1e300;
+    int32_t *use = calloc((size_t)t->nlinks * (size_t)(m->nsteps + 1),
+                          sizeof(int32_t));
+    bool *seen = calloc((size_t)n, sizeof(bool));
+
+    for (int32_t l = 0; l < t->nlinks; l++)
+        if (t->links[l].bw_Bps < minbw)
+            minbw = t->links[l].bw_Bps;
+    CHECK_EQ_INT(m->nranks, n);
+    for (int32_t r = 0; r < n; r++) {
+        memset(seen, 0, sizeof(bool) * (size_t)n);
+        seen[r] = true;
+        CHECK_EQ_INT(m->join_step[r * n + r], 0);
+        for (int32_t i = 0; i < n - 1; i++) {
+            const mtree_edge_t *e = &m->edges[r * (n - 1) + i];
+            int32_t at = t->rank_node[e->parent];
+            CHECK_MSG(e->child >= 0 && e->child < n && !seen[e->child],
+                      "tree %d: child %d twice or out of range", r, e->child);
+            if (e->child < 0 || e->child >= n)
+                continue;
+            seen[e->child] = true;
+            CHECK_MSG(e->step >= 1 && e->step <= m->nsteps,
+                      "tree %d: step %d", r, e->step);
+            CHECK_MSG(m->join_step[r * n + e->parent] < e->step,
+                      "tree %d: parent %d joined at %d, child %d at %d", r,
+                      e->parent, m->join_step[r * n + e->parent], e->child,
+                      e->step);
+            CHECK_EQ_INT(m->join_step[r * n + e->child], e->step);
+            CHECK_EQ_INT(m->parent[r * n + e->child], e->parent);
+            CHECK(e->path_len >= 1);
+            for (int32_t k = 0; k < e->path_len; k++) {
+                int32_t l = m->path_links[e->path_off + k];
+                CHECK_MSG(t->links[l].src == at, "tree %d edge %d->%d: "
+                          "path breaks at link %d", r, e->parent, e->child,
+                          l);
+                at = t->links[l].dst;
+                if (k + 1 < e->path_len)
+                    CHECK_MSG(t->nodes[at].kind != TOPO_NODE_GPU,
+                              "tree %d: path through GPU %s", r,
+                              t->nodes[at].name);
+                use[(size_t)e->step * t->nlinks + l]++;
+            }
+            CHECK_EQ_INT(at, t->rank_node[e->child]);
+            if (m->opts.children == MTREE_CHILDREN_ONE) {
+                for (int32_t j = 0; j < i; j++) {
+                    const mtree_edge_t *f = &m->edges[r * (n - 1) + j];
+                    CHECK_MSG(!(f->parent == e->parent &&
+                                f->step == e->step),
+                              "tree %d: parent %d has two children in step "
+                              "%d", r, e->parent, e->step);
+                }
+            }
+        }
+        for (int32_t v = 0; v < n; v++)
+            CHECK_MSG(seen[v], "tree %d does not span rank %d", r, v);
+    }
+    for (int32_t s = 1; s <= m->nsteps; s++) {
+        for (int32_t l = 0; l < t->nlinks; l++) {
+            int32_t k = (int32_t)(t->links[l].bw_Bps / minbw + 0.5);
+            int32_t u = use[(size_t)s * t->nlinks + l];
+            CHECK_MSG(u <= (k < 1 ? 1 : k), "step %d: link %d (%s->%s) "
+                      "used %d times, capacity %d", s, l,
+                      t->nodes[t->links[l].src].name,
+                      t->nodes[t->links[l].dst].name, u, k);
+        }
+    }
+    free(use);
+    free(seen);
+}
+
+/* ---- tests ---- */
+
+typedef tb_t *(*tb_make_fn)(void);
+static tb_t *mk_torus4(void) { return tb_grid(4, 4, true); }
+static tb_t *mk_torus8(void) { return tb_grid(8, 8, true); }
+static tb_t *mk_mesh4(void) { return tb_grid(4, 4, false); }
+static tb_t *mk_mesh8(void) { return tb_grid(8, 8, false); }
+static tb_t *mk_torus4x8(void) { return tb_grid(4, 8, true); }
+static tb_t *mk_ring8(void) { return tb_ring(8); }
+static tb_t *mk_ring2(void) { return tb_ring(2); }
+static tb_t *mk_switch8(void) { return tb_switch(8); }
+static tb_t *mk_fattree(void) { return tb_fattree(4, 4, 2); }
+static tb_t *mk_cubemesh(void) { return tb_cubemesh(); }
+
+static const struct {
+    const char *name;
+    tb_make_fn make;
+} topos[] = {
+    { "torus4x4", mk_torus4 },   { "torus8x8", mk_torus8 },
+    { "mesh4x4", mk_mesh4 },     { "mesh8x8", mk_mesh8 },
+    { "torus4x8", mk_torus4x8 }, { "ring8", mk_ring8 },
+    { "ring2", mk_ring2 },       { "switch8", mk_switch8 },
+    { "fattree", mk_fattree },   { "cubemesh", mk_cubemesh },
+};
+#define NTOPOS (sizeof(topos) / sizeof(topos[0]))
+
+TEST(trees_span_and_respect_links)
+{
+    for (size_t i = 0; i < NTOPOS; i++) {
+        tb_t *b = topos[i].make();
+        for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
+            for (int ch = 0; ch < MTREE_CHILDREN_COUNT; ch++) {
+                mtree_opts_t opts = { (mtree_order_t)o,
+                                      (mtree_children_t)ch };
+                mtree_t *m = NULL;
+                ccs_err_t err = { { 0 } };
+                ccs_status_t st = mtree_build(&b->t, &opts, &m, &err);
+                CHECK_MSG(st == CCS_OK, "%s: %s", topos[i].name, err.msg);
+                if (st == CCS_OK) {
+                    check_trees(m, &b->t);
+                    CHECK_MSG(m->nsteps >= m->lower_bound,
+                              "%s: T=%d below the bound %d", topos[i].name,
+                              m->nsteps, m->lower_bound);
+                }
+                mtree_destroy(m);
+            }
+        }
+        tb_free(b);
+    }
+}
+
+/* The paper's simulator (4 concurrent sends/receives per node and step)
+ * gets these; ours must be no worse.  Lower bounds ceil((n-1)/in-degree). */
+TEST(step_counts_meet_paper)
+{
+    static const struct {
+        tb_make_fn make;
+        const char *name;
+        int32_t max_T, bound;
+    } cases[] = {
+        { mk_torus4, "torus 4x4", 5, 4 },
+        { mk_torus8, "torus 8x8", 17, 16 },
+        { mk_mesh4, "mesh 4x4", 10, 8 },
+        { mk_mesh8, "mesh 8x8", 33, 32 },
+        { mk_ring8, "ring 8", 4, 4 },      /* both ways: diameter 4 */
+        { mk_switch8, "switch 8", 7, 7 },  /* one port each: n-1 */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tb_t *b = cases[i].make();
+        mtree_t *m = NULL;
+        ccs_err_t err = { { 0 } };
+        CHECK_STATUS(mtree_build_best(&b->t, MTREE_CHILDREN_ANY, &m, &err),
+                     CCS_OK);
+        if (m != NULL) {
+            CHECK_MSG(m->nsteps <= cases[i].max_T, "%s: T=%d > %d",
+                      cases[i].name, m->nsteps, cases[i].max_T);
+            CHECK_EQ_INT(m->lower_bound, cases[i].bound);
+            printf("  %-10s T=%d (lower bound %d, target %d)\n",
+                   cases[i].name, m->nsteps, m->lower_bound, cases[i].max_T);
+        }
+        mtree_destroy(m);
+        tb_free(b);
+    }
+}
+
+/* VII-B: a link twice as wide counts twice. */
+TEST(wide_links_count_as_parallel)
+{
+    tb_t *b = tb_new("ring-wide", 4, 0);
+    mtree_t *m = NULL;
+
+    for (int32_t i = 0; i < 4; i++)
+        tb_cable(b, i, (i + 1) % 4, 32e9);
+    tb_cable(b, 0, 2, 16e9);   /* one slow chord sets the unit */
+    tb_finish(b);
+    CHECK_STATUS(mtree_build(&b->t, NULL, &m, NULL), CCS_OK);
+    if (m != NULL) {
+        for (int32_t l = 0; l < b->t.nlinks; l++)
+            CHECK_EQ_INT(m->link_cap[l], l < 8 ? 2 : 1);
+        /* rank 1 receives through two 2-wide links: ceil(3/4) */
+        CHECK_EQ_INT(m->lower_bound, 1);
+        check_trees(m, &b->t);
+    }
+    mtree_destroy(m);
+    tb_free(b);
+}
+
+TEST(deterministic)
+{
+    tb_t *b = mk_mesh8();
+    mtree_t *m1 = NULL, *m2 = NULL;
+
+    CHECK_STATUS(mtree_build(&b->t, NULL, &m1, NULL), CCS_OK);
+    CHECK_STATUS(mtree_build(&b->t, NULL, &m2, NULL), CCS_OK);
+    if (m1 && m2) {
+        int32_t n = b->t.ngpus;
+        CHECK_EQ_INT(m1->nsteps, m2->nsteps);
+        CHECK(memcmp(m1->edges, m2->edges,
+                     sizeof(mtree_edge_t) * (size_t)n * (n - 1)) == 0);
+    }
+    mtree_destroy(m1);
+    mtree_destroy(m2);
+    tb_free(b);
+}
+
+/* Switched paths: on a star every edge is gpu -> switch -> gpu; on the
+ * fat tree a rank's first child shares its leaf switch (III-C3 step 2). */
+TEST(switch_paths)
+{
+    tb_t *s = mk_switch8(), *f = mk_fattree();
+    mtree_t *m = NULL;
+
+    CHECK_STATUS(mtree_build(&s->t, NULL, &m, NULL), CCS_OK);
+    if (m != NULL) {
+        for (int32_t i = 0; i < 8 * 7; i++)
+            CHECK_EQ_INT(m->edges[i].path_len, 2);
+        CHECK_EQ_INT(m->nsteps, 7);
+    }
+    mtree_destroy(m);
+    m = NULL;
+    CHECK_STATUS(mtree_build(&f->t, NULL, &m, NULL), CCS_OK);
+    if (m != NULL) {
+        for (int32_t r = 0; r < 16; r++) {
+            const mtree_edge_t *e = &m->edges[r * 15];
+            CHECK_EQ_INT(e->step, 1);
+            CHECK_EQ_INT(e->path_len, 2);
+            CHECK_EQ_INT(e->child / 4, r / 4);
+        }
+    }
+    mtree_destroy(m);
+    tb_free(s);
+    tb_free(f);
+}
+
+TEST(disconnected_is_an_error)
+{
+    tb_t *b = tb_new("split", 4, 0);
+    mtree_t *m = NULL;
+    ccs_err_t err = { { 0 } };
+
+    tb_cable(b, 0, 1, 16e9);
+    tb_cable(b, 2, 3, 16e9);
+    tb_finish(b);
+    CHECK_STATUS(mtree_build(&b->t, NULL, &m, &err), CCS_ERR_TOPOLOGY);
+    CHECK_STR_CONTAINS(err.msg, "cannot reach");
+    CHECK(m == NULL);
+    tb_free(b);
+}
+
+/* Steps in which some rank sends. */
+static uint32_t transfer_steps(const ccs_sched_t *s)
+{
+    bool *has = calloc(s->nsteps + 1, sizeof(bool));
+    uint32_t k = 0;
+
+    for (uint32_t r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++)
+            if (s->rank_ops[r][i].kind == CCS_OP_SEND)
+                has[s->rank_ops[r][i].step] = true;
+    for (uint32_t t = 0; t < s->nsteps; t++)
+        k += has[t];
+    free(has);
+    return k;
+}
+
+static const ccs_coll_t colls[] = {
+    CCS_COLL_ALLGATHER, CCS_COLL_REDUCESCATTER, CCS_COLL_ALLREDUCE,
+};
+
+/* Every collective on every topology, with and without pipelining, passes
+ * the symbolic verifier and takes (T + P - 1) steps per phase. */
+TEST(schedules_verify)
+{
+    for (size_t i = 0; i < NTOPOS; i++) {
+        tb_t *b = topos[i].make();
+        mtree_t *m = NULL;
+        CHECK_STATUS(mtree_build_best(&b->t, MTREE_CHILDREN_ANY, &m, NULL),
+                     CCS_OK);
+        for (size_t c = 0; m != NULL && c < 3; c++) {
+            for (uint32_t P = 1; P <= 3; P += 2) {
+                algo_params_t p;
+                ccs_sched_t *s = NULL;
+                verify_report_t rep;
+                ccs_err_t err = { { 0 } };
+                ccs_status_t st;
+                uint32_t span = (uint32_t)m->nsteps + P - 1;
+
+                algo_params_init(&p);
+                p.coll = colls[c];
+                p.pipeline = P;
+                st = algo_synthesize("multitree", &b->t, &p, &s, &err);
+                CHECK_MSG(st == CCS_OK, "%s %s P=%u: %s", topos[i].name,
+                          ccs_coll_str(colls[c]), P, err.msg);
+                if (st != CCS_OK)
+                    continue;
+                CHECK_EQ_INT(s->nchunks, b->t.ngpus * P);
+                /* All-gather: exactly T + P - 1; the reduce-scatter may add
+                 * local merge steps (no transfers in them). */
+                if (colls[c] == CCS_COLL_ALLGATHER)
+                    CHECK_EQ_INT(s->nsteps, span);
+                else
+                    CHECK(s->nsteps >= (colls[c] == CCS_COLL_ALLREDUCE
+                                            ? 2 * span : span));
+                /* Unpipelined, transfers fill exactly T steps per
+                 * phase. */
+                if (P == 1)
+                    CHECK_EQ_INT(transfer_steps(s), colls[c] ==
+                                 CCS_COLL_ALLREDUCE ? 2 * span : span);
+                st = verify_sched(s, &rep, &err);
+                CHECK_MSG(st == CCS_OK, "%s %s P=%u: verify: %s",
+                          topos[i].name, ccs_coll_str(colls[c]), P, err.msg);
+                ccs_sched_destroy(s);
+            }
+        }
+        mtree_destroy(m);
+        tb_free(b);
+    }
+}
+
+TEST(chunk_options)
+{
+    tb_t *b = mk_ring8();
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+
+    algo_params_init(&p);
+    p.nchunks = 12;
+    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, &err),
+                 CCS_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(err.msg, "multiple");
+    p.nchunks = 16;
+    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, &err), CCS_OK);
+    if (s != NULL)
+        CHECK_EQ_INT(s->nchunks, 16);
+    ccs_sched_destroy(s);
+    s = NULL;
+    p.coll = CCS_COLL_BROADCAST;
+    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, &err),
+                 CCS_ERR_UNSUPPORTED);
+    tb_free(b);
+}
+
+TEST(report_line)
+{
+    tb_t *b = mk_torus4();
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    char buf[256] = { 0 };
+    FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+    algo_params_init(&p);
+    p.coll = CCS_COLL_ALLGATHER;
+    p.report = f;
+    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, NULL), CCS_OK);
+    fclose(f);
+    CHECK_STR_CONTAINS(buf, "multitree: allgather T=");
+    CHECK_STR_CONTAINS(buf, "(lower bound 4)");
+    ccs_sched_destroy(s);
+    tb_free(b);
+}
+
+TEST(dot_output)
+{
+    tb_t *b = mk_fattree();
+    mtree_t *m = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int clusters = 0;
+
+    CHECK_STATUS(mtree_build(&b->t, NULL, &m, NULL), CCS_OK);
+    if (m != NULL)
+        CHECK_STATUS(mtree_write_dot(m, &b->t, f), CCS_OK);
+    fclose(f);
+    CHECK_STR_CONTAINS(buf, "digraph multitree");
+    CHECK_STR_CONTAINS(buf, "/sw");   /* switch path labels */
+    for (const char *q = buf; q && (q = strstr(q, "subgraph cluster_"));
+         q++)
+        clusters++;
+    CHECK_EQ_INT(clusters, 16);
+    free(buf);
+    mtree_destroy(m);
+    tb_free(b);
+}
+
+/* The built-in specs, when topo.c provides them. */
+TEST(builtin_topologies)
+{
+    static const char *specs[] = {
+        "torus:4x4", "torus:8x8", "mesh:4x4", "mesh:8x8", "ring:8",
+        "switch:8", "dgx1", "fattree:4x4", "dgx-h100", "cluster:2x8",
+    };
+    int loaded = 0;
+
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        topo_t *t = NULL;
+        mtree_t *m = NULL;
+        ccs_err_t err = { { 0 } };
+        if (topo_load(specs[i], NULL, &t, &err) != CCS_OK)
+            continue;
+        loaded++;
+        CHECK_STATUS(mtree_build_best(t, MTREE_CHILDREN_ANY, &m, &err),
+                     CCS_OK);
+        if (m != NULL) {
+            check_trees(m, t);
+            printf("  %-12s T=%d (lower bound %d)\n", specs[i], m->nsteps,
+                   m->lower_bound);
+        }
+        for (size_t c = 0; m != NULL && c < 3; c++) {
+            algo_params_t p;
+            ccs_sched_t *s = NULL;
+            algo_params_init(&p);
+            p.coll = colls[c];
+            CHECK_STATUS(algo_synthesize("multitree", t, &p, &s, &err),
+                         CCS_OK);
+            if (s != NULL)
+                CHECK_MSG(verify_sched(s, NULL, &err) == CCS_OK,
+                          "%s %s: %s", specs[i], ccs_coll_str(colls[c]),
+                          err.msg);
+            ccs_sched_destroy(s);
+        }
+        mtree_destroy(m);
+        topo_destroy(t);
+    }
+    printf("  built-in topologies loaded: %d\n", loaded);
+}
+
+int main(void)
+{
+    topo_global_init();
+    RUN(trees_span_and_respect_links);
+    RUN(step_counts_meet_paper);
+    RUN(wide_links_count_as_parallel);
+    RUN(deterministic);
+    RUN(switch_paths);
+    RUN(disconnected_is_an_error);
+    RUN(schedules_verify);
+    RUN(chunk_options);
+    RUN(report_line);
+    RUN(dot_output);
+    RUN(builtin_topologies);
+    return TEST_SUMMARY();
+}

@@ -1,0 +1,388 @@
+/*
+ * test_runtime_exec.c - the executor on the threads transport: every
+ * fixture plan (rt_fixtures.h) and every registered algorithm's plan, x
+ * collective x datatype x op x counts 1, 7, 1000 (and 1000003 for a
+ * subset), out of place and in place, checked element by element against
+ * the independent reference of tools/ccs_check.h; straggler relabeling and
+ * phase-0 progress without the straggler.
+ *
+ *   test_runtime_exec                 run the tests
+ *   test_runtime_exec --write-plans D write the fixture plans into directory D
+ *                                     (used by tests/e2e/mpi_correct.sh)
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rt_fixtures.h"
+#include "../../runtime/ccs_int.h"
+#include "../../runtime/format.h"
+#include "../../synth/algo.h"
+#include "../../tools/ccs_check.h"
+
+typedef struct combo {
+    ccs_dtype_t dt;
+    ccs_redop_t op;
+    size_t count;
+    bool inplace;
+} combo_t;
+
+#define MAX_COMBOS 256
+#define MAX_R 8
+
+typedef struct world_job {
+    const ccs_plan_t *plan;
+    ccs_comm_t *comm;
+    int rank, R;
+    const combo_t *combos;
+    int ncombos;
+    int straggler;            /* -1: the plan's own */
+    int delay_rank;           /* sleeps delay_us before each run, or -1 */
+    unsigned delay_us;
+    /* results */
+    ccs_status_t st[MAX_COMBOS];
+    size_t wrong[MAX_COMBOS];
+    ccs_run_stats_t stats[MAX_COMBOS];
+    char msg[256];
+} world_job_t;
+
+static void *rank_main(void *arg)
+{
+    world_job_t *j = arg;
+    ccs_coll_t coll = ccs_plan_coll(j->plan);
+    int root = ccs_plan_root(j->plan);
+
+    for (int k = 0; k < j->ncombos; k++) {
+        const combo_t *c = &j->combos[k];
+        size_t es = ccs_dtype_size(c->dt);
+        size_t in_n = chk_in_elems(coll, j->R, c->count);
+        size_t out_n = chk_out_elems(coll, j->R, c->count);
+        size_t big = in_n > out_n ? in_n : out_n;
+        uint8_t *a = malloc(big * es + 1), *b = NULL;
+        uint8_t *send, *recv;
+        ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+
+        if (c->inplace) {
+            send = recv = a;
+            if (coll == CCS_COLL_REDUCESCATTER)
+                recv = a + (size_t)j->rank * c->count * es;
+            if (coll == CCS_COLL_ALLGATHER)
+                send = a + (size_t)j->rank * c->count * es;
+        } else {
+            b = malloc(out_n * es + 1);
+            send = a;
+            recv = b;
+        }
+        memset(a, 0xA5, big * es);
+        if (b)
+            memset(b, 0x5A, out_n * es);
+        chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count, send);
+        o.straggler = j->straggler;
+        o.stats = &j->stats[k];
+        if (j->rank == j->delay_rank)
+            usleep(j->delay_us);
+        j->st[k] = ccs_run_ex(j->plan, j->comm, send, recv, c->count, c->dt,
+                              c->op, NULL, &o);
+        if (j->st[k] != CCS_OK) {
+            snprintf(j->msg, sizeof(j->msg), "%s",
+                     ccs_comm_last_error(j->comm));
+            free(a);
+            free(b);
+            break;
+        }
+        j->wrong[k] = chk_wrong(coll, c->dt, c->op, j->rank, j->R, root,
+                                c->count, recv);
+        free(a);
+        free(b);
+    }
+    return NULL;
+}
+
+/* Run combos on a threads world; returns 0 when every rank of every combo
+ * succeeded with no wrong element (failures are reported). */
+static int run_world(const char *name, const ccs_plan_t *plan,
+                     const combo_t *combos, int ncombos, int straggler,
+                     int delay_rank, unsigned delay_us, world_job_t *jobs)
+{
+    int R = ccs_plan_nranks(plan), bad = 0;
+    ccs_comm_t *comms[MAX_R];
+    pthread_t th[MAX_R];
+
+    if (ccs_comm_init_threads(R, comms) != CCS_OK) {
+        FAIL_AT("%s: comm init failed", name);
+        return 1;
+    }
+    for (int r = 0; r < R; r++) {
+        memset(&jobs[r], 0, sizeof(jobs[r]));
+        jobs[r].plan = plan;
+        jobs[r].comm = comms[r];
+        jobs[r].rank = r;
+        jobs[r].R = R;
+        jobs[r].combos = combos;
+        jobs[r].ncombos = ncombos;
+        jobs[r].straggler = straggler;
+        jobs[r].delay_rank = delay_rank;
+        jobs[r].delay_us = delay_us;
+        for (int k = 0; k < ncombos; k++)
+            jobs[r].st[k] = CCS_ERR_INTERNAL;
+        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+    }
+    for (int r = 0; r < R; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < R; r++) {
+        for (int k = 0; k < ncombos && bad < 5; k++) {
+            const combo_t *c = &combos[k];
+            if (jobs[r].st[k] != CCS_OK || jobs[r].wrong[k] != 0) {
+                FAIL_AT("%s rank %d: %s %s count %zu %s: status %s, %zu "
+                        "wrong %s", name, r, ccs_dtype_str(c->dt),
+                        ccs_redop_str(c->op), c->count,
+                        c->inplace ? "in-place" : "out-of-place",
+                        ccs_status_name(jobs[r].st[k]), jobs[r].wrong[k],
+                        jobs[r].msg);
+                bad++;
+                break;
+            }
+        }
+        ccs_comm_destroy(comms[r]);
+    }
+    return bad;
+}
+
+static int full_matrix(combo_t *c, const size_t *counts, int ncounts)
+{
+    int n = 0;
+    for (int ci = 0; ci < ncounts; ci++)
+        for (int d = 0; d < CCS_DTYPE_COUNT; d++)
+            for (int o = 0; o < CCS_REDOP_COUNT; o++) {
+                c[n].dt = (ccs_dtype_t)d;
+                c[n].op = (ccs_redop_t)o;
+                c[n].count = counts[ci];
+                c[n].inplace = ((d + o + ci) % 2) == 1;
+                n++;
+            }
+    return n;
+}
+
+static world_job_t g_jobs[MAX_R];   /* large: kept off the stack */
+
+static void check_sched(const char *name, const ccs_sched_t *s,
+                        const combo_t *combos, int ncombos)
+{
+    ccs_plan_t *plan = NULL;
+    ccs_err_t e;
+    ccs_status_t st = ccs_plan_from_sched(s, &plan, &e);
+
+    CHECK_STATUS(st, CCS_OK);
+    if (st != CCS_OK) {
+        FAIL_AT("%s: %s", name, ccs_err_msg(&e, st));
+        return;
+    }
+    run_world(name, plan, combos, ncombos, -1, -1, 0, g_jobs);
+    ccs_plan_destroy(plan);
+}
+
+/* Every fixture at 3 and 4 ranks: every dtype x op x {1, 7, 1000}. */
+TEST(fixtures_full_matrix)
+{
+    static const size_t counts[] = { 1, 7, 1000 };
+    combo_t combos[MAX_COMBOS];
+    int nc = full_matrix(combos, counts, 3);
+
+    for (uint32_t R = 3; R <= 4; R++) {
+        fx_entry_t fx[16];
+        int n = fx_all(R, fx, 16);
+        CHECK(n > 0);
+        for (int i = 0; i < n; i++)
+            check_sched(fx[i].name, fx[i].s, combos, nc);
+        fx_free(fx, n);
+    }
+}
+
+/* Every fixture at 2..8 ranks, a few types, both placements. */
+TEST(fixtures_rank_sweep)
+{
+    static const combo_t combos[] = {
+        { CCS_FLOAT32, CCS_SUM, 1, false },
+        { CCS_FLOAT32, CCS_SUM, 7, true },
+        { CCS_INT32, CCS_MAX, 1000, false },
+        { CCS_BFLOAT16, CCS_AVG, 13, true },
+        { CCS_UINT8, CCS_PROD, 64, false },
+        { CCS_FLOAT16, CCS_MIN, 33, true },
+    };
+    for (uint32_t R = 2; R <= MAX_R; R++) {
+        fx_entry_t fx[16];
+        int n = fx_all(R, fx, 16);
+        CHECK(n > 0);
+        for (int i = 0; i < n; i++)
+            check_sched(fx[i].name, fx[i].s, combos, 6);
+        fx_free(fx, n);
+    }
+}
+
+/* The odd large count: 1000003 elements, uneven chunks everywhere. */
+TEST(fixtures_large_odd_count)
+{
+    static const combo_t combos[] = {
+        { CCS_FLOAT32, CCS_SUM, 1000003, false },
+        { CCS_BFLOAT16, CCS_AVG, 1000003, true },
+    };
+    fx_entry_t fx[16];
+    int n = fx_all(4, fx, 16);
+
+    CHECK(n > 0);
+    for (int i = 0; i < n; i++)
+        check_sched(fx[i].name, fx[i].s, combos, i % 3 == 0 ? 2 : 1);
+    fx_free(fx, n);
+}
+
+/* In-place staging happens exactly for the plans that need it. */
+TEST(inplace_staging_decision)
+{
+    static const combo_t c[] = { { CCS_INT32, CCS_SUM, 7, true } };
+    ccs_sched_t *safe = fx_ring_allreduce(4, 1);
+    ccs_sched_t *unsafe = fx_direct_hazard(4, 3);
+    ccs_plan_t *p1 = NULL, *p2 = NULL;
+
+    CHECK(safe != NULL && unsafe != NULL);
+    CHECK_STATUS(ccs_plan_from_sched(safe, &p1, NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_from_sched(unsafe, &p2, NULL), CCS_OK);
+    if (p1 && p2) {
+        CHECK_EQ_INT(p1->inplace_hazard[0], 0);
+        CHECK_EQ_INT(p2->inplace_hazard[0], 1);
+        CHECK_EQ_INT(run_world("ring", p1, c, 1, -1, -1, 0, g_jobs), 0);
+        CHECK_EQ_INT(g_jobs[0].stats[0].staged_input, 0);
+        CHECK_EQ_INT(run_world("direct", p2, c, 1, -1, -1, 0, g_jobs), 0);
+        CHECK_EQ_INT(g_jobs[0].stats[0].staged_input, 1);
+    }
+    ccs_plan_destroy(p1);
+    ccs_plan_destroy(p2);
+    ccs_sched_destroy(safe);
+    ccs_sched_destroy(unsafe);
+}
+
+/* One plan serves every straggler; the others finish phase 0 before the
+ * straggler arrives. */
+TEST(straggler_relabel_and_phase0)
+{
+    static const combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1001, false },
+                                 { CCS_INT64, CCS_MAX, 7, true } };
+    const int R = 4;
+    ccs_sched_t *s = fx_straggler((uint32_t)R, (uint32_t)(R - 1));
+    ccs_plan_t *plan = NULL;
+
+    CHECK(s != NULL);
+    CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
+    for (int strag = 0; plan != NULL && strag < R; strag++) {
+        char name[32];
+        snprintf(name, sizeof(name), "straggler=%d", strag);
+        CHECK_EQ_INT(run_world(name, plan, c, 2, strag, strag, 30000,
+                               g_jobs), 0);
+        for (int r = 0; r < R; r++) {
+            const ccs_run_stats_t *st = &g_jobs[r].stats[0];
+            uint32_t want = r == strag ? (uint32_t)(R - 1)
+                          : r == R - 1 ? (uint32_t)strag : (uint32_t)r;
+            CHECK_EQ_INT(st->logical_rank, want);
+            CHECK_EQ_INT(st->nphases, 2);
+            if (r != strag)
+                CHECK_MSG(st->phase_end_s[0] <
+                              g_jobs[strag].stats[0].t_start_s,
+                          "rank %d left phase 0 at %.6f, after straggler "
+                          "%d arrived at %.6f", r, st->phase_end_s[0], strag,
+                          g_jobs[strag].stats[0].t_start_s);
+        }
+    }
+    ccs_plan_destroy(plan);
+    ccs_sched_destroy(s);
+}
+
+/* Plans from every registered algorithm, where it supports the
+ * collective; ranks 2..5 and 8. */
+TEST(registry_algorithms)
+{
+    static const size_t counts[] = { 1, 7, 1000 };
+    static const uint32_t Rs[] = { 2, 3, 4, 5, 8 };
+    combo_t combos[MAX_COMBOS];
+    int nc = full_matrix(combos, counts, 3), ran = 0;
+
+    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
+        uint32_t R = Rs[ri];
+        char spec[32];
+        topo_t *t = NULL, hand;
+
+        snprintf(spec, sizeof(spec), "switch:%u", R);
+        if (topo_load(spec, NULL, &t, NULL) != CCS_OK) {
+            memset(&hand, 0, sizeof(hand));
+            snprintf(hand.name, sizeof(hand.name), "hand:%u", R);
+            hand.ngpus = (int32_t)R;
+            hand.nservers = 1;
+            t = NULL;
+        }
+        for (int a = 0; a < algo_count(); a++) {
+            const algo_desc_t *d = algo_at(a);
+            if (strcmp(d->name, "milp") == 0)
+                continue;     /* solver time: covered by its own tests */
+            for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
+                algo_params_t p;
+                ccs_sched_t *s = NULL;
+                ccs_status_t st;
+                char name[96];
+
+                if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
+                    continue;
+                algo_params_init(&p);
+                p.coll = (ccs_coll_t)coll;
+                if (strcmp(d->name, "stragglar") == 0)
+                    p.straggler = (int32_t)R - 1;
+                st = algo_synthesize(d->name, t ? t : &hand, &p, &s, NULL);
+                if (st != CCS_OK) {
+                    ccs_sched_destroy(s);
+                    continue; /* unsupported here: the algorithm says so */
+                }
+                snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
+                         ccs_coll_str((ccs_coll_t)coll), R);
+                check_sched(name, s, combos, R <= 4 ? nc : 12);
+                ccs_sched_destroy(s);
+                ran++;
+            }
+        }
+        topo_destroy(t);
+    }
+    printf("registry_algorithms: %d algorithm plans replayed\n", ran);
+}
+
+static int write_plans(const char *dir)
+{
+    int bad = 0;
+    for (uint32_t R = 2; R <= MAX_R; R++) {
+        fx_entry_t fx[16];
+        int n = fx_all(R, fx, 16);
+        for (int i = 0; i < n; i++) {
+            char path[1024];
+            ccs_err_t e;
+            snprintf(path, sizeof(path), "%.900s/%.40s.ccs", dir, fx[i].name);
+            if (ccs_format_write_file(fx[i].s, path, &e) != CCS_OK) {
+                fprintf(stderr, "%s: %s\n", path,
+                        ccs_err_msg(&e, CCS_ERR_IO));
+                bad = 1;
+            }
+        }
+        fx_free(fx, n < 0 ? 0 : n);
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--write-plans") == 0)
+        return write_plans(argv[2]);
+    setenv("CCS_TIMEOUT_S", "60", 0); /* a bug fails instead of hanging */
+    RUN(fixtures_full_matrix);
+    RUN(fixtures_rank_sweep);
+    RUN(fixtures_large_odd_count);
+    RUN(inplace_staging_decision);
+    RUN(straggler_relabel_and_phase0);
+    RUN(registry_algorithms);
+    return TEST_SUMMARY();
+}
