@@ -23,7 +23,7 @@
             goto fail;                                                      \
     } while (0)
 
-static ccs_sched_t *fx_finish(ccs_sched_t *s)
+static inline ccs_sched_t *fx_finish(ccs_sched_t *s)
 {
     if (ccs_sched_finalize(s, NULL) != CCS_OK) {
         ccs_sched_destroy(s);
@@ -35,7 +35,7 @@ static ccs_sched_t *fx_finish(ccs_sched_t *s)
 /* Ring reduce-scatter among ranks[0..k) over k blocks of `per` chunks at
  * chunk 0; partial sums travel in OUT; afterwards ranks[i] holds block
  * (i + 1) % k.  k - 1 steps in `phase`. */
-static bool fx_ring_rs(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
+static inline bool fx_ring_rs(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
                        uint32_t per, uint32_t phase)
 {
     for (uint32_t t = 0; t + 1 < k; t++) {
@@ -55,7 +55,7 @@ static bool fx_ring_rs(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
 }
 
 /* Ring all-gather of OUT blocks, ranks[i] starting with block (i+1) % k. */
-static bool fx_ring_ag(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
+static inline bool fx_ring_ag(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
                        uint32_t per, uint32_t phase)
 {
     for (uint32_t t = 0; t + 1 < k; t++) {
@@ -73,7 +73,7 @@ static bool fx_ring_ag(ccs_sched_t *s, const uint32_t *rk, uint32_t k,
     return true;
 }
 
-static ccs_sched_t *fx_ring_allreduce(uint32_t R, uint32_t per)
+static inline ccs_sched_t *fx_ring_allreduce(uint32_t R, uint32_t per)
 {
     ccs_sched_t *s = NULL;
     uint32_t rk[64];
@@ -92,7 +92,7 @@ fail:
 
 /* Ring allreduce through SCRATCH with COPY and REDUCE_LOCAL: every
  * receive lands in scratch and is added in the next step. */
-static ccs_sched_t *fx_ring_scratch(uint32_t R)
+static inline ccs_sched_t *fx_ring_scratch(uint32_t R)
 {
     ccs_sched_t *s = NULL;
     uint32_t step;
@@ -130,7 +130,7 @@ fail:
 /* Allreduce by whole-buffer exchanges that receive into OUT while IN is
  * still to be sent: unsafe in place, so the input must be staged.  Ops
  * span all C chunks (tail included). */
-static ccs_sched_t *fx_direct_hazard(uint32_t R, uint32_t C)
+static inline ccs_sched_t *fx_direct_hazard(uint32_t R, uint32_t C)
 {
     ccs_sched_t *s = NULL;
     uint32_t step;
@@ -158,7 +158,7 @@ fail:
 }
 
 /* Ring reduce-scatter, partial sums in two SCRATCH slots. */
-static ccs_sched_t *fx_ring_reducescatter(uint32_t R, uint32_t per)
+static inline ccs_sched_t *fx_ring_reducescatter(uint32_t R, uint32_t per)
 {
     ccs_sched_t *s = NULL;
 
@@ -188,7 +188,7 @@ fail:
 }
 
 /* Ring allgather; the first step sends from IN. */
-static ccs_sched_t *fx_ring_allgather(uint32_t R, uint32_t per)
+static inline ccs_sched_t *fx_ring_allgather(uint32_t R, uint32_t per)
 {
     ccs_sched_t *s = NULL;
 
@@ -217,7 +217,7 @@ fail:
 
 /* Recursive-doubling allgather (R a power of two): ops of 2^k blocks,
  * crossing block boundaries. */
-static ccs_sched_t *fx_rd_allgather(uint32_t R, uint32_t per)
+static inline ccs_sched_t *fx_rd_allgather(uint32_t R, uint32_t per)
 {
     ccs_sched_t *s = NULL;
 
@@ -245,7 +245,8 @@ fail:
 }
 
 /* Chain reduce to `root`; partial sums in SCRATCH off the root. */
-static ccs_sched_t *fx_chain_reduce(uint32_t R, uint32_t root, uint32_t C)
+static inline ccs_sched_t *fx_chain_reduce(uint32_t R, uint32_t root,
+                                           uint32_t C)
 {
     ccs_sched_t *s = NULL;
 
@@ -268,7 +269,7 @@ fail:
 }
 
 /* Chain broadcast from `root`, whole buffer per op. */
-static ccs_sched_t *fx_chain_bcast(uint32_t R, uint32_t root, uint32_t C)
+static inline ccs_sched_t *fx_chain_bcast(uint32_t R, uint32_t root, uint32_t C)
 {
     ccs_sched_t *s = NULL;
 
@@ -293,7 +294,7 @@ fail:
 }
 
 /* Direct alltoall in one step (unsafe in place: staged). */
-static ccs_sched_t *fx_alltoall(uint32_t R, uint32_t per)
+static inline ccs_sched_t *fx_alltoall(uint32_t R, uint32_t per)
 {
     ccs_sched_t *s = NULL;
     uint32_t step;
@@ -322,7 +323,7 @@ fail:
 /* StragglAR-shaped allreduce with straggler s0: phase 0 is a ring
  * reduce-scatter among the other R-1 ranks (the straggler has no phase-0
  * op); phase 1 adds the straggler's blocks and all-gathers. */
-static ccs_sched_t *fx_straggler(uint32_t R, uint32_t s0)
+static inline ccs_sched_t *fx_straggler(uint32_t R, uint32_t s0)
 {
     ccs_sched_t *s = NULL;
     uint32_t rk[64], k = 0, step;
@@ -368,7 +369,7 @@ typedef struct fx_entry {
 
 /* Every fixture for R ranks (2..8) into out[] (capacity cap); returns how
  * many were made, or -1 when one failed to build. */
-static int fx_all(uint32_t R, fx_entry_t *out, int cap)
+static inline int fx_all(uint32_t R, fx_entry_t *out, int cap)
 {
     int n = 0;
 #define FX_ADD(nm, expr)                                                    \
@@ -397,7 +398,7 @@ static int fx_all(uint32_t R, fx_entry_t *out, int cap)
     return n;
 }
 
-static void fx_free(fx_entry_t *e, int n)
+static inline void fx_free(fx_entry_t *e, int n)
 {
     for (int i = 0; i < n; i++)
         ccs_sched_destroy(e[i].s);

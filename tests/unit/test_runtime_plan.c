@@ -1,0 +1,248 @@
+/*
+ * test_runtime_plan.c - plan loading and the checks made before any data
+ * moves: format errors from the reader, unmatched or mis-sized transfers,
+ * buffers outside the collective's valid ranges, plan/communicator/call
+ * mismatches, and messages that say what is wrong.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rt_fixtures.h"
+#include "../../runtime/ccs_int.h"
+#include "../../runtime/format.h"
+
+TEST(load_mem_roundtrip_and_info)
+{
+    ccs_sched_t *s = fx_straggler(4, 3);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ccs_plan_t *p = NULL;
+    ccs_plan_info_t in;
+
+    CHECK(s != NULL);
+    CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_load_mem(buf, len, &p), CCS_OK);
+    CHECK_STATUS(ccs_plan_get_info(p, &in), CCS_OK);
+    CHECK_EQ_INT(in.coll, CCS_COLL_ALLREDUCE);
+    CHECK_EQ_INT(in.nranks, 4);
+    CHECK_EQ_INT(in.nchunks, 3);
+    CHECK_EQ_INT(in.nphases, 2);
+    CHECK_EQ_INT(in.straggler, 3);
+    CHECK_EQ_INT(ccs_plan_straggler(p), 3);
+    CHECK_EQ_INT(ccs_plan_nranks(p), 4);
+    CHECK(strcmp(in.algo, "fx-straggler") == 0);
+    ccs_plan_destroy(p);
+    ccs_plan_destroy(NULL);
+    free(buf);
+    ccs_sched_destroy(s);
+}
+
+TEST(load_errors_have_messages)
+{
+    ccs_sched_t *s = fx_ring_allreduce(2, 1);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ccs_plan_t *p = NULL;
+    char msg[512];
+
+    CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+    /* Flip a byte in the op streams: the checksum catches it. */
+    buf[len - 20] ^= 0x40;
+    CHECK(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)) != CCS_OK);
+    CHECK(p == NULL);
+    CHECK(msg[0] != '\0');
+    buf[len - 20] ^= 0x40;
+    /* A new major version is refused. */
+    buf[8] = 9;
+    CHECK_STATUS(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)),
+                 CCS_ERR_VERSION);
+    buf[8] = 1;
+    CHECK_STATUS(ccs_plan_load_mem(buf, len / 2, &p), CCS_ERR_FORMAT);
+    CHECK_STATUS(ccs_plan_load_file_msg("/nonexistent/x.ccs", &p, msg,
+                                        sizeof(msg)), CCS_ERR_IO);
+    CHECK_STR_CONTAINS(msg, "/nonexistent/x.ccs");
+    CHECK_STATUS(ccs_plan_load_mem(NULL, 0, &p), CCS_ERR_INVALID);
+    CHECK(p == NULL);
+    free(buf);
+    ccs_sched_destroy(s);
+}
+
+/* Broken schedules and the message each must produce. */
+TEST(plan_rejects_unrunnable_schedules)
+{
+    static const struct {
+        int kind;
+        const char *want;
+    } cases[] = {
+        { 0, "no matching receive" },
+        { 1, "sends nothing to match" },
+        { 2, "sends 2 chunk(s) to rank 1" },
+        { 3, "not part of this rank's output" },
+        { 4, "holds no input" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ccs_sched_t *s = NULL;
+        ccs_plan_t *p = NULL;
+        ccs_err_t e;
+        uint32_t step;
+        ccs_coll_t coll = cases[i].kind == 3 ? CCS_COLL_REDUCESCATTER
+                        : cases[i].kind == 4 ? CCS_COLL_ALLGATHER
+                                             : CCS_COLL_ALLREDUCE;
+        ccs_op_t snd = { .kind = CCS_OP_SEND, .buf = CCS_BUF_IN, .peer = 1,
+                         .nchunks = 2 };
+        ccs_op_t rcv = { .kind = CCS_OP_RECV, .buf = CCS_BUF_OUT, .peer = 0,
+                         .nchunks = 1 };
+
+        ccs_err_clear(&e);
+        CHECK_STATUS(ccs_sched_create(coll, 2, 2, "broken", &s, NULL),
+                     CCS_OK);
+        ccs_sched_add_step(s, 0, &step, NULL);
+        switch (cases[i].kind) {
+        case 0: ccs_sched_add_op(s, 0, &snd, NULL); break;
+        case 1: ccs_sched_add_op(s, 1, &rcv, NULL); break;
+        case 2:
+            ccs_sched_add_op(s, 0, &snd, NULL);
+            ccs_sched_add_op(s, 1, &rcv, NULL);
+            break;
+        case 3: /* rank 0 writes OUT chunk 1 (rank 1's block) */
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 1, CCS_BUF_IN, 1, 1,
+                            false, NULL);
+            break;
+        case 4: /* rank 0 reads IN chunk 1 (rank 1's block) */
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 1, CCS_BUF_IN, 1, 1,
+                            false, NULL);
+            break;
+        }
+        CHECK_STATUS(ccs_plan_from_sched(s, &p, &e), CCS_ERR_FORMAT);
+        CHECK(p == NULL);
+        CHECK_STR_CONTAINS(e.msg, cases[i].want);
+        ccs_sched_destroy(s);
+    }
+}
+
+typedef struct mm_job {
+    const ccs_plan_t *plan;
+    ccs_comm_t *comm;
+    size_t count;
+    ccs_status_t st;
+} mm_job_t;
+
+static void *mm_main(void *arg)
+{
+    mm_job_t *j = arg;
+    float buf[64] = { 0 }, out[64];
+    j->st = ccs_run(j->plan, j->comm, buf, out, j->count, CCS_FLOAT32,
+                    CCS_SUM, NULL);
+    return NULL;
+}
+
+/* Calls that cannot work fail before moving data, with a message. */
+TEST(run_validation)
+{
+    ccs_sched_t *s4 = fx_ring_allreduce(4, 1), *s2 = fx_ring_allreduce(2, 1);
+    ccs_sched_t *sg = fx_straggler(2, 1);
+    ccs_plan_t *p4 = NULL, *p2 = NULL, *pg = NULL;
+    ccs_comm_t *c[2];
+    float a[8] = { 0 }, b[8];
+    ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+    int dummy_stream;
+
+    CHECK_STATUS(ccs_plan_from_sched(s4, &p4, NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_from_sched(s2, &p2, NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_from_sched(sg, &pg, NULL), CCS_OK);
+    CHECK_STATUS(ccs_comm_init_threads(2, c), CCS_OK);
+    CHECK_EQ_INT(ccs_comm_rank(c[1]), 1);
+    CHECK_EQ_INT(ccs_comm_size(c[0]), 2);
+    CHECK(strcmp(ccs_comm_transport(c[0]), "threads") == 0);
+
+    CHECK_STATUS(ccs_run(p4, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL),
+                 CCS_ERR_MISMATCH);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "4 ranks");
+    CHECK_STATUS(ccs_allgather(p2, c[0], a, b, 8, CCS_FLOAT32, NULL),
+                 CCS_ERR_MISMATCH);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "called as allgather");
+    CHECK_STATUS(ccs_run(p2, c[0], a, b, 8, (ccs_dtype_t)42, CCS_SUM, NULL),
+                 CCS_ERR_INVALID);
+    CHECK_STATUS(ccs_run(p2, c[0], a, b, 8, CCS_FLOAT32, (ccs_redop_t)9,
+                         NULL), CCS_ERR_INVALID);
+    CHECK_STATUS(ccs_run(p2, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM,
+                         &dummy_stream), CCS_ERR_INVALID);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "stream");
+    CHECK_STATUS(ccs_run(p2, c[0], NULL, b, 8, CCS_FLOAT32, CCS_SUM, NULL),
+                 CCS_ERR_INVALID);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "NULL sendbuff");
+    o.straggler = 1;
+    CHECK_STATUS(ccs_run_ex(p2, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL,
+                            &o), CCS_ERR_MISMATCH);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "no straggler role");
+    o.straggler = 5;
+    CHECK_STATUS(ccs_run_ex(pg, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL,
+                            &o), CCS_ERR_INVALID);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "out of range");
+    /* count 0 is a no-op that succeeds, like NCCL */
+    CHECK_STATUS(ccs_run(p2, c[0], a, b, 0, CCS_FLOAT32, CCS_SUM, NULL),
+                 CCS_OK);
+    CHECK_STATUS(ccs_run(p2, NULL, a, b, 8, CCS_FLOAT32, CCS_SUM, NULL),
+                 CCS_ERR_INVALID);
+
+    /* Ranks that disagree on the count get an error, not a hang. */
+    {
+        mm_job_t j[2] = { { p2, c[0], 7, CCS_OK }, { p2, c[1], 9, CCS_OK } };
+        pthread_t th[2];
+        for (int r = 0; r < 2; r++)
+            pthread_create(&th[r], NULL, mm_main, &j[r]);
+        for (int r = 0; r < 2; r++)
+            pthread_join(th[r], NULL);
+        CHECK(j[0].st != CCS_OK || j[1].st != CCS_OK);
+        CHECK(j[0].st == CCS_ERR_MISMATCH || j[1].st == CCS_ERR_MISMATCH);
+        /* the world is now unusable, and says so */
+        CHECK_STATUS(ccs_run(p2, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL),
+                     CCS_ERR_TRANSPORT);
+    }
+    ccs_comm_destroy(c[0]);
+    ccs_comm_destroy(c[1]);
+    ccs_comm_destroy(NULL);
+    CHECK_STATUS(ccs_comm_init_threads(0, c), CCS_ERR_INVALID);
+    ccs_plan_destroy(p4);
+    ccs_plan_destroy(p2);
+    ccs_plan_destroy(pg);
+    ccs_sched_destroy(s4);
+    ccs_sched_destroy(s2);
+    ccs_sched_destroy(sg);
+}
+
+/* Relabeling that would move a reduce root is refused. */
+TEST(relabel_keeps_root)
+{
+    ccs_sched_t *s = fx_chain_reduce(3, 2, 2);
+    ccs_plan_t *p = NULL;
+    ccs_comm_t *c[3];
+    float a[4] = { 0 }, b[4];
+    ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+
+    s->straggler = 0;
+    CHECK_STATUS(ccs_plan_from_sched(s, &p, NULL), CCS_OK);
+    CHECK_STATUS(ccs_comm_init_threads(3, c), CCS_OK);
+    o.straggler = 2;  /* swaps ranks 2 (the root) and 0 */
+    CHECK_STATUS(ccs_run_ex(p, c[0], a, b, 4, CCS_FLOAT32, CCS_SUM, NULL,
+                            &o), CCS_ERR_MISMATCH);
+    CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "root");
+    for (int r = 0; r < 3; r++)
+        ccs_comm_destroy(c[r]);
+    ccs_plan_destroy(p);
+    ccs_sched_destroy(s);
+}
+
+int main(void)
+{
+    setenv("CCS_TIMEOUT_S", "20", 0);
+    RUN(load_mem_roundtrip_and_info);
+    RUN(load_errors_have_messages);
+    RUN(plan_rejects_unrunnable_schedules);
+    RUN(run_validation);
+    RUN(relabel_keeps_root);
+    return TEST_SUMMARY();
+}
