@@ -91,7 +91,7 @@ RT_OBJS    += $(RT_GPU_C:%.c=$(BUILD)/%.o) $(RT_CU:%.cu=$(BUILD)/%.cu.o)
 RT_LIBS    += $(CUDA_LIBS)
 RT_DEFS    += -DCCS_HAVE_CUDA=1
 endif
-RT_CFLAGS  := $(CFLAGS_COMMON) -fvisibility=hidden $(RT_DEFS) -Iruntime
+RT_CFLAGS  := $(CFLAGS_COMMON) -fvisibility=hidden $(RT_DEFS) -iquote runtime
 LIBCCS_A   := $(BUILD)/lib/libccs.a
 LIBCCS_SO  := $(BUILD)/lib/libccs.so
 
@@ -99,7 +99,7 @@ LIBCCS_SO  := $(BUILD)/lib/libccs.so
 SY_C       := $(sort $(wildcard synth/*.c))
 SY_LIB_C   := $(filter-out synth/main.c,$(SY_C))
 SY_OBJS    := $(SY_LIB_C:%.c=$(BUILD)/%.o)
-SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS) -Isynth -Iruntime
+SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS) -iquote synth -iquote runtime
 SY_LIBS    := $(IGRAPH_LIBS) $(YAML_LIBS) $(GLPK_LIBS) -lm -pthread
 LIBSYNTH_A := $(BUILD)/lib/libccsynth.a
 CCSYNTH    := $(BUILD)/bin/ccsynth
@@ -135,7 +135,7 @@ $(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.
 $(BUILD)/runtime/%.cu.o: runtime/%.cu
 	@mkdir -p $(@D)
 	@echo "  NVCC    $<"
-	$(Q)$(NVCC) $(NVCC_FLAGS) $(RT_DEFS) -Iruntime -c $< -o $@
+	$(Q)$(NVCC) $(NVCC_FLAGS) $(RT_DEFS) -c $< -o $@
 
 $(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
@@ -190,7 +190,7 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(LIBCCS_A)
 $(BUILD)/tests/%.o: tests/unit/%.c tests/unit/harness.h
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(RT_DEFS) -Itests/unit $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
@@ -229,5 +229,7 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+.SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -10,5 +10,7 @@ int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matching(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_trees(int argc, char **argv);
 
 #endif /* CCS_COMMANDS_H */

@@ -22,6 +22,8 @@ static const struct {
     { "topo",     cmd_topo,     "summarize a topology, write Graphviz DOT" },
     { "sim",      cmd_sim,      "simulate a schedule on a topology" },
     { "compare",  cmd_compare,  "synthesize and simulate algorithms side by side" },
+    { "tune",     cmd_tune,     "tune algorithm and chunking per size (TuCCL-style)" },
+    { "trees",    cmd_trees,    "draw MultiTree's spanning trees as Graphviz DOT" },
     { "matching", cmd_matching, "max-weight matching of a graph on stdin" },
     { "list",     cmd_list,     "list algorithms and built-in topologies" },
 };

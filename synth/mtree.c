@@ -110,13 +110,12 @@ typedef struct build {
     int32_t *nbr_start;    /* [n+1] distinct direct GPU in-neighbours */
     int32_t *nbr;
     int32_t *stamp;        /* [nnodes] BFS visit stamps */
-    int32_t *pred;         /* [nnodes] link into the node in the BFS */
-    int32_t *queue;        /* [nnodes] */
+    int32_t *pnext;        /* [nlinks] next parallel link u->v (cyclic):
+                              one pipe in the simulator */
     int32_t cur_stamp;
-    /* Switched candidates of each rank p (III-C3): the ranks it reaches
-     * through switches and NICs only, nearest first, each with its fixed
-     * route (the BFS of topo_route: FIFO, links in id order, first
-     * discovery; GPUs end routes). */
+    /* Switched candidates of each rank p (III-C3): the ranks whose
+     * topo_route from p passes through switches and NICs only, nearest
+     * first, each with that fixed route (switched_candidates). */
     int32_t *cand_start;   /* [n+1] */
     int32_t *cand;         /* rank */
     int32_t *cand_off;     /* into cand_links */
@@ -145,8 +144,7 @@ static void build_free(build_t *b)
     free(b->nbr_start);
     free(b->nbr);
     free(b->stamp);
-    free(b->pred);
-    free(b->queue);
+    free(b->pnext);
     free(b->cand_start);
     free(b->cand);
     free(b->cand_off);
@@ -177,6 +175,29 @@ static void link_capacities(const topo_t *t, int32_t *cap)
         double k = (minbw > 0 && bw > 0) ? bw / minbw + 0.5 : 1.0;
         cap[l] = k < 1.0 ? 1 : (k > (double)INT32_MAX / 4 ? INT32_MAX / 4
                                                          : (int32_t)k);
+    }
+}
+
+/* pnext: each link's next parallel link (same src and dst, id order,
+ * cyclic).  last[] is [nnodes] scratch, returned zeroed. */
+static void pipes(const topo_t *t, int32_t *pnext, int32_t *last)
+{
+    for (int32_t u = 0; u < t->nnodes; u++) {
+        int32_t a = t->out_start[u], z = t->out_start[u + 1];
+
+        for (int32_t i = a; i < z; i++)     /* last[v]: link u->v seen */
+            last[t->links[t->out_links[i]].dst] = -1;
+        for (int32_t i = a; i < z; i++) {
+            int32_t l = t->out_links[i], v = t->links[l].dst;
+            pnext[l] = l;
+            if (last[v] >= 0) {             /* insert after the previous */
+                pnext[l] = pnext[last[v]];
+                pnext[last[v]] = l;
+            }
+            last[v] = l;
+        }
+        for (int32_t i = a; i < z; i++)
+            last[t->links[t->out_links[i]].dst] = 0;
     }
 }
 
@@ -248,7 +269,7 @@ cleanup:
 }
 
 typedef struct cand_sort {
-    int32_t hops, rot, node;
+    int32_t hops, rot, rank, off;   /* off: route in the scratch buffer */
 } cand_sort_t;
 
 static int cmp_cand(const void *x, const void *y)
@@ -259,25 +280,52 @@ static int cmp_cand(const void *x, const void *y)
     return (a->rot > b->rot) - (a->rot < b->rot);
 }
 
-/* Switched candidates (see build_t), sorted by route length, then by
- * (c - p) mod n so that ranks spread their first picks round the ring
- * instead of all asking for rank 0. */
+/* Grow *arr (int32_t) to hold `need` entries; *cap doubles. */
+static bool grow_i32(int32_t **arr, int32_t *cap, int64_t need)
+{
+    int64_t ncap = *cap;
+    int32_t *na;
+
+    if (need <= *cap)
+        return true;
+    while (ncap < need)
+        ncap = ncap * 2 + 64;
+    if (ncap > INT32_MAX)
+        return false;
+    na = realloc(*arr, sizeof(int32_t) * (size_t)ncap);
+    if (na == NULL)
+        return false;
+    *arr = na;
+    *cap = (int32_t)ncap;
+    return true;
+}
+
+/* Switched candidates (see build_t): for every rank p with a link to a
+ * switch or NIC, every other rank c whose route topo_route(p, c) has 2 or
+ * more links and passes through switches and NICs only.  That route is
+ * the one the simulator (and a network with deterministic ECMP / D-mod-k
+ * routing) carries the transfer on, so charging exactly its links keeps
+ * the step accounting true to the simulated network.  Sorted by route
+ * length, then by (c - p) mod n, so that ranks spread their first picks
+ * round the ring instead of all asking for rank 0 (and, with D-mod-k
+ * routes, a step of equal shifts p -> p + s has no spine conflict). */
 static ccs_status_t switched_candidates(build_t *b, ccs_err_t *err)
 {
     const topo_t *t = b->t;
-    int32_t n = b->n, N = b->nnodes, nc = 0, nl = 0, ccap = 0, lcap = 0;
-    int32_t *hops = malloc(sizeof(int32_t) * (size_t)N);   /* owned here */
-    cand_sort_t *cs = malloc(sizeof(*cs) * (size_t)N);     /* owned here */
+    int32_t n = b->n, nc = 0, nl = 0, ccap = 0, lcap = 0, ccap2 = 0;
+    int32_t ccap3 = 0, scap = 0, rcap = b->nnodes > 0 ? b->nnodes : 1;
+    int32_t *scratch = NULL;    /* owned here: routes of one p */
+    cand_sort_t *cs = malloc(sizeof(*cs) * (size_t)n);   /* owned here */
     ccs_status_t st = CCS_OK;
 
     b->maxhops = 1;
     b->cand_start = calloc((size_t)n + 1, sizeof(int32_t));
-    if (hops == NULL || cs == NULL || b->cand_start == NULL) {
+    if (cs == NULL || b->cand_start == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
         goto cleanup;
     }
     for (int32_t p = 0; p < n; p++) {
-        int32_t src = t->rank_node[p], head = 0, tail = 0, k = 0;
+        int32_t src = t->rank_node[p], k = 0, used = 0;
         bool switched = false;
 
         b->cand_start[p] = nc;
@@ -285,73 +333,65 @@ static ccs_status_t switched_candidates(build_t *b, ccs_err_t *err)
             switched = switched || !is_gpu(t, t->links[t->out_links[i]].dst);
         if (!switched)
             continue;
-        b->cur_stamp++;
-        b->stamp[src] = b->cur_stamp;
-        hops[src] = 0;
-        b->queue[tail++] = src;
-        while (head < tail) {
-            int32_t x = b->queue[head++];
-            for (int32_t i = t->out_start[x]; i < t->out_start[x + 1]; i++) {
-                int32_t l = t->out_links[i], y = t->links[l].dst;
-                if (b->stamp[y] == b->cur_stamp)
-                    continue;
-                b->stamp[y] = b->cur_stamp;
-                b->pred[y] = l;
-                hops[y] = hops[x] + 1;
-                if (!is_gpu(t, y))
-                    b->queue[tail++] = y;
-                else if (hops[y] >= 2)
-                    cs[k++] = (cand_sort_t){ hops[y],
-                                             (t->nodes[y].rank - p + n) % n,
-                                             y };
-            }
-        }
-        qsort(cs, (size_t)k, sizeof(*cs), cmp_cand);
-        for (int32_t j = 0; j < k; j++) {
-            int32_t y = cs[j].node, len = cs[j].hops;
-            if (nc == ccap || nl + len > lcap) {
-                int32_t *a1, *a2, *a3, *a4;
-                ccap = ccap * 2 + 64;
-                lcap = lcap * 2 + len + 256;
-                a1 = realloc(b->cand, sizeof(int32_t) * (size_t)ccap);
-                if (a1 != NULL)
-                    b->cand = a1;
-                a2 = realloc(b->cand_off, sizeof(int32_t) * (size_t)ccap);
-                if (a2 != NULL)
-                    b->cand_off = a2;
-                a3 = realloc(b->cand_len, sizeof(int32_t) * (size_t)ccap);
-                if (a3 != NULL)
-                    b->cand_len = a3;
-                a4 = realloc(b->cand_links, sizeof(int32_t) * (size_t)lcap);
-                if (a4 != NULL)
-                    b->cand_links = a4;
-                if (!a1 || !a2 || !a3 || !a4) {
-                    st = ccs_err_set(err, CCS_ERR_NOMEM,
-                                     "multitree: out of memory");
-                    goto cleanup;
-                }
-            }
-            if (len >= 64) {
-                st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: "
-                                 "route of %d hops through switches", len);
+        for (int32_t c = 0; c < n; c++) {
+            int32_t h = 0;
+            bool through_gpu = false;
+
+            if (c == p)
+                continue;
+            if (!grow_i32(&scratch, &scap, (int64_t)used + rcap)) {
+                st = ccs_err_set(err, CCS_ERR_NOMEM,
+                                 "multitree: out of memory");
                 goto cleanup;
             }
-            b->has_hops[len] = true;
-            if (len > b->maxhops)
-                b->maxhops = len;
-            b->cand[nc] = t->nodes[y].rank;
+            st = topo_route(t, src, t->rank_node[c], scratch + used, rcap,
+                            &h, err);
+            if (st == CCS_ERR_TOPOLOGY) {   /* all_distances names it */
+                st = CCS_OK;
+                continue;
+            }
+            if (st != CCS_OK)
+                goto cleanup;
+            if (h < 2 || h > rcap)
+                continue;
+            for (int32_t q = 0; q + 1 < h && !through_gpu; q++)
+                through_gpu = is_gpu(t, t->links[scratch[used + q]].dst);
+            if (through_gpu)
+                continue;
+            if (h >= 64) {
+                st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: "
+                                 "route of %d hops through switches", h);
+                goto cleanup;
+            }
+            cs[k++] = (cand_sort_t){ h, (c - p + n) % n, c, used };
+            used += h;
+        }
+        qsort(cs, (size_t)k, sizeof(*cs), cmp_cand);
+        if (!grow_i32(&b->cand, &ccap, (int64_t)nc + k) ||
+            !grow_i32(&b->cand_off, &ccap2, (int64_t)nc + k) ||
+            !grow_i32(&b->cand_len, &ccap3, (int64_t)nc + k) ||
+            !grow_i32(&b->cand_links, &lcap, (int64_t)nl + used)) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+            goto cleanup;
+        }
+        for (int32_t j = 0; j < k; j++) {
+            int32_t h = cs[j].hops;
+            b->cand[nc] = cs[j].rank;
             b->cand_off[nc] = nl;
-            b->cand_len[nc] = len;
-            for (int32_t v = y, q = len; v != src; v = t->links[b->pred[v]].src)
-                b->cand_links[nl + --q] = b->pred[v];
-            nl += len;
+            b->cand_len[nc] = h;
+            memcpy(&b->cand_links[nl], &scratch[cs[j].off],
+                   sizeof(int32_t) * (size_t)h);
+            nl += h;
             nc++;
+            b->has_hops[h] = true;
+            if (h > b->maxhops)
+                b->maxhops = h;
         }
     }
     b->cand_start[n] = nc;
 
 cleanup:
-    free(hops);
+    free(scratch);
     free(cs);
     return st;
 }
@@ -382,14 +422,13 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
     b->far_top = calloc((size_t)n, sizeof(int32_t));
     b->nbr_start = calloc((size_t)n + 1, sizeof(int32_t));
     b->stamp = calloc((size_t)N, sizeof(int32_t));
-    b->pred = malloc(sizeof(int32_t) * (size_t)N);
-    b->queue = malloc(sizeof(int32_t) * (size_t)N);
+    b->pnext = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
     b->order = malloc(sizeof(int32_t) * (size_t)n);
     b->keys = malloc(sizeof(int64_t) * (size_t)n);
     b->step_done = calloc((size_t)n, sizeof(bool));
     if (!b->cap || !b->members || !b->nmem || !b->live || !b->nlive ||
         !b->missing || !b->last_child || !b->dist || !b->far_top ||
-        !b->nbr_start || !b->stamp || !b->pred || !b->queue || !b->order ||
+        !b->nbr_start || !b->stamp || !b->pnext || !b->order ||
         !b->keys || !b->step_done)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory "
                            "for %d trees", n);
@@ -401,6 +440,7 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
                                r, v, r);
     }
     link_capacities(t, link_cap);
+    pipes(t, b->pnext, b->stamp);
 
     /* Distinct direct GPU in-neighbours of each rank (for `missing`). */
     for (int32_t pass = 0; pass < 2; pass++) {
@@ -517,6 +557,7 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
     const topo_t *t = b->t;
     size_t rn = (size_t)r * b->n;
     int32_t src = t->rank_node[p];
+    int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
     for (int32_t i = t->out_start[src];
          hops == 1 && i < t->out_start[src + 1]; i++) {
@@ -541,17 +582,29 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
                 break;
             continue;
         }
-        for (int32_t k = 0; ok && k < len; k++)
-            ok = b->cap[b->cand_links[off + k]] > 0;
+        for (int32_t k = 0; ok && k < len; k++) {
+            int32_t l0 = b->cand_links[off + k], l = l0;
+            /* a parallel link of the same pipe serves as well (the
+             * simulator sums them); topo_route's own pick first */
+            chosen[k] = -1;
+            do {
+                if (b->cap[l] > 0) {
+                    chosen[k] = l;
+                    break;
+                }
+                l = b->pnext[l];
+            } while (l != l0);
+            ok = chosen[k] >= 0;
+        }
         if (!ok)
             continue;
         *path_off = m->npath_links;
         *path_len = len;
-        *st = path_append(b, m, &b->cand_links[off], len, err);
+        *st = path_append(b, m, chosen, len, err);
         if (*st != CCS_OK)
             return -1;
         for (int32_t k = 0; k < len; k++)
-            b->cap[b->cand_links[off + k]]--;
+            b->cap[chosen[k]]--;
         return c;
     }
     return -1;

@@ -15,12 +15,31 @@
  * topology says with gpus_forward (YAML) or its built-in kind; elsewhere a
  * GPU is only ever the first or last node of a route.
  *
- * Route tie-break.  topo_route runs a BFS from the source that takes nodes
- * in FIFO order and, for each node, its outgoing links in increasing link
- * id, and records the first link that discovers each node.  The route it
- * returns is therefore, among all fewest-hop routes whose inner nodes
- * forward, the one whose sequence of link ids is lexicographically
- * smallest: deterministic and independent of igraph's internals.
+ * Routes: fewest hops; equal-cost choice by destination at switches
+ * (D-mod-k), lowest link id at GPUs.  topo_route first labels every node
+ * with its hop distance to dst (a BFS over the reversed links that never
+ * passes through a node that does not forward), then walks from src.  At
+ * each node the *equal-cost next links* are its out-links, in link-id
+ * order, to a node one hop nearer to dst that is dst or forwards.
+ *  - At a switch or NIC with c of them, the route takes number (key mod c)
+ *    and continues with key = key / c, starting from key = dst's GPU rank
+ *    (its node id when dst is not a GPU).  The switch choices are thus the
+ *    mixed-radix digits of the destination: D-mod-k routing on a fat-tree
+ *    (Zahavi et al., as InfiniBand subnet managers and ECMP tables spread
+ *    traffic).  On fattree:LxG traffic to the GPU of local index j climbs
+ *    to spine j (or, when spines have parallel uplinks, to uplink j).
+ *  - At a GPU (direct networks, where GPUs are the routers) it takes the
+ *    first, lowest link id: with the builders' link order that is
+ *    dimension-order routing on torus and mesh, as such networks do, and
+ *    the lexicographically smallest link sequence among the fewest-hop
+ *    routes, as before D-mod-k was added.
+ * Consequences the schedules rely on: routes are deterministic and depend
+ * only on (src, dst) and the topology; routes to one destination form a
+ * tree; different destinations spread over a fat-tree's spines, and a
+ * shift permutation (rank i sends to rank i + s mod n) loads every
+ * fat-tree link at most once; where one fewest-hop route exists (switch:N,
+ * dgx-*, cluster) or every choice is made at a GPU (ring, torus, mesh,
+ * dgx1) the routes are those of the lexicographic rule.
  *
  * Fingerprint.  FNV-1a 64 over a canonical text (see topo_fingerprint):
  * only integers, so it is the same on every platform; node names and the
@@ -469,7 +488,8 @@ int32_t tb_find(const topo_builder_t *b, const char *name)
 
 /* parent[v]: link that discovered v, -2 for src, -1 unreached.  Stops as
  * soon as `stop` (>= 0) is discovered.  Returns the number of nodes
- * reached.  queue and parent have nnodes entries. */
+ * reached.  queue and parent have nnodes entries.  (Used by the summary;
+ * routes use topo_dist_to below.) */
 static int32_t topo_bfs(const topo_t *t, const uint8_t *fwd, int32_t src,
                         int32_t stop, int32_t *parent, int32_t *queue)
 {
@@ -498,13 +518,78 @@ static int32_t topo_bfs(const topo_t *t, const uint8_t *fwd, int32_t src,
     return tail;
 }
 
+/* ---- routes: fewest hops, equal-cost choice by destination digits ---- */
+
+/* Reverse BFS from dst over in-links: dist[v] = fewest links of a route
+ * from v to dst whose interior nodes forward, -1 when there is none (or
+ * when v lies beyond src: the search stops once src is labelled, since a
+ * route from src only visits nodes nearer to dst).  A node's in-links are
+ * followed only if it is dst or forwards, so a non-forwarding node is only
+ * ever a route's first node.  queue and dist have nnodes entries. */
+/* Whether v may be passed through.  fwd is the topology's flags; a
+ * topo_t assembled by hand (tests) has no graph and gets the switched
+ * default: switches and NICs forward, GPUs do not. */
+static int route_fwd(const topo_t *t, const uint8_t *fwd, int32_t v)
+{
+    return fwd != NULL ? fwd[v] : t->nodes[v].kind != TOPO_NODE_GPU;
+}
+
+static void topo_dist_to(const topo_t *t, const uint8_t *fwd, int32_t src,
+                         int32_t dst, int32_t *dist, int32_t *queue)
+{
+    int32_t head = 0, tail = 0;
+
+    for (int32_t v = 0; v < t->nnodes; v++)
+        dist[v] = -1;
+    dist[dst] = 0;
+    queue[tail++] = dst;
+    while (head < tail) {
+        int32_t u = queue[head++];
+
+        if (u != dst && !route_fwd(t, fwd, u))
+            continue;           /* reached, but traffic may not pass */
+        for (int32_t k = t->in_start[u]; k < t->in_start[u + 1]; k++) {
+            int32_t w = t->links[t->in_links[k]].src;
+
+            if (dist[w] != -1)
+                continue;
+            dist[w] = dist[u] + 1;
+            if (w == src)
+                return;
+            queue[tail++] = w;
+        }
+    }
+}
+
+/* The destination key whose mixed-radix digits pick the equal-cost
+ * branches: a GPU's rank, any other node's id. */
+static uint32_t route_key(const topo_t *t, int32_t dst)
+{
+    int32_t r = t->nodes[dst].rank;
+
+    return (uint32_t)(r >= 0 ? r : dst);
+}
+
+/* Whether link l is an equal-cost next link toward dst: its head is
+ * `want` links from dst and is dst or forwards. */
+static int route_next(const topo_t *t, const uint8_t *fwd,
+                      const int32_t *dist, int32_t l, int32_t dst,
+                      int32_t want)
+{
+    int32_t v = t->links[l].dst;
+
+    return dist[v] == want && (v == dst || route_fwd(t, fwd, v));
+}
+
 ccs_status_t topo_route(const topo_t *t, int32_t src, int32_t dst,
                         int32_t *links, int32_t cap, int32_t *nhops,
                         ccs_err_t *err)
 {
     ccs_status_t st = CCS_OK;
-    int32_t *parent = NULL, *queue = NULL;
-    int32_t h = 0;
+    int32_t *dist = NULL, *queue = NULL;
+    const uint8_t *fwd;
+    uint32_t key;
+    int32_t at, h;
 
     if (t == NULL || nhops == NULL || (cap > 0 && links == NULL))
         return ccs_err_set(err, CCS_ERR_INVALID, "topo_route: bad argument");
@@ -517,33 +602,57 @@ ccs_status_t topo_route(const topo_t *t, int32_t src, int32_t dst,
         return CCS_OK;
     }
     /* ownership: both local, freed at cleanup */
-    parent = malloc((size_t)t->nnodes * sizeof(*parent));
+    dist = malloc((size_t)t->nnodes * sizeof(*dist));
     queue = malloc((size_t)t->nnodes * sizeof(*queue));
-    if (parent == NULL || queue == NULL) {
+    if (dist == NULL || queue == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (route)");
         goto cleanup;
     }
-    topo_bfs(t, t->graph->fwd, src, dst, parent, queue);
-    if (parent[dst] == -1) {
+    fwd = t->graph != NULL ? t->graph->fwd : NULL;
+    topo_dist_to(t, fwd, src, dst, dist, queue);
+    if (dist[src] == -1) {
         st = ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: no route from '%s' "
                          "to '%s'", t->name, t->nodes[src].name,
                          t->nodes[dst].name);
         goto cleanup;
     }
-    for (int32_t v = dst; v != src; v = t->links[parent[v]].src)
-        h++;
-    {
-        int32_t k = h;
+    /* Walk forward.  At node `at` the equal-cost next links are its
+     * out-links (id order) to a node one hop nearer to dst that is dst or
+     * forwards; a GPU takes the first, a switch or NIC with c of them
+     * takes number key mod c and continues with key / c (the top
+     * comment). */
+    key = route_key(t, dst);
+    at = src;
+    h = dist[src];
+    for (int32_t k = 0; k < h; k++) {
+        int32_t c = 0, pick, chosen = -1;
 
-        for (int32_t v = dst; v != src; v = t->links[parent[v]].src) {
-            k--;
-            if (k < cap)
-                links[k] = parent[v];
+        for (int32_t i = t->out_start[at]; i < t->out_start[at + 1]; i++)
+            c += route_next(t, fwd, dist, t->out_links[i], dst, h - k - 1);
+        if (c < 1) {            /* cannot happen: dist came from a link */
+            st = ccs_err_set(err, CCS_ERR_INTERNAL, "topo_route: lost the "
+                             "route at '%s'", t->nodes[at].name);
+            goto cleanup;
         }
+        if (t->nodes[at].kind == TOPO_NODE_GPU) {
+            pick = 0;           /* a GPU router: lowest link id */
+        } else {
+            pick = (int32_t)(key % (uint32_t)c);
+            key /= (uint32_t)c;
+        }
+        for (int32_t i = t->out_start[at]; chosen < 0 &&
+             i < t->out_start[at + 1]; i++) {
+            if (route_next(t, fwd, dist, t->out_links[i], dst, h - k - 1) &&
+                pick-- == 0)
+                chosen = t->out_links[i];
+        }
+        if (k < cap)
+            links[k] = chosen;
+        at = t->links[chosen].dst;
     }
     *nhops = h;
 cleanup:
-    free(parent);
+    free(dist);
     free(queue);
     return st;
 }

@@ -180,6 +180,15 @@ static void check_sched(const char *name, const ccs_sched_t *s,
         return;
     }
     run_world(name, plan, combos, ncombos, -1, -1, 0, g_jobs);
+    /* A plan with a straggler role must serve every straggler. */
+    for (uint32_t k = 0; s->straggler >= 0 && k < s->nranks; k++) {
+        char nm[128];
+        if ((int32_t)k == s->straggler)
+            continue;
+        snprintf(nm, sizeof(nm), "%s straggler=%u", name, k);
+        run_world(nm, plan, combos, ncombos < 6 ? ncombos : 6, (int)k, -1,
+                  0, g_jobs);
+    }
     ccs_plan_destroy(plan);
 }
 
