@@ -264,6 +264,20 @@ CCS_API ccs_status_t ccs_allgather(const ccs_plan_t *plan, ccs_comm_t *comm,
 /* Library version as CCS_VERSION_CODE. */
 CCS_API int ccs_version(void);
 
+/* ---- GPU transports: init with the detailed message (gpu engineer) ----
+ * Like ccs_comm_init_cuda / ccs_comm_init_nccl, plus the reason for a
+ * failure copied into msg (msglen bytes; msg may be NULL, msglen 0), e.g.
+ * "cuda transport: no CUDA device (cudaGetDeviceCount: ...)".  Runs given
+ * a NULL stream use the rank's internal stream and return when done; see
+ * docs/gpu.md.  Never include ccs_run inside ncclGroupStart/End. */
+CCS_API ccs_status_t ccs_comm_init_cuda_msg(int nranks, const int *devices,
+                                            ccs_comm_t **comms, char *msg,
+                                            size_t msglen);
+CCS_API ccs_status_t ccs_comm_init_nccl_msg(void *nccl_comm,
+                                            ccs_comm_t **comm, char *msg,
+                                            size_t msglen);
+/* ---- end of GPU transport block ---- */
+
 #ifdef __cplusplus
 }
 #endif

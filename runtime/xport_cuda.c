@@ -624,3 +624,221 @@ static ccs_status_t complete_send(ccs_xport_t *x, cx_msg_t *m,
     return CCS_OK;
 }
 
+static ccs_status_t cx_wait(ccs_xport_t *x, ccs_err_t *err)
+{
+    struct timespec deadline = { 0, 0 };
+    ccs_status_t st = CCS_OK;
+
+    if (x->w->timeout_ms > 0)
+        deadline_in(x->w->timeout_ms, &deadline);
+    /* Receives first: they need only posts, which every rank makes before
+     * it waits (see the top comment). */
+    for (size_t i = 0; i < x->nrecv && st == CCS_OK; i++)
+        st = complete_recv(x, &x->recvs[i], &deadline, err);
+    x->nrecv = 0;
+    for (size_t i = 0; i < x->nsend; i++) {
+        if (st == CCS_OK)
+            st = complete_send(x, x->sends[i], &deadline, err);
+        msg_put(x->sends[i]);  /* the sender's reference */
+    }
+    x->nsend = 0;
+    return st;
+}
+
+static ccs_status_t cx_run_begin(ccs_xport_t *x, void *stream,
+                                 ccs_err_t *err)
+{
+    x->nrecv = 0;
+    x->nsend = 0;
+    return ccs_gpu_run_begin(&x->base, stream, err);
+}
+
+static ccs_status_t cx_run_end(ccs_xport_t *x, ccs_err_t *err)
+{
+    return ccs_gpu_run_end(&x->base, err);
+}
+
+static void cx_abort(ccs_xport_t *x)
+{
+    cx_world_t *w = x->w;
+
+    atomic_store(&w->aborted, 1);
+    for (int r = 0; r < w->nranks; r++) {
+        pthread_mutex_lock(&w->ranks[r].mu);
+        pthread_cond_broadcast(&w->ranks[r].cv);
+        pthread_mutex_unlock(&w->ranks[r].mu);
+    }
+}
+
+static void cx_destroy(ccs_xport_t *x)
+{
+    if (x == NULL)
+        return;
+    for (size_t i = 0; i < x->nsend; i++)
+        msg_put(x->sends[i]);
+    free(x->sends);
+    free(x->recvs);
+    if (atomic_fetch_sub(&x->w->refs, 1) == 1)
+        world_free(x->w);
+    free(x);
+}
+
+static const ccs_xport_ops_t cuda_ops = {
+    .name = "cuda",
+    .device_mem = true,
+    .mem_alloc = ccs_gpu_mem_alloc,
+    .mem_free = ccs_gpu_mem_free,
+    .copy = ccs_gpu_copy,
+    .memset0 = ccs_gpu_memset0,
+    .reduce = ccs_gpu_reduce,
+    .div = ccs_gpu_div,
+    .run_begin = cx_run_begin,
+    .run_end = cx_run_end,
+    .group_begin = ccs_cpu_group_begin,   /* nothing to group */
+    .recv = cx_recv,
+    .send = cx_send,
+    .group_end = ccs_cpu_nop,
+    .wait = cx_wait,
+    .abort = cx_abort,
+    .destroy = cx_destroy,
+};
+
+/* Let every pair of distinct devices in use copy directly where the
+ * hardware allows (NVLink / PCIe P2P); cudaMemcpyPeerAsync works without
+ * it too, through the host.  Peer access is a property of the process's
+ * contexts: enabling it twice is harmless. */
+static void enable_peers(const cx_world_t *w)
+{
+    for (int i = 0; i < w->nranks; i++) {
+        for (int j = 0; j < w->nranks; j++) {
+            int di = w->ranks[i].device, dj = w->ranks[j].device, can = 0;
+            if (di == dj)
+                continue;
+            if (cudaDeviceCanAccessPeer(&can, di, dj) == cudaSuccess && can &&
+                cudaSetDevice(di) == cudaSuccess)
+                (void)cudaDeviceEnablePeerAccess(dj, 0);
+            (void)cudaGetLastError(); /* "already enabled" is fine */
+        }
+    }
+}
+
+ccs_status_t ccs_comm_init_cuda_msg(int nranks, const int *devices,
+                                    ccs_comm_t **comms, char *msg,
+                                    size_t msglen)
+{
+    cx_world_t *w = NULL;    /* shared by the comms; freed with the last */
+    ccs_status_t st = CCS_OK;
+    ccs_err_t e;
+    int ndev = 0, prev = 0, made = 0;
+    cudaError_t ce;
+
+    ccs_err_clear(&e);
+    if (comms == NULL || nranks < 1 || (uint32_t)nranks > CCS_MAX_RANKS) {
+        st = ccs_err_set(&e, CCS_ERR_INVALID, "cuda transport: need "
+                         "comms != NULL and 1 <= nranks <= %u (got %d)",
+                         CCS_MAX_RANKS, nranks);
+        goto out;
+    }
+    if ((st = ccs_gpu_device_count("cuda transport", &ndev, &e)) != CCS_OK)
+        goto out;
+    for (int r = 0; devices != NULL && r < nranks; r++) {
+        if (devices[r] < 0 || devices[r] >= ndev) {
+            st = ccs_err_set(&e, CCS_ERR_INVALID, "cuda transport: rank "
+                             "%d on device %d, but there are %d device(s)",
+                             r, devices[r], ndev);
+            goto out;
+        }
+    }
+    if ((ce = cudaGetDevice(&prev)) != cudaSuccess) {
+        st = ccs_gpu_fail(&e, ce, "cuda transport: cudaGetDevice");
+        goto out;
+    }
+    w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        st = ccs_err_set(&e, CCS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    w->nranks = nranks;
+    w->timeout_ms = env_long("CCS_TIMEOUT_S", 0) * 1000;
+    w->ranks = calloc((size_t)nranks, sizeof(*w->ranks));
+    w->fifos = calloc((size_t)nranks * nranks, sizeof(*w->fifos));
+    if (w->ranks == NULL || w->fifos == NULL) {
+        free(w->ranks);
+        free(w->fifos);
+        free(w);
+        w = NULL;
+        st = ccs_err_set(&e, CCS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int r = 0; r < nranks; r++) {
+        pthread_mutex_init(&w->ranks[r].mu, NULL);
+        pthread_cond_init(&w->ranks[r].cv, NULL);
+        w->ranks[r].device = devices ? devices[r] : 0;
+    }
+    /* From here world_free cleans up everything made so far. */
+    for (int r = 0; r < nranks; r++) {
+        cx_rank_t *k = &w->ranks[r];
+        ce = cudaSetDevice(k->device);
+        if (ce == cudaSuccess)
+            ce = cudaStreamCreateWithFlags(&k->own, cudaStreamNonBlocking);
+        if (ce != cudaSuccess) {
+            k->own = NULL;
+            st = ccs_gpu_fail(&e, ce, "cuda transport: rank %d: creating a "
+                              "stream on device %d", r, k->device);
+            break;
+        }
+    }
+    if (st == CCS_OK)
+        enable_peers(w);
+    (void)cudaSetDevice(prev);
+    if (st != CCS_OK) {
+        world_free(w);
+        w = NULL;
+        goto out;
+    }
+    /* One reference per rank; ranks whose communicator was not made drop
+     * theirs below, the made ones in ccs_comm_destroy. */
+    atomic_store(&w->refs, nranks);
+    for (; made < nranks; made++) {
+        ccs_xport_t *x = calloc(1, sizeof(*x)); /* owned by its comm */
+        int rest;
+        if (x == NULL) {
+            st = ccs_err_set(&e, CCS_ERR_NOMEM, "out of memory");
+            rest = nranks - made;
+        } else {
+            x->w = w;
+            x->rank = made;
+            x->base.device = w->ranks[made].device;
+            x->base.prev_device = x->base.device;
+            x->base.own = w->ranks[made].own;
+            x->base.stream = x->base.own;
+            x->base.who = "cuda transport";
+            st = ccs_comm_create(&cuda_ops, x, made, nranks, &comms[made],
+                                 &e);
+            /* On failure x was destroyed, dropping rank made's ref. */
+            rest = nranks - made - 1;
+        }
+        if (st != CCS_OK) {
+            for (int r = 0; r < made; r++) {
+                ccs_comm_destroy(comms[r]);
+                comms[r] = NULL;
+            }
+            if (rest > 0 && atomic_fetch_sub(&w->refs, rest) == rest)
+                world_free(w);
+            goto out;
+        }
+    }
+out:
+    if (st != CCS_OK) {
+        CCS_LOG(ccs_log_level_env(), CCS_LOG_WARN, "INIT", -1, "%s",
+                ccs_err_msg(&e, st));
+        ccs_gpu_copy_msg(&e, st, msg, msglen);
+    }
+    return st;
+}
+
+ccs_status_t ccs_comm_init_cuda(int nranks, const int *devices,
+                                ccs_comm_t **comms)
+{
+    return ccs_comm_init_cuda_msg(nranks, devices, comms, NULL, 0);
+}

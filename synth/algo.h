@@ -35,6 +35,11 @@ typedef struct algo_params {
     const char *sub_algo;  /* inner algorithm (e.g. stragglar phase 0) */
     FILE *report;          /* human report lines (rounds, bounds, solver
                               figures); NULL = quiet */
+    /* Added for MultiTree: write the algorithm's structure (multitree: its
+     * spanning trees) as Graphviz DOT to this path, or NULL.  A .ccs file
+     * does not carry trees, so the drawing is made at synthesis time.
+     * Algorithms without such a structure ignore it. */
+    const char *dot_out;
 } algo_params_t;
 
 /* Defaults for every field. */

@@ -18,6 +18,9 @@
  * Chunks: C = n * P (P = --pipeline, or --chunks / n); tree r carries
  * chunks [rP, rP + P), sub-chunk j moving j steps after sub-chunk 0.
  *
+ * algo_params_t.dot_out: the trees are also written there as Graphviz DOT
+ * (mtree_write_dot), since a .ccs file keeps only the steps.
+ *
  * Alpha-beta cost (S bytes, n ranks, unit links of bandwidth 1/beta each
  * carrying at most one block per transfer step): all-gather and
  * reduce-scatter T * (alpha + S/n * beta), allreduce 2T * (alpha + S/n *
@@ -475,6 +478,11 @@ static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
         rs_span = pl.ir[T] + P - 1;
     }
     ag_span = T + P - 1;
+    if (p->dot_out != NULL) {
+        st = mtree_write_dot_path(m, t, p->dot_out, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
     if (p->report != NULL) {
         fprintf(p->report, "multitree: allgather T=%u steps (lower bound "
                 "%d); tree order %s, %u chunk%s per tree\n", T,

@@ -119,4 +119,10 @@ const mtree_edge_t *mtree_edge_to(const mtree_t *m, int32_t r, int32_t v);
  * writing fails. */
 ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f);
 
+/* mtree_write_dot into the file `path`, atomically (a temporary file in
+ * the same directory, renamed over path once complete); "-" writes to
+ * stdout.  CCS_ERR_IO naming the path when it cannot be written. */
+ccs_status_t mtree_write_dot_path(const mtree_t *m, const topo_t *t,
+                                  const char *path, ccs_err_t *err);
+
 #endif /* CCS_MTREE_H */

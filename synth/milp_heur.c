@@ -1,0 +1,622 @@
+/*
+ * milp_heur.c - overlay, cost model and parallel-tree heuristic of the
+ * AdapCC-style synthesizer (AdapCC, Sec. IV-D).  See milp_heur.h and
+ * docs/milp.md.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "milp_heur.h"
+
+/* ---- overlay ---- */
+
+void milp_net_destroy(milp_net_t *net)
+{
+    if (net == NULL)
+        return;
+    free(net->srv);
+    free(net->loc);
+    free(net->srv_size);
+    free(net->srv_first);
+    free(net->srv_members);
+    free(net->srv_egress_Bps);
+    free(net->pipe_bw_Bps);
+    free(net->route_off);
+    free(net->route_pipe);
+    free(net->route_alpha_s);
+    free(net);
+}
+
+ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
+                            ccs_err_t *err)
+{
+    milp_net_t *net = NULL;
+    int32_t *pipe_of = NULL;    /* owned here: [nlinks] pipe of link */
+    int32_t *node_srv = NULL;   /* owned here: [nnodes] group of node */
+    int32_t *path = NULL;       /* owned here: route buffer */
+    int32_t *srv_map = NULL;    /* owned here: server index -> group */
+    int32_t n = t->ngpus, cap = t->nlinks + 1, used = 0;
+    int32_t nsrv_ids = t->nservers + 1;
+    ccs_status_t st = CCS_OK;
+
+    if (n < 2 || n > MILP_MAX_RANKS)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "milp: %d GPUs; the model supports 2..%d", n,
+                           MILP_MAX_RANKS);
+    /* Owned by the caller on success (milp_net_destroy). */
+    net = calloc(1, sizeof(*net));
+    pipe_of = malloc((size_t)t->nlinks * sizeof(*pipe_of));
+    node_srv = malloc((size_t)t->nnodes * sizeof(*node_srv));
+    path = malloc((size_t)cap * sizeof(*path));
+    srv_map = malloc((size_t)nsrv_ids * sizeof(*srv_map));
+    if (net == NULL || pipe_of == NULL || node_srv == NULL || path == NULL ||
+        srv_map == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        goto cleanup;
+    }
+    net->n = n;
+    net->srv = calloc((size_t)n, sizeof(int32_t));
+    net->loc = calloc((size_t)n, sizeof(int32_t));
+    net->srv_members = calloc((size_t)n, sizeof(int32_t));
+    net->srv_size = calloc((size_t)nsrv_ids, sizeof(int32_t));
+    net->srv_first = calloc((size_t)nsrv_ids + 1, sizeof(int32_t));
+    net->srv_egress_Bps = calloc((size_t)nsrv_ids, sizeof(double));
+    net->pipe_bw_Bps = calloc((size_t)t->nlinks + 1, sizeof(double));
+    net->route_off = calloc((size_t)n * n + 1, sizeof(int32_t));
+    net->route_alpha_s = calloc((size_t)n * n, sizeof(double));
+    if (net->srv == NULL || net->loc == NULL || net->srv_members == NULL ||
+        net->srv_size == NULL || net->srv_first == NULL ||
+        net->srv_egress_Bps == NULL || net->pipe_bw_Bps == NULL ||
+        net->route_off == NULL || net->route_alpha_s == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        goto cleanup;
+    }
+
+    /* Groups: servers that hold GPUs, numbered by their first rank;
+     * GPUs with server -1 form one more group. */
+    for (int32_t i = 0; i < nsrv_ids; i++)
+        srv_map[i] = -1;
+    for (int32_t r = 0; r < n; r++) {
+        int32_t s = t->nodes[t->rank_node[r]].server;
+        int32_t id = (s >= 0 && s < t->nservers) ? s : t->nservers;
+
+        if (srv_map[id] < 0)
+            srv_map[id] = net->nsrv++;
+        net->srv[r] = srv_map[id];
+        net->loc[r] = net->srv_size[net->srv[r]]++;
+    }
+    for (int32_t g = 0; g < net->nsrv; g++)
+        net->srv_first[g + 1] = net->srv_first[g] + net->srv_size[g];
+    for (int32_t r = 0; r < n; r++)
+        net->srv_members[net->srv_first[net->srv[r]] + net->loc[r]] = r;
+    for (int32_t v = 0; v < t->nnodes; v++) {
+        int32_t s = t->nodes[v].server;
+
+        node_srv[v] = (s >= 0 && s < t->nservers) ? srv_map[s] : -1;
+        if (t->nodes[v].kind == TOPO_NODE_GPU && t->nodes[v].rank >= 0)
+            node_srv[v] = net->srv[t->nodes[v].rank];
+    }
+
+    /* Pipes: one per ordered node pair, numbered by the first link. */
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        const topo_link_t *k = &t->links[l];
+        int32_t p = -1;
+
+        if (!(k->bw_Bps > 0) || !isfinite(k->bw_Bps) ||
+            !(k->alpha_s >= 0) || !isfinite(k->alpha_s)) {
+            st = ccs_err_set(err, CCS_ERR_TOPOLOGY,
+                             "milp: link %d has bandwidth %g B/s and alpha "
+                             "%g s; the model needs bandwidth > 0 and alpha "
+                             ">= 0", l, k->bw_Bps, k->alpha_s);
+            goto cleanup;
+        }
+        for (int32_t j = t->out_start[k->src]; j < t->out_start[k->src + 1];
+             j++) {
+            int32_t o = t->out_links[j];
+
+            if (o < l && t->links[o].dst == k->dst) {
+                p = pipe_of[o];
+                break;
+            }
+        }
+        if (p < 0)
+            p = net->npipes++;
+        pipe_of[l] = p;
+        net->pipe_bw_Bps[p] += k->bw_Bps;
+        if (node_srv[k->src] >= 0 && node_srv[k->src] != node_srv[k->dst])
+            net->srv_egress_Bps[node_srv[k->src]] += k->bw_Bps;
+    }
+
+    /* Routes between every ordered pair of ranks. */
+    net->route_pipe = malloc(((size_t)n * n * (size_t)cap + 1) *
+                             sizeof(int32_t));
+    if (net->route_pipe == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        goto cleanup;
+    }
+    for (int32_t u = 0; u < n; u++) {
+        for (int32_t v = 0; v < n; v++) {
+            int32_t idx = u * n + v, hops = 0;
+            double a = 0;
+
+            net->route_off[idx] = used;
+            if (u != v) {
+                st = topo_route(t, t->rank_node[u], t->rank_node[v], path,
+                                cap, &hops, err);
+                if (st != CCS_OK)
+                    goto cleanup;
+                if (hops > cap) {
+                    st = ccs_err_set(err, CCS_ERR_INTERNAL,
+                                     "milp: route %d->%d longer than the "
+                                     "link count", u, v);
+                    goto cleanup;
+                }
+                for (int32_t h = 0; h < hops; h++) {
+                    net->route_pipe[used++] = pipe_of[path[h]];
+                    a += t->links[path[h]].alpha_s;
+                }
+            }
+            net->route_alpha_s[idx] = a;
+        }
+    }
+    net->route_off[n * n] = used;
+    *out = net;
+    net = NULL;
+
+cleanup:
+    milp_net_destroy(net);
+    free(pipe_of);
+    free(node_srv);
+    free(path);
+    free(srv_map);
+    return st;
+}
+
+int32_t milp_gateway(const milp_net_t *net, const milp_spec_t *sp, int32_t m,
+                     int32_t g)
+{
+    int32_t size = net->srv_size[g];
+
+    if (sp->root >= 0 && net->srv[sp->root] == g)
+        return sp->root;
+    return net->srv_members[net->srv_first[g] +
+                            (int32_t)(((uint64_t)m + sp->seed) %
+                                      (uint64_t)size)];
+}
+
+bool milp_arc_allowed(const milp_net_t *net, const milp_spec_t *sp,
+                      int32_t m, int32_t u, int32_t v)
+{
+    if (u == v)
+        return false;
+    if (net->srv[u] == net->srv[v])
+        return true;
+    return milp_gateway(net, sp, m, net->srv[u]) == u &&
+           milp_gateway(net, sp, m, net->srv[v]) == v;
+}
+
+/* ---- plans ---- */
+
+void milp_plan_destroy(milp_plan_t *p)
+{
+    if (p == NULL)
+        return;
+    free(p->root);
+    free(p->parent);
+    free(p->count);
+    free(p->piece);
+    free(p->a2a);
+    free(p);
+}
+
+ccs_status_t milp_plan_create(ccs_coll_t coll, int32_t n, int32_t m,
+                              uint32_t nchunks, milp_plan_t **out,
+                              ccs_err_t *err)
+{
+    /* Owned by the caller on success. */
+    milp_plan_t *p = calloc(1, sizeof(*p));
+
+    if (p == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    p->coll = coll;
+    p->n = n;
+    p->m = m;
+    p->nchunks = nchunks;
+    p->root = calloc((size_t)m, sizeof(int32_t));
+    p->parent = calloc((size_t)m * (size_t)n, sizeof(int32_t));
+    p->count = calloc((size_t)m, sizeof(uint32_t));
+    p->piece = calloc((size_t)m, sizeof(uint32_t));
+    if (coll == CCS_COLL_ALLTOALL)
+        p->a2a = calloc((size_t)n * n * n, sizeof(uint32_t));
+    if (p->root == NULL || p->parent == NULL || p->count == NULL ||
+        p->piece == NULL || (coll == CCS_COLL_ALLTOALL && p->a2a == NULL)) {
+        milp_plan_destroy(p);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    }
+    *out = p;
+    return CCS_OK;
+}
+
+ccs_status_t milp_plan_check(const milp_net_t *net, const milp_spec_t *sp,
+                             const milp_plan_t *p, ccs_err_t *err)
+{
+    int32_t n = net->n;
+    uint64_t sum = 0;
+
+    if (p->n != n || p->nchunks != sp->nchunks)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "milp plan: %d ranks / %u chunks, instance has "
+                           "%d / %u", p->n, p->nchunks, n, sp->nchunks);
+    if (p->coll == CCS_COLL_ALLTOALL) {
+        uint32_t b = sp->nchunks / (uint32_t)n;
+
+        for (int32_t s = 0; s < n; s++) {
+            for (int32_t d = 0; d < n; d++) {
+                uint64_t f = 0;
+
+                for (int32_t w = 0; w < n && s != d; w++)
+                    f += p->a2a[((size_t)s * n + d) * n + w];
+                if (s != d && f != b)
+                    return ccs_err_set(err, CCS_ERR_INTERNAL,
+                                       "milp plan: flow %d->%d carries %llu "
+                                       "chunks, block is %u", s, d,
+                                       (unsigned long long)f, b);
+                if (s != d && p->a2a[((size_t)s * n + d) * n + s] != 0)
+                    return ccs_err_set(err, CCS_ERR_INTERNAL,
+                                       "milp plan: flow %d->%d relayed "
+                                       "through its source", s, d);
+            }
+        }
+        return CCS_OK;
+    }
+    for (int32_t m = 0; m < p->m; m++) {
+        const int32_t *par = p->parent + (size_t)m * n;
+        int32_t root = p->root[m];
+
+        sum += p->count[m];
+        if (root < 0 || root >= n || par[root] != -1)
+            return ccs_err_set(err, CCS_ERR_INTERNAL,
+                               "milp plan: sub %d has a bad root %d", m, root);
+        if (sp->root >= 0 && root != sp->root)
+            return ccs_err_set(err, CCS_ERR_INTERNAL,
+                               "milp plan: sub %d rooted at %d, collective "
+                               "root is %d", m, root, sp->root);
+        if (p->piece[m] < 1)
+            return ccs_err_set(err, CCS_ERR_INTERNAL,
+                               "milp plan: sub %d has piece size 0", m);
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = u, hops = 0;
+
+            if (u == root)
+                continue;
+            if (par[u] < 0 || par[u] >= n ||
+                !milp_arc_allowed(net, sp, m, u, par[u]))
+                return ccs_err_set(err, CCS_ERR_INTERNAL,
+                                   "milp plan: sub %d, rank %d: parent %d "
+                                   "is not an overlay arc", m, u, par[u]);
+            /* Following parents must reach the root within n hops. */
+            while (v != root && hops <= n) {
+                v = par[v];
+                hops++;
+            }
+            if (v != root)
+                return ccs_err_set(err, CCS_ERR_INTERNAL,
+                                   "milp plan: sub %d, rank %d does not "
+                                   "reach root %d (cycle)", m, u, root);
+        }
+    }
+    if (sum != sp->nchunks)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "milp plan: chunk counts sum to %llu, not %u",
+                           (unsigned long long)sum, sp->nchunks);
+    return CCS_OK;
+}
+
+/* ---- cost model ---- */
+
+bool milp_coll_up(ccs_coll_t coll)
+{
+    return coll == CCS_COLL_ALLREDUCE || coll == CCS_COLL_REDUCE;
+}
+
+bool milp_coll_down(ccs_coll_t coll)
+{
+    return coll == CCS_COLL_ALLREDUCE || coll == CCS_COLL_BROADCAST;
+}
+
+static void add_route(const milp_net_t *net, double *acc, int32_t u,
+                      int32_t v, double amount)
+{
+    int32_t idx = u * net->n + v;
+
+    for (int32_t i = net->route_off[idx]; i < net->route_off[idx + 1]; i++)
+        acc[net->route_pipe[i]] += amount;
+}
+
+ccs_status_t milp_concurrency(const milp_net_t *net, const milp_plan_t *ref,
+                              double **out, ccs_err_t *err)
+{
+    /* Owned by the caller on success. */
+    double *w = calloc((size_t)net->npipes + 1, sizeof(double));
+    int32_t n = net->n;
+
+    if (w == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    for (int32_t m = 0; ref->coll != CCS_COLL_ALLTOALL && m < ref->m; m++) {
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = ref->parent[(size_t)m * n + u];
+
+            if (v < 0)
+                continue;
+            if (milp_coll_up(ref->coll))
+                add_route(net, w, u, v, 1.0);
+            if (milp_coll_down(ref->coll))
+                add_route(net, w, v, u, 1.0);
+        }
+    }
+    for (int32_t q = 0; q < net->npipes; q++)
+        if (w[q] < 1)
+            w[q] = 1;
+    *out = w;
+    return CCS_OK;
+}
+
+double milp_hop_us(const milp_net_t *net, const milp_spec_t *sp,
+                   const double *conc, int32_t u, int32_t v, uint32_t k)
+{
+    int32_t idx = u * net->n + v;
+    double worst = 0;
+
+    for (int32_t i = net->route_off[idx]; i < net->route_off[idx + 1];
+         i++) {
+        int32_t q = net->route_pipe[i];
+        double c = (conc != NULL ? conc[q] : 1.0) / net->pipe_bw_Bps[q];
+
+        if (c > worst)
+            worst = c;
+    }
+    return 1e6 * (net->route_alpha_s[idx] + (double)k * sp->unit_bytes *
+                  worst);
+}
+
+double milp_alpha_hat_us(const milp_net_t *net, const milp_spec_t *sp,
+                         int32_t m)
+{
+    double a = 0;
+
+    for (int32_t u = 0; u < net->n; u++)
+        for (int32_t v = 0; v < net->n; v++)
+            if (milp_arc_allowed(net, sp, m, u, v) &&
+                net->route_alpha_s[u * net->n + v] > a)
+                a = net->route_alpha_s[u * net->n + v];
+    return 1e6 * a;
+}
+
+/* Longest reduce-direction path (h) and broadcast depth (g) of tree m,
+ * with pieces of k chunks.  O(n^2): fine for n <= MILP_MAX_RANKS. */
+static void tree_fill(const milp_net_t *net, const milp_spec_t *sp,
+                      const double *conc, const int32_t *par, int32_t root,
+                      uint32_t k, double *up_us, double *down_us)
+{
+    double h[MILP_MAX_RANKS], b[MILP_MAX_RANKS];
+    int32_t depth[MILP_MAX_RANKS], order[MILP_MAX_RANKS];
+    int32_t n = net->n, cnt = 0;
+
+    for (int32_t u = 0; u < n; u++) {
+        int32_t v = u;
+
+        depth[u] = 0;
+        while (v != root && depth[u] <= n) {
+            v = par[v];
+            depth[u]++;
+        }
+        h[u] = 0;
+        b[u] = 0;
+    }
+    /* Order ranks by depth: parents before children. */
+    for (int32_t d = 0; d <= n && cnt < n; d++)
+        for (int32_t u = 0; u < n; u++)
+            if (depth[u] == d)
+                order[cnt++] = u;
+    *up_us = 0;
+    *down_us = 0;
+    for (int32_t i = cnt - 1; i >= 0; i--) {     /* leaves first */
+        int32_t u = order[i], v = par[u];
+
+        if (v >= 0) {
+            double t = h[u] + milp_hop_us(net, sp, conc, u, v, k);
+
+            if (t > h[v])
+                h[v] = t;
+        }
+    }
+    for (int32_t i = 0; i < cnt; i++) {          /* root first */
+        int32_t u = order[i], v = par[u];
+
+        if (v >= 0)
+            b[u] = b[v] + milp_hop_us(net, sp, conc, v, u, k);
+        if (h[u] > *up_us)
+            *up_us = h[u];
+        if (b[u] > *down_us)
+            *down_us = b[u];
+    }
+}
+
+double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
+                      const double *conc, const milp_plan_t *p,
+                      double *loads)
+{
+    double *acc = loads;
+    double own[1];   /* placeholder so that acc is never NULL-indexed */
+    double lam = 0, worst = 0, lam2 = 0;
+    int32_t n = net->n;
+    bool relay = false;
+
+    (void)own;
+    if (acc == NULL)
+        acc = calloc((size_t)net->npipes * 2 + 2, sizeof(double));
+    else
+        memset(acc, 0, (size_t)net->npipes * sizeof(double));
+    if (acc == NULL)
+        return INFINITY;
+    if (p->coll == CCS_COLL_ALLTOALL) {
+        /* Two legs: first hops (direct flows included), then relays. */
+        double *acc2 = calloc((size_t)net->npipes + 1, sizeof(double));
+        double ahat = 0;
+
+        if (acc2 == NULL) {
+            if (acc != loads)
+                free(acc);
+            return INFINITY;
+        }
+        for (int32_t s = 0; s < n; s++) {
+            for (int32_t d = 0; d < n; d++) {
+                if (s == d)
+                    continue;
+                if (net->route_alpha_s[s * n + d] * 1e6 > ahat)
+                    ahat = net->route_alpha_s[s * n + d] * 1e6;
+                for (int32_t w = 0; w < n; w++) {
+                    uint32_t x = p->a2a[((size_t)s * n + d) * n + w];
+
+                    if (x == 0)
+                        continue;
+                    add_route(net, acc, s, w, (double)x);
+                    if (w != d) {
+                        add_route(net, acc2, w, d, (double)x);
+                        relay = true;
+                    }
+                }
+            }
+        }
+        for (int32_t q = 0; q < net->npipes; q++) {
+            acc[q] *= 1e6 * sp->unit_bytes / net->pipe_bw_Bps[q];
+            acc2[q] *= 1e6 * sp->unit_bytes / net->pipe_bw_Bps[q];
+            if (acc[q] > lam)
+                lam = acc[q];
+            if (acc2[q] > lam2)
+                lam2 = acc2[q];
+        }
+        free(acc2);
+        if (acc != loads)
+            free(acc);
+        return lam + lam2 + ahat * (relay ? 2 : 1);
+    }
+    for (int32_t m = 0; m < p->m; m++) {
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = p->parent[(size_t)m * n + u];
+
+            if (v < 0)
+                continue;
+            if (milp_coll_up(p->coll))
+                add_route(net, acc, u, v, (double)p->count[m]);
+            if (milp_coll_down(p->coll))
+                add_route(net, acc, v, u, (double)p->count[m]);
+        }
+    }
+    for (int32_t q = 0; q < net->npipes; q++) {
+        acc[q] *= 1e6 * sp->unit_bytes / net->pipe_bw_Bps[q];
+        if (acc[q] > lam)
+            lam = acc[q];
+    }
+    for (int32_t m = 0; m < p->m; m++) {
+        double up, down, t;
+        uint32_t pieces = (p->count[m] + p->piece[m] - 1) / p->piece[m];
+
+        tree_fill(net, sp, conc, p->parent + (size_t)m * n, p->root[m],
+                  p->piece[m], &up, &down);
+        t = lam + (milp_coll_up(p->coll) ? up : 0) +
+            (milp_coll_down(p->coll) ? down : 0) +
+            milp_alpha_hat_us(net, sp, m) *
+                (pieces > 0 ? (double)(pieces - 1) : 0);
+        if (t > worst)
+            worst = t;
+    }
+    if (acc != loads)
+        free(acc);
+    return worst;
+}
+
+/* ---- heuristic ---- */
+
+ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
+                            milp_plan_t **out, ccs_err_t *err)
+{
+    milp_plan_t *p = NULL;
+    double *conc = NULL;        /* owned here */
+    int32_t order[MILP_MAX_RANKS];
+    int32_t n = net->n, ns = net->nsrv;
+    ccs_status_t st;
+
+    st = milp_plan_create(sp->coll, n, sp->m, sp->nchunks, &p, err);
+    if (st != CCS_OK)
+        return st;
+    if (sp->coll == CCS_COLL_ALLTOALL) {
+        uint32_t b = sp->nchunks / (uint32_t)n;
+
+        for (int32_t s = 0; s < n; s++)
+            for (int32_t d = 0; d < n; d++)
+                if (s != d)
+                    p->a2a[((size_t)s * n + d) * n + d] = b;
+        p->cost_us = milp_plan_cost(net, sp, NULL, p, NULL);
+        *out = p;
+        return CCS_OK;
+    }
+    /* Groups by egress bandwidth, largest first (stable: group index). */
+    for (int32_t g = 0; g < ns; g++)
+        order[g] = g;
+    for (int32_t i = 1; i < ns; i++) {
+        int32_t g = order[i], j = i;
+
+        while (j > 0 && net->srv_egress_Bps[order[j - 1]] <
+                            net->srv_egress_Bps[g]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = g;
+    }
+    for (int32_t m = 0; m < sp->m; m++) {
+        int32_t *par = p->parent + (size_t)m * n;
+        int32_t rg = sp->root >= 0 ? net->srv[sp->root] : order[m % ns];
+        int32_t root = milp_gateway(net, sp, m, rg);
+
+        p->root[m] = root;
+        for (int32_t u = 0; u < n; u++) {
+            int32_t gw = milp_gateway(net, sp, m, net->srv[u]);
+
+            par[u] = u == root ? -1 : (u != gw ? gw : root);
+        }
+        p->count[m] = sp->nchunks / (uint32_t)sp->m +
+                      ((uint32_t)m < sp->nchunks % (uint32_t)sp->m ? 1 : 0);
+        p->piece[m] = sp->cand[0];
+    }
+    st = milp_concurrency(net, p, &conc, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    /* Piece size: the candidate with the lowest model cost, sub by sub
+     * (ties: the smaller piece, the first candidate). */
+    for (int32_t m = 0; m < sp->m; m++) {
+        double best = INFINITY;
+        uint32_t pick = sp->cand[0];
+
+        for (int32_t k = 0; k < sp->ncand; k++) {
+            double c;
+
+            p->piece[m] = sp->cand[k];
+            c = milp_plan_cost(net, sp, conc, p, NULL);
+            if (c < best - 1e-9) {
+                best = c;
+                pick = sp->cand[k];
+            }
+        }
+        p->piece[m] = pick;
+    }
+    p->cost_us = milp_plan_cost(net, sp, conc, p, NULL);
+    *out = p;
+    p = NULL;
+
+cleanup:
+    free(conc);
+    milp_plan_destroy(p);
+    return st;
+}
