@@ -67,7 +67,7 @@ HAVE_CUDA := $(CUDA)
 endif
 CUDA_CFLAGS := -I$(CUDA_HOME)/include
 CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
-CUDA_LIBS   := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnccl -lcudart
+CUDA_LIBS   := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnccl -lcudart -lstdc++
 # Hopper first; sm_80 for A100s; PTX for what comes after.
 NVCC_ARCH   ?= -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=sm_90 \
@@ -196,6 +196,32 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+# -- GPU programs (gpu engineer): test_gpu_nodevice needs the CUDA headers
+# in a CUDA build; tests/gpu/*.c are GPU-only test and benchmark programs,
+# built by `make gpu-progs` (scripts/gpu-check.sh), not by `make test`.
+GPU_PROG_C := $(sort $(wildcard tests/gpu/*.c))
+GPU_PROGS  := $(GPU_PROG_C:tests/gpu/%.c=$(BUILD)/gpu/%)
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
+    SY_CFLAGS += $(CUDA_CFLAGS)
+
+$(BUILD)/gpu/%.o: tests/gpu/%.c tests/unit/harness.h
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(CUDA_CFLAGS) $(RT_DEFS) -Itests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/gpu/%: $(BUILD)/gpu/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+gpu-progs: $(GPU_PROGS)
+else
+gpu-progs:
+	@echo "gpu-progs: no CUDA toolkit ($(NVCC) not found, or CUDA=0)" >&2; exit 1
+endif
+.PHONY: gpu-progs
 
 # -- top-level jobs --
 unit-tests: $(TESTS)

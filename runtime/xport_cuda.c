@@ -144,10 +144,10 @@ void ccs_gpu_mem_free(ccs_xport_t *x, void *p)
 
     if (p == NULL)
         return;
-    /* The arena may still be read by copies in flight (ours, or a peer's
-     * on its stream -- those complete before our stream passes the DONE
-     * event, but a run on a NULL-free user stream may not be finished).
-     * Freeing is rare (the arena only grows), so wait for the device. */
+    /* The arena may still be in use by work in flight: a run on a
+     * caller's stream returns before it is done, and a peer's copy out of
+     * our staging runs on the peer's stream.  Freeing is rare (the arena
+     * only grows, and goes at destroy), so simply wait for the device. */
     if (dev_enter(b->device, &prev) == cudaSuccess) {
         (void)cudaDeviceSynchronize();
         (void)cudaFree(p);

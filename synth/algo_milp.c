@@ -1,14 +1,507 @@
-/* PLACEHOLDER: replaced by the real algorithm module. */
+/*
+ * algo_milp.c - AdapCC's synthesizer (Wang et al., "AdapCC: Making
+ * Collective Communication in Distributed Machine Learning Adaptive",
+ * ICDCS'24, Sec. IV-D, eqs. 1-6): M parallel sub-collectives, each with its
+ * own communication tree, root, share S_m of the data and pipelining chunk
+ * size C_m, decided by a MILP (milp_model.c, solved with GLPK's
+ * glp_intopt, warm-started from the parallel-tree heuristic of
+ * milp_heur.c, which is also the fallback when a limit leaves the solver
+ * without an incumbent).  The model: docs/milp.md.
+ *
+ * IR emitted (trees; allreduce = reduce then broadcast on the same tree):
+ * sub m owns chunks [off_m, off_m + c_m), cut into pieces of q_m chunks.
+ * Every GPU aggregates (a_{m,g} = 1): a child c sends piece j to its parent
+ * in step e_c + j; the children of one parent get distinct e (the IR lets
+ * no two receives write one chunk in a step), and a parent sends after its
+ * last child, e_u = max over children + 1 or later.  The root broadcasts
+ * piece j in step R + j, a GPU at depth d forwards it in step R + j + d.
+ * Alltoall: one step of direct sends (and first legs of relayed flows into
+ * SCRATCH), a second step for the relays' second legs.
+ *
+ * Cost (alpha-beta, what the model charges): with L the busiest link's
+ * bytes / bandwidth over all subs (link sharing), H the piece latency up
+ * and down the deepest path and P pieces per sub,
+ *   T ~ L + H + (P - 1) alpha.
+ * On the heterogeneous cluster the plan keeps the reduction inside each
+ * server (NVLink) and gives each 100 Gb/s server the root of one sub, so
+ * every NIC carries about the same time's worth of bytes.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "algo.h"
+#include "milp_heur.h"
+#include "milp_model.h"
+
+#define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
+#define MILP_DEFAULT_CANDS "256K,1M,4M,16M,64M"
+#define MILP_MAX_CHUNKS 4096u
+/* Subproblems explored at most: a deterministic limit, so the same input
+ * gives the same plan whenever the time limit is not reached first. */
+#define MILP_NODE_LIMIT 200
+
+#define MILP_COLLS                                                         \
+    (ALGO_COLL_BIT(CCS_COLL_ALLREDUCE) | ALGO_COLL_BIT(CCS_COLL_REDUCE) |  \
+     ALGO_COLL_BIT(CCS_COLL_BROADCAST) | ALGO_COLL_BIT(CCS_COLL_ALLTOALL))
+
+/* "256K,1M" -> bytes (binary suffixes K, M, G; optional trailing B). */
+static ccs_status_t parse_sizes(const char *list, double *out, int32_t *n,
+                                ccs_err_t *err)
+{
+    const char *s = list;
+
+    *n = 0;
+    while (*s != '\0') {
+        char *end;
+        double v = strtod(s, &end);
+
+        if (end == s || !(v > 0) || !isfinite(v))
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "milp: bad chunk size list '%s'", list);
+        switch (toupper((unsigned char)*end)) {
+        case 'K': v *= 1024; end++; break;
+        case 'M': v *= 1024 * 1024; end++; break;
+        case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+        default: break;
+        }
+        if (toupper((unsigned char)*end) == 'B')
+            end++;
+        if (*end != ',' && *end != '\0')
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "milp: bad chunk size list '%s'", list);
+        if (*n >= MILP_MAX_CAND)
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "milp: at most %d candidate chunk sizes",
+                               MILP_MAX_CAND);
+        out[(*n)++] = v;
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (*n == 0)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: empty chunk size list");
+    return CCS_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The instance: M, chunking and candidate piece sizes from the options. */
+static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
+                              milp_spec_t *sp, ccs_err_t *err)
+{
+    double cands[MILP_MAX_CAND];
+    double size = p->size_bytes > 0 ? p->size_bytes : MILP_DEFAULT_SIZE;
+    double unit;
+    int32_t nc = 0, n = net->n;
+    uint64_t c;
+    ccs_status_t st;
+
+    memset(sp, 0, sizeof(*sp));
+    sp->coll = p->coll;
+    sp->root = ccs_coll_rooted(p->coll) ? p->root : -1;
+    sp->seed = p->seed;
+    if (p->milp_m > 0)
+        sp->m = (int32_t)p->milp_m;
+    else if (net->nsrv > 1)
+        sp->m = net->nsrv < 4 ? net->nsrv : 4;
+    else
+        sp->m = n < 8 ? n : 8;
+    if (p->coll == CCS_COLL_ALLTOALL)
+        sp->m = 1;
+    if (sp->m > MILP_MAX_M)
+        return ccs_err_set(err, CCS_ERR_INVALID, "milp: M = %d (1..%d)",
+                           sp->m, MILP_MAX_M);
+    st = parse_sizes(p->chunk_sizes != NULL ? p->chunk_sizes
+                                            : MILP_DEFAULT_CANDS,
+                     cands, &nc, err);
+    if (st != CCS_OK)
+        return st;
+    qsort(cands, (size_t)nc, sizeof(cands[0]), cmp_double);
+    /* One IR chunk: the smallest candidate, coarser when that would make
+     * more than MILP_MAX_CHUNKS chunks. */
+    unit = fmax(cands[0], size / MILP_MAX_CHUNKS);
+    c = (uint64_t)ceil(size / unit - 1e-9);
+    if (c < (uint64_t)sp->m)
+        c = (uint64_t)sp->m;
+    if (p->coll == CCS_COLL_ALLTOALL)
+        c = (c + (uint64_t)n - 1) / (uint64_t)n * (uint64_t)n;
+    if (c > MILP_MAX_CHUNKS * 2u)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: %llu chunks is too many",
+                           (unsigned long long)c);
+    sp->nchunks = (uint32_t)c;
+    sp->unit_bytes = size / (double)c;
+    for (int32_t k = 0; k < nc; k++) {
+        double q = floor(cands[k] / sp->unit_bytes + 0.5);
+        uint32_t qc = q < 1 ? 1 : (q > (double)c ? (uint32_t)c : (uint32_t)q);
+
+        if (sp->ncand == 0 || qc > sp->cand[sp->ncand - 1])
+            sp->cand[sp->ncand++] = qc;
+    }
+    return CCS_OK;
+}
+
+static ccs_status_t check_milp(const topo_t *t, const algo_params_t *p,
+                               ccs_err_t *err)
+{
+    (void)p;
+    if (t->ngpus > MILP_MAX_RANKS)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "milp: %d GPUs; the model is built for up to %d "
+                           "(overlay arcs grow as n^2 per sub-collective)",
+                           t->ngpus, MILP_MAX_RANKS);
+    return CCS_OK;
+}
+
+/* ---- emission ---- */
+
+typedef struct tree_steps {
+    int32_t e[MILP_MAX_RANKS];      /* step of piece 0 to the parent */
+    int32_t depth[MILP_MAX_RANKS];  /* hops from the root */
+    int32_t first[MILP_MAX_RANKS];  /* child whose arrival reads IN */
+    int32_t ready;                  /* root's broadcast step of piece 0 */
+} tree_steps_t;
+
+/* Send steps: children of a parent in distinct steps, ordered by when
+ * they are ready (then by rank); a parent is ready one step after its
+ * last child has sent. */
+static void tree_schedule(int32_t n, const int32_t *par, int32_t root,
+                          bool up, tree_steps_t *ts)
+{
+    int32_t ready[MILP_MAX_RANKS], order[MILP_MAX_RANKS], cnt = 0;
+
+    for (int32_t u = 0; u < n; u++) {
+        int32_t v = u;
+
+        ts->depth[u] = 0;
+        while (v != root && ts->depth[u] <= n) {
+            v = par[v];
+            ts->depth[u]++;
+        }
+        ready[u] = 0;
+        ts->e[u] = -1;
+        ts->first[u] = -1;
+    }
+    for (int32_t d = n; d >= 0; d--)        /* deepest first */
+        for (int32_t u = 0; u < n; u++)
+            if (ts->depth[u] == d)
+                order[cnt++] = u;
+    for (int32_t i = 0; i < cnt; i++) {
+        int32_t u = order[i], last = -1;
+
+        /* u's children are all deeper, so already ready.  Assign them in
+         * (ready, rank) order. */
+        for (;;) {
+            int32_t pick = -1;
+
+            /* Ties: rank order rotated to start after u, so that the
+             * parents of different trees draw on different children in
+             * a step (pairwise exchange rather than one rank sending to
+             * all parents at once). */
+            for (int32_t k = 1; k < n; k++) {
+                int32_t c = (u + k) % n;
+
+                if (par[c] == u && ts->e[c] < 0 &&
+                    (pick < 0 || ready[c] < ready[pick]))
+                    pick = c;
+            }
+            if (pick < 0)
+                break;
+            ts->e[pick] = ready[pick] > last + 1 ? ready[pick] : last + 1;
+            if (last < 0)
+                ts->first[u] = pick;
+            last = ts->e[pick];
+        }
+        ready[u] = last >= 0 ? last + 1 : 0;
+    }
+    ts->ready = up ? ready[root] : 0;
+}
+
+static int32_t max_depth(int32_t n, const tree_steps_t *ts)
+{
+    int32_t d = 0;
+
+    for (int32_t u = 0; u < n; u++)
+        if (ts->depth[u] > d)
+            d = ts->depth[u];
+    return d;
+}
+
+static ccs_status_t ensure_steps(ccs_sched_t *s, uint32_t need,
+                                 ccs_err_t *err)
+{
+    while (s->nsteps < need) {
+        uint32_t t;
+        ccs_status_t st = ccs_sched_add_step(s, 0, &t, err);
+
+        if (st != CCS_OK)
+            return st;
+    }
+    return CCS_OK;
+}
+
+static ccs_status_t emit_trees(const milp_plan_t *pl, ccs_sched_t *s,
+                               ccs_err_t *err)
+{
+    int32_t n = pl->n;
+    bool up = milp_coll_up(pl->coll), down = milp_coll_down(pl->coll);
+    uint32_t off = 0;
+    ccs_status_t st = CCS_OK;
+
+    for (int32_t m = 0; m < pl->m; off += pl->count[m], m++) {
+        const int32_t *par = pl->parent + (size_t)m * n;
+        int32_t root = pl->root[m];
+        uint32_t q = pl->piece[m], cnt = pl->count[m];
+        uint32_t pieces = (cnt + q - 1) / q;
+        tree_steps_t ts;
+
+        if (cnt == 0)
+            continue;
+        tree_schedule(n, par, root, up, &ts);
+        /* Last step: the deepest GPU receives the last piece. */
+        st = ensure_steps(s, (uint32_t)(ts.ready +
+                                        (down ? max_depth(n, &ts) : 0)) +
+                                 pieces - 1, err);
+        if (st != CCS_OK)
+            return st;
+        for (uint32_t j = 0; j < pieces; j++) {
+            uint32_t ch = off + j * q;
+            uint32_t len = cnt - j * q < q ? cnt - j * q : q;
+
+            for (int32_t u = 0; up && u < n; u++) {
+                int32_t v = par[u];
+                bool leaf = true;
+                ccs_buf_t sbuf, dbuf;
+
+                if (v < 0)
+                    continue;
+                for (int32_t c = 0; c < n && leaf; c++)
+                    leaf = par[c] != u;
+                /* Partial sums live in OUT, except for a reduce, whose
+                 * OUT exists only at the root. */
+                sbuf = leaf ? CCS_BUF_IN
+                            : (pl->coll == CCS_COLL_REDUCE ? CCS_BUF_SCRATCH
+                                                           : CCS_BUF_OUT);
+                dbuf = (pl->coll == CCS_COLL_REDUCE && v != root)
+                           ? CCS_BUF_SCRATCH : CCS_BUF_OUT;
+                if (ts.first[v] == u)
+                    st = ccs_sched_xfer_reduce_from(
+                        s, (uint32_t)ts.e[u] + j, (uint32_t)u, sbuf, ch,
+                        (uint32_t)v, dbuf, ch, CCS_BUF_IN, ch, len, err);
+                else
+                    st = ccs_sched_xfer(s, (uint32_t)ts.e[u] + j,
+                                        (uint32_t)u, sbuf, ch, (uint32_t)v,
+                                        dbuf, ch, len, true, err);
+                if (st != CCS_OK)
+                    return st;
+            }
+            if (!down)
+                continue;
+            if (!up && j == 0) {
+                /* Broadcast: the root's own OUT is a copy of its IN. */
+                st = ccs_sched_local(s, 0, (uint32_t)root, CCS_BUF_OUT, off,
+                                     CCS_BUF_IN, off, cnt, false, err);
+                if (st != CCS_OK)
+                    return st;
+            }
+            for (int32_t u = 0; u < n; u++) {
+                int32_t v = par[u];
+                ccs_buf_t sbuf = (v == root && !up) ? CCS_BUF_IN
+                                                    : CCS_BUF_OUT;
+
+                if (v < 0)
+                    continue;
+                st = ccs_sched_xfer(s, (uint32_t)(ts.ready + ts.depth[u] -
+                                                  1) + j,
+                                    (uint32_t)v, sbuf, ch, (uint32_t)u,
+                                    CCS_BUF_OUT, ch, len, false, err);
+                if (st != CCS_OK)
+                    return st;
+            }
+        }
+    }
+    return CCS_OK;
+}
+
+static ccs_status_t emit_a2a(const milp_plan_t *pl, ccs_sched_t *s,
+                             ccs_err_t *err)
+{
+    int32_t n = pl->n;
+    uint32_t b = pl->nchunks / (uint32_t)n;
+    uint32_t *slot = calloc((size_t)n, sizeof(uint32_t)); /* owned here */
+    bool relay = false;
+    ccs_status_t st = CCS_OK;
+
+    if (slot == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    st = ensure_steps(s, 1, err);
+    for (int32_t r = 0; r < n && st == CCS_OK; r++)
+        st = ccs_sched_local(s, 0, (uint32_t)r, CCS_BUF_OUT, (uint32_t)r * b,
+                             CCS_BUF_IN, (uint32_t)r * b, b, false, err);
+    for (int32_t sr = 0; sr < n && st == CCS_OK; sr++) {
+        for (int32_t d = 0; d < n && st == CCS_OK; d++) {
+            uint32_t done = 0;
+
+            if (sr == d)
+                continue;
+            /* Direct part first, then relays in rank order. */
+            for (int32_t i = -1; i < n && st == CCS_OK; i++) {
+                int32_t w = i < 0 ? d : i;
+                uint32_t x = pl->a2a[((size_t)sr * n + d) * n + w];
+                uint32_t src = (uint32_t)d * b + done;
+                uint32_t dst = (uint32_t)sr * b + done;
+
+                if (x == 0 || (i >= 0 && w == d))
+                    continue;
+                if (w == d) {
+                    st = ccs_sched_xfer(s, 0, (uint32_t)sr, CCS_BUF_IN, src,
+                                        (uint32_t)d, CCS_BUF_OUT, dst, x,
+                                        false, err);
+                } else {
+                    st = ensure_steps(s, 2, err);
+                    if (st == CCS_OK)
+                        st = ccs_sched_xfer(s, 0, (uint32_t)sr, CCS_BUF_IN,
+                                            src, (uint32_t)w,
+                                            CCS_BUF_SCRATCH, slot[w], x,
+                                            false, err);
+                    if (st == CCS_OK)
+                        st = ccs_sched_xfer(s, 1, (uint32_t)w,
+                                            CCS_BUF_SCRATCH, slot[w],
+                                            (uint32_t)d, CCS_BUF_OUT, dst, x,
+                                            false, err);
+                    slot[w] += x;
+                    relay = true;
+                }
+                done += x;
+            }
+        }
+    }
+    (void)relay;
+    free(slot);
+    return st;
+}
+
+static void report_plan(FILE *f, const milp_plan_t *pl)
+{
+    int32_t n = pl->n;
+
+    if (pl->coll == CCS_COLL_ALLTOALL) {
+        uint64_t relayed = 0;
+
+        for (int32_t s = 0; s < n; s++)
+            for (int32_t d = 0; d < n; d++)
+                for (int32_t w = 0; w < n; w++)
+                    if (w != d && s != d)
+                        relayed += pl->a2a[((size_t)s * n + d) * n + w];
+        fprintf(f, "milp: alltoall: %llu chunks relayed\n",
+                (unsigned long long)relayed);
+        return;
+    }
+    for (int32_t m = 0; m < pl->m; m++) {
+        tree_steps_t ts;
+
+        tree_schedule(n, pl->parent + (size_t)m * n, pl->root[m], true, &ts);
+        fprintf(f, "milp: sub %d: root %d, %u chunks, pieces of %u, "
+                "depth %d, parents", m, pl->root[m], pl->count[m],
+                pl->piece[m], max_depth(n, &ts));
+        for (int32_t u = 0; u < n; u++)
+            fprintf(f, " %d", pl->parent[(size_t)m * n + u]);
+        fputc('\n', f);
+    }
+}
 
 static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
-                          ccs_sched_t **out, ccs_err_t *err)
+                               ccs_sched_t **out, ccs_err_t *err)
 {
-    (void)t; (void)p; (void)out;
-    return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "milp: not built yet");
+    milp_net_t *net = NULL;     /* owned here */
+    milp_plan_t *heur = NULL;   /* owned here */
+    milp_plan_t *sol = NULL;    /* owned here */
+    double *conc = NULL;        /* owned here */
+    ccs_sched_t *s = NULL;      /* owned here until *out */
+    const milp_plan_t *use;
+    milp_spec_t sp;
+    milp_solve_opts_t so;
+    milp_stats_t stats;
+    ccs_status_t st;
+
+    st = milp_net_build(t, &net, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    st = make_spec(net, p, &sp, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    st = milp_heur_plan(net, &sp, &heur, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    st = milp_concurrency(net, &sp, heur, &conc, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    heur->cost_us = milp_plan_cost(net, &sp, conc, heur, NULL);
+    milp_solve_opts_init(&so);
+    if (p->time_limit_s > 0)
+        so.time_limit_s = p->time_limit_s;
+    if (p->mip_gap > 0)
+        so.mip_gap = p->mip_gap;
+    so.node_limit = MILP_NODE_LIMIT;
+    so.write_lp = p->write_lp;
+    st = milp_solve(net, &sp, conc, heur, &so, &sol, &stats, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    use = sol != NULL ? sol : heur;
+    if (p->report != NULL) {
+        fprintf(p->report,
+                "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece sizes; "
+                "model %d rows, %d cols (%d integer)\n",
+                ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
+                sp.ncand, stats.rows, stats.cols, stats.ints);
+        fprintf(p->report,
+                "milp: %s%s%s; objective %.1f us, LP bound %.1f us, root LP "
+                "%.1f us, gap %.2f%%, %d nodes, %.2f s; warm start %s; "
+                "heuristic %.1f us%s\n",
+                milp_outcome_str(stats.outcome),
+                stats.time_limit_hit ? " (time limit)" : "",
+                stats.node_limit_hit ? " (node limit)" : "",
+                stats.obj_us, stats.bound_us, stats.lp_us, 100 * stats.gap,
+                stats.nodes, stats.time_s,
+                stats.warm_accepted ? "accepted"
+                                    : (stats.warm_offered ? "offered"
+                                                          : "not offered"),
+                heur->cost_us,
+                sol == NULL ? "; no incumbent: using the heuristic" : "");
+        report_plan(p->report, use);
+    }
+    st = ccs_sched_create(p->coll, (uint32_t)t->ngpus, sp.nchunks, "milp",
+                          &s, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    if (ccs_coll_rooted(p->coll))
+        s->root = p->root;
+    st = p->coll == CCS_COLL_ALLTOALL ? emit_a2a(use, s, err)
+                                      : emit_trees(use, s, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    *out = s;
+    s = NULL;
+
+cleanup:
+    ccs_sched_destroy(s);
+    milp_plan_destroy(sol);
+    milp_plan_destroy(heur);
+    free(conc);
+    milp_net_destroy(net);
+    return st;
 }
 
 const algo_desc_t algo_milp = {
-    .name = "milp", .desc = "(not built yet)", .colls = 0,
-    .check = NULL, .build = build_milp,
+    .name = "milp",
+    .desc = "AdapCC MILP (GLPK): parallel trees, roots, splits, chunking",
+    .colls = MILP_COLLS,
+    .check = check_milp,
+    .build = build_milp,
 };

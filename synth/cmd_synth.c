@@ -33,6 +33,8 @@ static void synth_usage(FILE *f)
 "      --chunk-sizes LIST candidate chunk sizes (milp), e.g. 1M,4M,16M\n"
 "      --write-lp FILE    dump the MILP in CPLEX LP form\n"
 "      --seed N           seed for deterministic tie-breaking\n"
+"      --dot FILE         also draw the algorithm's structure (multitree: its\n"
+"                         spanning trees) as Graphviz DOT; - for stdout\n"
 "      --alpha T          override every link's latency (e.g. 3us)\n"
 "      --bw BW            override every link's bandwidth (e.g. 450GB/s)\n"
 "  -q, --quiet            print nothing on success\n"
@@ -42,7 +44,7 @@ static void synth_usage(FILE *f)
 enum {
     OPT_ROOT = 256, OPT_STRAGGLER, OPT_PHASE0, OPT_PIPELINE, OPT_CHUNKS,
     OPT_SIZE, OPT_TIME_LIMIT, OPT_MIP_GAP, OPT_MILP_M, OPT_CHUNK_SIZES,
-    OPT_WRITE_LP, OPT_SEED, OPT_ALPHA, OPT_BW
+    OPT_WRITE_LP, OPT_SEED, OPT_ALPHA, OPT_BW, OPT_DOT
 };
 
 /* The parameters recorded in the file: enough to regenerate it. */
@@ -102,6 +104,7 @@ int cmd_synth(int argc, char **argv)
         { "seed", required_argument, NULL, OPT_SEED },
         { "alpha", required_argument, NULL, OPT_ALPHA },
         { "bw", required_argument, NULL, OPT_BW },
+        { "dot", required_argument, NULL, OPT_DOT },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -181,6 +184,7 @@ int cmd_synth(int argc, char **argv)
             break;
         case OPT_CHUNK_SIZES: p.chunk_sizes = optarg; break;
         case OPT_WRITE_LP: p.write_lp = optarg; break;
+        case OPT_DOT: p.dot_out = optarg; break;
         case OPT_SEED:
             if (!cli_parse_int(optarg, 0, __LONG_MAX__, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --seed '%s'", optarg);
@@ -209,6 +213,12 @@ int cmd_synth(int argc, char **argv)
     if (algo_find(algo) == NULL)
         return cli_fail(cmd, CLI_EXIT_USAGE,
                         "unknown algorithm '%s' (see 'ccsynth list')", algo);
+    /* Only MultiTree has a structure worth drawing besides the schedule
+     * itself (`ccsynth show --dot`); say so rather than ignore --dot. */
+    if (p.dot_out != NULL && strcmp(algo, "multitree") != 0)
+        return cli_fail(cmd, CLI_EXIT_USAGE,
+                        "--dot draws multitree's trees; for any schedule use "
+                        "'ccsynth show --dot FILE'");
     rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;

@@ -9,8 +9,10 @@
  * mtree_write_dot: one cluster per tree, each edge labelled with its step
  * and, for a switched edge, the switches of its route (the route the
  * simulator uses).  The trees are the same for allgather, reducescatter
- * (reversed in time) and allreduce, and do not depend on --pipeline, which
- * is accepted for symmetry with `synth` and recorded in the DOT header.
+ * (reversed in time) and allreduce, and do not depend on --pipeline
+ * (each edge then carries its block as K sub-chunks, one step apart),
+ * which is accepted for symmetry with `synth` and only noted in the
+ * summary line.
  */
 #include <getopt.h>
 #include <string.h>
@@ -32,7 +34,7 @@ static void trees_usage(FILE *f)
 "  -o, --output FILE      DOT file, written atomically (default: stdout)\n"
 "      --order ORDER      best (default: as synth), root, height\n"
 "      --children C       any (default), one: children per parent and step\n"
-"      --pipeline K       recorded only; the trees do not depend on it\n"
+"      --pipeline K       accepted as in synth; the trees do not change\n"
 "      --alpha T          override every link's latency (e.g. 150ns)\n"
 "      --bw BW            override every link's bandwidth (e.g. 16GB/s)\n"
 "  -q, --quiet            print nothing on success\n"
@@ -131,10 +133,6 @@ int cmd_trees(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    if (pipeline > 1 && strcmp(output, "-") == 0)
-        printf("// pipeline %ld: every tree edge carries its block as %ld "
-               "sub-chunks, sub-chunk j j steps after the first\n",
-               pipeline, pipeline);
     st = mtree_write_dot_path(m, topo, output, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);

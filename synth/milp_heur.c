@@ -334,50 +334,102 @@ static void add_route(const milp_net_t *net, double *acc, int32_t u,
         acc[net->route_pipe[i]] += amount;
 }
 
-ccs_status_t milp_concurrency(const milp_net_t *net, const milp_plan_t *ref,
-                              double **out, ccs_err_t *err)
+ccs_status_t milp_concurrency(const milp_net_t *net, const milp_spec_t *sp,
+                              const milp_plan_t *ref, double **out,
+                              ccs_err_t *err)
 {
+    int32_t n = net->n, np = net->npipes, lv = 1;
     /* Owned by the caller on success. */
-    double *w = calloc((size_t)net->npipes + 1, sizeof(double));
-    int32_t n = net->n;
+    double *w = calloc((size_t)sp->ncand * (size_t)(np + 1), sizeof(double));
 
     if (w == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
     for (int32_t m = 0; ref->coll != CCS_COLL_ALLTOALL && m < ref->m; m++) {
+        int32_t kids[MILP_MAX_RANKS] = { 0 }, most = 0, deep = 0;
+
         for (int32_t u = 0; u < n; u++) {
-            int32_t v = ref->parent[(size_t)m * n + u];
+            int32_t v = ref->parent[(size_t)m * n + u], d = 0;
 
             if (v < 0)
                 continue;
+            kids[v]++;
             if (milp_coll_up(ref->coll))
                 add_route(net, w, u, v, 1.0);
             if (milp_coll_down(ref->coll))
                 add_route(net, w, v, u, 1.0);
+            for (int32_t x = u; x >= 0 && d <= n; x = ref->parent[
+                     (size_t)m * n + x])
+                d++;
+            deep = d - 1 > deep ? d - 1 : deep;
+        }
+        for (int32_t u = 0; u < n; u++)
+            most = kids[u] > most ? kids[u] : most;
+        /* Steps before a piece has crossed the tree: staggered siblings
+         * plus the way down. */
+        if (most + deep > lv)
+            lv = most + deep;
+    }
+    for (int32_t k = sp->ncand - 1; k >= 0; k--) {
+        uint32_t cnt = ref->m > 0 && ref->count != NULL ? ref->count[0] : 1;
+        double pieces = ceil((double)cnt / (double)sp->cand[k]);
+        double full = pieces >= lv ? 1.0 : pieces / (double)lv;
+
+        for (int32_t q = 0; q < np; q++) {
+            double c = w[q] * full;
+
+            w[(size_t)k * np + q] = c < 1 ? 1 : c;
         }
     }
-    for (int32_t q = 0; q < net->npipes; q++)
-        if (w[q] < 1)
-            w[q] = 1;
     *out = w;
     return CCS_OK;
+}
+
+/* Row of the concurrency table for a piece of q chunks. */
+static const double *conc_row(const milp_net_t *net, const milp_spec_t *sp,
+                              const double *conc, uint32_t q)
+{
+    int32_t k = 0;
+
+    if (conc == NULL)
+        return NULL;
+    for (int32_t i = 0; i < sp->ncand; i++)
+        if (sp->cand[i] <= q)
+            k = i;
+    return conc + (size_t)k * net->npipes;
 }
 
 double milp_hop_us(const milp_net_t *net, const milp_spec_t *sp,
                    const double *conc, int32_t u, int32_t v, uint32_t k)
 {
     int32_t idx = u * net->n + v;
+    const double *row = conc_row(net, sp, conc, k);
     double worst = 0;
 
     for (int32_t i = net->route_off[idx]; i < net->route_off[idx + 1];
          i++) {
         int32_t q = net->route_pipe[i];
-        double c = (conc != NULL ? conc[q] : 1.0) / net->pipe_bw_Bps[q];
+        double c = (row != NULL ? row[q] : 1.0) / net->pipe_bw_Bps[q];
 
         if (c > worst)
             worst = c;
     }
     return 1e6 * (net->route_alpha_s[idx] + (double)k * sp->unit_bytes *
                   worst);
+}
+
+double milp_piece_us(const milp_net_t *net, const milp_spec_t *sp,
+                     const double *conc, uint32_t k)
+{
+    const double *row = conc_row(net, sp, conc, k);
+    double worst = 0;
+
+    for (int32_t q = 0; q < net->npipes; q++) {
+        double c = (row != NULL ? row[q] : 1.0) / net->pipe_bw_Bps[q];
+
+        if (c > worst)
+            worst = c;
+    }
+    return 1e6 * (double)k * sp->unit_bytes * worst;
 }
 
 double milp_alpha_hat_us(const milp_net_t *net, const milp_spec_t *sp,
@@ -447,13 +499,11 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
                       const double *conc, const milp_plan_t *p,
                       double *loads)
 {
-    double *acc = loads;
-    double own[1];   /* placeholder so that acc is never NULL-indexed */
+    double *acc = loads;   /* owned here when loads == NULL */
     double lam = 0, worst = 0, lam2 = 0;
     int32_t n = net->n;
     bool relay = false;
 
-    (void)own;
     if (acc == NULL)
         acc = calloc((size_t)net->npipes * 2 + 2, sizeof(double));
     else
@@ -526,9 +576,11 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
         tree_fill(net, sp, conc, p->parent + (size_t)m * n, p->root[m],
                   p->piece[m], &up, &down);
         t = lam + (milp_coll_up(p->coll) ? up : 0) +
-            (milp_coll_down(p->coll) ? down : 0) +
+            (milp_coll_down(p->coll) ? down : 0) -
+            milp_piece_us(net, sp, conc, p->piece[m]) +
             milp_alpha_hat_us(net, sp, m) *
                 (pieces > 0 ? (double)(pieces - 1) : 0);
+        t = fmax(t, lam);
         if (t > worst)
             worst = t;
     }
@@ -590,26 +642,28 @@ ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
                       ((uint32_t)m < sp->nchunks % (uint32_t)sp->m ? 1 : 0);
         p->piece[m] = sp->cand[0];
     }
-    st = milp_concurrency(net, p, &conc, err);
+    st = milp_concurrency(net, sp, p, &conc, err);
     if (st != CCS_OK)
         goto cleanup;
-    /* Piece size: the candidate with the lowest model cost, sub by sub
-     * (ties: the smaller piece, the first candidate). */
-    for (int32_t m = 0; m < sp->m; m++) {
+    /* Piece size: the candidate with the lowest model cost, the same for
+     * every sub (the cost is a max over subs; ties: the smaller piece). */
+    {
         double best = INFINITY;
         uint32_t pick = sp->cand[0];
 
         for (int32_t k = 0; k < sp->ncand; k++) {
             double c;
 
-            p->piece[m] = sp->cand[k];
+            for (int32_t m = 0; m < sp->m; m++)
+                p->piece[m] = sp->cand[k];
             c = milp_plan_cost(net, sp, conc, p, NULL);
             if (c < best - 1e-9) {
                 best = c;
                 pick = sp->cand[k];
             }
         }
-        p->piece[m] = pick;
+        for (int32_t m = 0; m < sp->m; m++)
+            p->piece[m] = pick;
     }
     p->cost_us = milp_plan_cost(net, sp, conc, p, NULL);
     *out = p;

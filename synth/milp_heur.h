@@ -116,18 +116,27 @@ ccs_status_t milp_plan_check(const milp_net_t *net, const milp_spec_t *sp,
 bool milp_coll_up(ccs_coll_t coll);     /* reduce phase (allreduce, reduce) */
 bool milp_coll_down(ccs_coll_t coll);   /* broadcast phase */
 
-/* Concurrency estimate W[pipe] (>= 1): tree arcs (over subs and
- * directions) of plan `ref` whose route crosses the pipe.  The model
- * charges a piece on pipe q with W[q] / bw(q): the paper's shared
- * bandwidth 1/beta~ (eq. 3), frozen at the heuristic's loads so that the
- * latency terms stay linear.  *out: owned [npipes] array (free()). */
-ccs_status_t milp_concurrency(const milp_net_t *net, const milp_plan_t *ref,
-                              double **out, ccs_err_t *err);
+/* Concurrency estimate, one row of [npipes] per candidate piece size k
+ * (>= 1): tree arcs (over subs and directions) of plan `ref` whose route
+ * crosses the pipe, scaled by min(1, pieces_k / levels), the share of
+ * steps in which the heuristic's pipeline is full (with fewer pieces than
+ * tree levels, staggered siblings do not overlap).  The model charges a
+ * piece on pipe q with W / bw(q): the paper's shared bandwidth 1/beta~
+ * (eq. 3), frozen at the heuristic's loads so that the latency terms stay
+ * linear.  *out: owned [ncand * npipes] array (free()). */
+ccs_status_t milp_concurrency(const milp_net_t *net, const milp_spec_t *sp,
+                              const milp_plan_t *ref, double **out,
+                              ccs_err_t *err);
 
 /* Per-hop time of a piece of k chunks on route u->v:
  * alpha(u,v) + k * unit * max over its pipes of W / bw. */
 double milp_hop_us(const milp_net_t *net, const milp_spec_t *sp,
                    const double *conc, int32_t u, int32_t v, uint32_t k);
+/* Time of a piece of k chunks on the slowest pipe: the part of the
+ * pipeline fill that the load term L already counts (T ~ L (1 - 1/P) +
+ * fill), subtracted once. */
+double milp_piece_us(const milp_net_t *net, const milp_spec_t *sp,
+                     const double *conc, uint32_t k);
 /* Latency charged per extra piece in sub m: the largest route alpha over
  * the sub's allowed arcs. */
 double milp_alpha_hat_us(const milp_net_t *net, const milp_spec_t *sp,

@@ -16,16 +16,23 @@
  *     no GPU neighbour left outside the tree and, under
  *     MTREE_CHILDREN_ONE, ranks that already got a child of this tree in
  *     this step.
- *  4. Child choice: breadth-first search from the parent's node over links
- *     with capacity left, through switch and NIC nodes only (a GPU ends a
- *     path), links scanned in link-id (CSR) order; the first GPU reached
- *     that is not in the tree is the child.  So direct neighbours come
- *     first in link-id order, then ranks behind one switch (III-C3 step 2),
- *     then further switches (step 3).  Every link of the path is charged.
+ *  4. Child choice: the parent's direct GPU links in link-id order, then
+ *     its switched candidates (III-C3): the ranks whose topo_route from
+ *     the parent passes through switches and NICs only, by route length,
+ *     then (c - p) mod n.  The edge takes exactly that route, because the
+ *     simulator (like a network with deterministic ECMP) carries the
+ *     transfer on it; a parallel link of the same pipe may stand in for a
+ *     full one.  The first rank outside the tree whose route has capacity
+ *     left on every hop is the child; every link of the path is charged.
+ *     With topo_route's D-mod-k spreading, full-bisection fat-trees reach
+ *     the bound n - 1 (fattree:4x4: 15; with every route through spine 0
+ *     it was 25).
  *
  * Cost: per step and tree, at most one failed scan of its live parents;
- * each parent probe is a BFS that stops at the first free GPU (one CSR row
- * on direct networks).  Roughly O(T * n * live * degree) on a torus.
+ * each probe scans one CSR row, then (switched networks) the parent's
+ * candidate list.  Roughly O(T * n * live * degree) on a torus and
+ * O(T * n * live * n) on switched networks; the candidates cost n^2
+ * topo_route calls once.
  */
 #include <errno.h>
 #include <limits.h>
@@ -503,7 +510,8 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
     for (int32_t r = 0; r < n; r++) {
         for (int32_t v = 0; v < n; v++)
-            b->far_cnt[(size_t)r * (b->maxd + 1) + b->dist[(size_t)r * n + v]]++;
+            b->far_cnt[(size_t)r * (b->maxd + 1) +
+                       b->dist[(size_t)r * n + v]]++;
         b->far_top[r] = b->maxd;
     }
     return CCS_OK;
@@ -550,8 +558,9 @@ static ccs_status_t path_append(build_t *b, mtree_t *m, const int32_t *links,
 
 /* Rule 4: the first GPU outside tree r that rank p can reach in exactly
  * `hops` links with capacity left: direct links (hops 1, link-id order),
- * else the switched candidates of that length (fixed routes).  Charges the path, appends it
- * to m->path_links and returns the child rank; -1 when none. */
+ * else the switched candidates of that length (their topo_route routes,
+ * a parallel link standing in for a full one).  Charges the path, appends
+ * it to m->path_links and returns the child rank; -1 when none. */
 static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
                      int32_t hops, int32_t *path_off, int32_t *path_len,
                      ccs_err_t *err, ccs_status_t *st)

@@ -10,8 +10,10 @@
  * at step t (it receives rank r's block from its parent during step t);
  * its parent joined at a step < t.  An edge parent -> child is either one
  * topology link between two GPUs or a path whose interior nodes are all
- * switches or NICs (III-C3); every link on it is charged one unit of the
- * step's capacity.  See docs/multitree.md for every tie-breaking rule.
+ * switches or NICs (III-C3): topo_route's route between the two, the one
+ * the simulator uses (up to the choice among parallel links); every link
+ * on it is charged one unit of the step's capacity.  See docs/multitree.md
+ * for every tie-breaking rule.
  *
  * Link capacity per step (VII-B): a link k times wider than the slowest
  * link of the topology counts as k parallel unit links,

@@ -520,12 +520,6 @@ static int32_t topo_bfs(const topo_t *t, const uint8_t *fwd, int32_t src,
 
 /* ---- routes: fewest hops, equal-cost choice by destination digits ---- */
 
-/* Reverse BFS from dst over in-links: dist[v] = fewest links of a route
- * from v to dst whose interior nodes forward, -1 when there is none (or
- * when v lies beyond src: the search stops once src is labelled, since a
- * route from src only visits nodes nearer to dst).  A node's in-links are
- * followed only if it is dst or forwards, so a non-forwarding node is only
- * ever a route's first node.  queue and dist have nnodes entries. */
 /* Whether v may be passed through.  fwd is the topology's flags; a
  * topo_t assembled by hand (tests) has no graph and gets the switched
  * default: switches and NICs forward, GPUs do not. */
@@ -534,6 +528,12 @@ static int route_fwd(const topo_t *t, const uint8_t *fwd, int32_t v)
     return fwd != NULL ? fwd[v] : t->nodes[v].kind != TOPO_NODE_GPU;
 }
 
+/* Reverse BFS from dst over in-links: dist[v] = fewest links of a route
+ * from v to dst whose interior nodes forward, -1 when there is none (or
+ * when v lies beyond src: the search stops once src is labelled, since a
+ * route from src only visits nodes nearer to dst).  A node's in-links are
+ * followed only if it is dst or forwards, so a non-forwarding node is only
+ * ever a route's first node.  queue and dist have nnodes entries. */
 static void topo_dist_to(const topo_t *t, const uint8_t *fwd, int32_t src,
                          int32_t dst, int32_t *dist, int32_t *queue)
 {

@@ -49,4 +49,9 @@ cmp -s "$tmp/ring.ccs" "$tmp/again.ccs" || { echo "FAIL: not deterministic"; fai
 # Writing into a missing directory fails cleanly.
 expect 1 "" -- $C synth --algo ring --topo switch:4 -o "$tmp/no/such/dir/x.ccs"
 
+# --dot draws MultiTree's trees, and is refused where there is nothing to draw.
+expect 0 "" -- $C synth --algo multitree --topo torus:4x4 -q -o "$tmp/mt.ccs" --dot "$tmp/mt.dot"
+grep -q '^digraph' "$tmp/mt.dot" || { echo "FAIL: --dot wrote no digraph"; fail=1; }
+expect 2 "show --dot" -- $C synth --algo ring --topo switch:4 --dot "$tmp/r.dot"
+
 exit $fail

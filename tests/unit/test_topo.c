@@ -1,5 +1,6 @@
 /* test_topo.c - topology model: built-ins, YAML files, routes, errors. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,7 +426,8 @@ TEST(test_route_all_pairs)
     }
 }
 
-/* Ties go to the lexicographically smallest sequence of link ids. */
+/* At GPU routers (direct networks) ties go to the lowest link id, i.e.
+ * the lexicographically smallest sequence of link ids. */
 TEST(test_route_tie_break)
 {
     topo_t *t = load("torus:4x4", NULL), *t2 = load("torus:4x4", NULL);
@@ -453,6 +455,141 @@ TEST(test_route_tie_break)
 done:
     topo_destroy(t);
     topo_destroy(t2);
+}
+
+/* The spine a route from rank a to rank b climbs to (-1: none). */
+static int32_t route_spine(const topo_t *t, int32_t a, int32_t b)
+{
+    int32_t links[16], h = 0;
+
+    if (topo_route(t, t->rank_node[a], t->rank_node[b], links, 16, &h,
+                   NULL) != CCS_OK)
+        return -1;
+    for (int32_t k = 0; k < h && k < 16; k++) {
+        const char *nm = t->nodes[t->links[links[k]].dst].name;
+        if (strncmp(nm, "spine", 5) == 0)
+            return atoi(nm + 5);
+    }
+    return -1;
+}
+
+/* Fat-trees: D-mod-k.  Traffic to the GPU of local index j climbs to
+ * spine j / (G / S) (S spines, G GPUs per leaf); so every spine is used,
+ * all routes to one GPU share a spine, and a shift permutation (rank i
+ * to rank i + s) loads no directed link beyond its parallel count, which
+ * is what lets ring-like and MultiTree steps run without spine conflicts.
+ * Determinism: a second load routes identically. */
+TEST(test_route_dmodk_fattree)
+{
+    static const struct {
+        const char *spec;
+        int32_t leaves, per, spines;
+    } cases[] = {
+        { "fattree:4x4", 4, 4, 4 },
+        { "fattree:8x8", 8, 8, 8 },
+        { "fattree:4x4x2", 4, 4, 2 },
+        { "fattree:2x8x4", 2, 8, 4 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].spec, NULL), *t2 = load(cases[i].spec,
+                                                          NULL);
+        int32_t n, G = cases[i].per, S = cases[i].spines;
+        int32_t *use = NULL;
+        bool *spine_seen = NULL;
+
+        if (t == NULL || t2 == NULL)
+            goto next;
+        n = t->ngpus;
+        CHECK_EQ_INT(n, cases[i].leaves * G);
+        use = calloc((size_t)t->nlinks, sizeof(int32_t));
+        spine_seen = calloc((size_t)S, sizeof(bool));
+        for (int32_t a = 0; a < n; a++) {
+            for (int32_t b = 0; b < n; b++) {
+                int32_t la[16], lb[16], ha = 0, hb = 0;
+                int32_t sp = route_spine(t, a, b);
+
+                if (a == b)
+                    continue;
+                CHECK_STATUS(topo_route(t, t->rank_node[a], t->rank_node[b],
+                                        la, 16, &ha, NULL), CCS_OK);
+                CHECK_STATUS(topo_route(t2, t2->rank_node[a],
+                                        t2->rank_node[b], lb, 16, &hb, NULL),
+                             CCS_OK);
+                CHECK_MSG(ha == hb && memcmp(la, lb, sizeof(int32_t) *
+                                             (size_t)ha) == 0,
+                          "%s: %d -> %d differs between loads",
+                          cases[i].spec, (int)a, (int)b);
+                if (a / G == b / G) {
+                    CHECK_MSG(sp == -1 && ha == 2, "%s: %d -> %d leaves "
+                              "its leaf", cases[i].spec, (int)a, (int)b);
+                    continue;
+                }
+                CHECK_MSG(sp == (b % G) / (G / S), "%s: %d -> %d via spine "
+                          "%d, want %d", cases[i].spec, (int)a, (int)b,
+                          (int)sp, (int)((b % G) / (G / S)));
+                if (sp >= 0 && sp < S)
+                    spine_seen[sp] = true;
+            }
+        }
+        for (int32_t j = 0; j < S; j++)
+            CHECK_MSG(spine_seen[j], "%s: spine %d unused", cases[i].spec,
+                      (int)j);
+        /* shift permutations: per directed node pair, uses <= links */
+        for (int32_t sh = 1; sh < n; sh++) {
+            int32_t worst = 0;
+
+            memset(use, 0, sizeof(int32_t) * (size_t)t->nlinks);
+            for (int32_t a = 0; a < n; a++) {
+                int32_t l[16], h = 0;
+                topo_route(t, t->rank_node[a], t->rank_node[(a + sh) % n],
+                           l, 16, &h, NULL);
+                for (int32_t k = 0; k < h && k < 16; k++) {
+                    /* count on the pipe's first link */
+                    int32_t ids[64];
+                    topo_links_between(t, t->links[l[k]].src,
+                                       t->links[l[k]].dst, ids, 64);
+                    use[ids[0]]++;
+                }
+            }
+            for (int32_t l = 0; l < t->nlinks; l++) {
+                int32_t par = topo_links_between(t, t->links[l].src,
+                                                 t->links[l].dst, NULL, 0);
+                if (use[l] > par && use[l] - par > worst)
+                    worst = use[l] - par;
+            }
+            CHECK_MSG(worst == 0, "%s: shift %d overloads a link by %d",
+                      cases[i].spec, (int)sh, (int)worst);
+        }
+next:
+        free(use);
+        free(spine_seen);
+        topo_destroy(t);
+        topo_destroy(t2);
+    }
+}
+
+/* One switch: a single fewest-hop route, gpu -> switch -> gpu, whatever
+ * the destination digits say. */
+TEST(test_route_single_switch)
+{
+    topo_t *t = load("switch:16", NULL);
+
+    if (t == NULL)
+        return;
+    for (int32_t a = 0; a < t->ngpus; a++) {
+        for (int32_t b = 0; b < t->ngpus; b++) {
+            int32_t l[4], h = 0;
+            if (a == b)
+                continue;
+            CHECK_STATUS(topo_route(t, t->rank_node[a], t->rank_node[b], l,
+                                    4, &h, NULL), CCS_OK);
+            CHECK_EQ_INT(h, 2);
+            CHECK_EQ_INT(t->links[l[0]].src, t->rank_node[a]);
+            CHECK_EQ_INT(t->links[l[1]].dst, t->rank_node[b]);
+            CHECK_EQ_INT(t->links[l[0]].dst, t->links[l[1]].src);
+        }
+    }
+    topo_destroy(t);
 }
 
 /* A directed link toward a node that cannot answer: no route back. */
@@ -795,6 +932,8 @@ int main(void)
     RUN(test_route_all_pairs);
     RUN(test_route_tie_break);
     RUN(test_route_unreachable);
+    RUN(test_route_dmodk_fattree);
+    RUN(test_route_single_switch);
     RUN(test_yaml_errors);
     RUN(test_spec_errors);
     RUN(test_overrides);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# gpu-check.sh - everything GPU in one command, on a machine with one GPU:
+#
+#   1. build everything (libraries, CLI, unit tests, GPU programs);
+#   2. the unit tests' GPU file (test_gpu_nodevice: smoke run on a device);
+#   3. the cuda transport's correctness tests, virtual ranks on device 0
+#      (tests/gpu/test_cuda_xport.c: kernels byte-for-byte against the CPU,
+#      every fixture and algorithm plan x collective x dtype x op, counts
+#      1, 7, 1000 and 1000003, wrong elements counted);
+#   4. the nccl transport with one rank (ncclCommInitAll on one device);
+#   5. the reduction kernel's bandwidth next to cudaMemcpy D2D (target:
+#      reduce >= 85% of copy, bytes read + written).
+#
+# Prints "gpu-check: N passed, N failed" last and exits non-zero on any
+# failure.  Without a GPU it still builds (step 1), then stops with a clear
+# message and exit status 2.
+#
+#   bash scripts/gpu-check.sh            (from the repository root)
+#   BUILD=dir JOBS=n GPU_QUICK=1 bash scripts/gpu-check.sh
+#     BUILD      build directory (default: build)
+#     JOBS       make -j (default: number of CPUs)
+#     GPU_QUICK  1: skip the 1000003-element sweep of the transport tests
+#     DEPS       1: run scripts/install-deps.sh first (needs apt access)
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+passed=0
+failed=0
+
+say() { printf 'gpu-check: %s\n' "$*"; }
+
+finish() {
+    echo "gpu-check: $passed passed, $failed failed"
+    if [ "$failed" -ne 0 ]; then exit 1; fi
+    exit 0
+}
+
+# Add up the harness's "<prog>: N passed, N failed" line of one program.
+run_prog() {
+    local name=$1; shift
+    local out rc line p f
+    say "running $name: $*"
+    out=$("$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | sed 's/^/    /'
+    line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    p=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p')
+    f=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
+    if [ -z "$p" ]; then p=0; f=1; fi
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    say "$name: $p passed, $f failed (exit $rc)"
+}
+
+if [ "${DEPS:-0}" = 1 ]; then
+    bash scripts/install-deps.sh || { say "install-deps failed"; failed=$((failed + 1)); finish; }
+fi
+
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+if [ ! -x "$NVCC" ]; then
+    say "no CUDA toolkit ($NVCC not found): cannot build the GPU parts"
+    failed=$((failed + 1))
+    finish
+fi
+
+# ---- 1. build ----
+say "building in $BUILD with -j$JOBS"
+if make BUILD="$BUILD" -j"$JOBS" all unit-tests gpu-progs; then
+    passed=$((passed + 1))
+    say "build ok"
+else
+    failed=$((failed + 1))
+    say "build FAILED"
+    finish
+fi
+
+# ---- is there a GPU? ----
+probe=$("$BUILD"/gpu/test_cuda_xport --probe 2>&1)
+if [ $? -ne 0 ]; then
+    say "no usable GPU on this machine: $probe"
+    say "the build passed; the GPU checks need a machine with a CUDA device"
+    echo "gpu-check: $passed passed, $failed failed (GPU checks not run)"
+    exit 2
+fi
+say "$probe"
+command -v nvidia-smi >/dev/null 2>&1 && \
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/    /'
+
+# ---- 2-5 ----
+export CCS_TIMEOUT_S=${CCS_TIMEOUT_S:-120}
+run_prog test_gpu_nodevice "$BUILD"/tests/test_gpu_nodevice
+if [ "${GPU_QUICK:-0}" = 1 ]; then
+    run_prog test_cuda_xport "$BUILD"/gpu/test_cuda_xport --quick
+else
+    run_prog test_cuda_xport "$BUILD"/gpu/test_cuda_xport
+fi
+run_prog test_nccl_smoke "$BUILD"/gpu/test_nccl_smoke
+run_prog bench_reduce "$BUILD"/gpu/bench_reduce 256
+
+finish

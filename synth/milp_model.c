@@ -1,0 +1,1060 @@
+/*
+ * milp_model.c - the AdapCC synthesizer's MILP (AdapCC, Sec. IV-D,
+ * eqs. 1-6) linearised for GLPK and solved with glp_intopt.
+ *
+ * Trees (allreduce, reduce, broadcast), per sub-collective m, on the GPU
+ * overlay arcs a = (u, v) allowed for m (milp_arc_allowed):
+ *   y[m,a]   binary   arc a is u's edge to its parent (reduce direction)
+ *   f[m,a]   >= 0     single-commodity flow: every non-root GPU ships one
+ *                     unit to the root (eq. 1 on the overlay)
+ *   r[m,g]   binary   g is the root
+ *   c[m]     integer  chunks of the sub (S_m), sum = C
+ *   z[m,a]   >= 0     chunks on arc a = y * c (McCormick, exact for binary y)
+ *   w[m,k]   binary   piece size choice (C_m from the candidate set)
+ *   p[m]     integer  pieces >= c / q_k for the chosen k (ceil, eq. 5)
+ *   h[m,g], b[m,g]    ready times of a piece in the reduce / broadcast
+ *                     (eq. 2 with aggregation at every GPU, big-M on y)
+ *   E[m], G[m]        their maxima
+ *   L        >= 0     busiest pipe: sum of chunk loads * bytes / bw (eq. 3)
+ *   T                 objective: T >= L + E + G + alpha_hat * (p - 1)
+ * Alltoall: integer chunk counts per flow and path (direct or through a
+ * relay GPU), two legs with loads L1 and L2.  docs/milp.md has the rows.
+ *
+ * Units in the model: microseconds and chunks, so that coefficients stay
+ * within a few orders of magnitude of 1 (GLPK's tolerances are absolute).
+ */
+#include <float.h>
+#include <glpk.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "milp_model.h"
+
+void milp_solve_opts_init(milp_solve_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->time_limit_s = 10;
+    o->mip_gap = 0.01;
+    o->node_limit = 0;
+    o->use_warm = true;
+    o->glpk_heuristics = true;
+}
+
+const char *milp_outcome_str(milp_outcome_t o)
+{
+    switch (o) {
+    case MILP_OUT_OPTIMAL: return "optimal";
+    case MILP_OUT_LIMIT: return "limit";
+    case MILP_OUT_NOSOL: return "no-solution";
+    default: return "?";
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- model builder: columns, and rows with duplicate terms merged ---- */
+
+typedef struct mb {
+    glp_prob *lp;
+    int ncols;
+    int cap;          /* capacity of the row buffers (columns + 1) */
+    int *ind;         /* [cap] 1-based row buffer */
+    double *val;      /* [cap] */
+    double *dense;    /* [cap] coefficient per column of the open row */
+    int *touched;     /* [cap] columns with a coefficient in the open row */
+    int nt;
+} mb_t;
+
+static int mb_col(mb_t *b, const char *name, int kind, int type, double lo,
+                  double hi)
+{
+    int j = glp_add_cols(b->lp, 1);
+
+    glp_set_col_name(b->lp, j, name);
+    glp_set_col_kind(b->lp, j, kind);
+    if (kind == GLP_BV)
+        return (b->ncols = j);
+    glp_set_col_bnds(b->lp, j, type, lo, hi);
+    return (b->ncols = j);
+}
+
+static ccs_status_t mb_ready(mb_t *b, ccs_err_t *err)
+{
+    b->cap = b->ncols + 2;
+    /* Owned by the builder, freed in mb_free. */
+    b->ind = malloc((size_t)b->cap * sizeof(int));
+    b->val = malloc((size_t)b->cap * sizeof(double));
+    b->dense = calloc((size_t)b->cap, sizeof(double));
+    b->touched = malloc((size_t)b->cap * sizeof(int));
+    if (b->ind == NULL || b->val == NULL || b->dense == NULL ||
+        b->touched == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    b->nt = 0;
+    return CCS_OK;
+}
+
+static void mb_free(mb_t *b)
+{
+    free(b->ind);
+    free(b->val);
+    free(b->dense);
+    free(b->touched);
+    if (b->lp != NULL)
+        glp_delete_prob(b->lp);
+}
+
+static void mb_add(mb_t *b, int col, double coef)
+{
+    if (b->dense[col] == 0 && coef != 0)
+        b->touched[b->nt++] = col;
+    b->dense[col] += coef;
+    if (b->dense[col] == 0)
+        b->dense[col] = DBL_MIN;   /* stays in the touched list once */
+}
+
+/* Close the open row: type GLP_FX/LO/UP with the bound(s); returns the row
+ * index, or 0 when the row had no terms (nothing added). */
+static int mb_row(mb_t *b, const char *name, int type, double lo, double hi)
+{
+    int len = 0, i;
+
+    for (int t = 0; t < b->nt; t++) {
+        int c = b->touched[t];
+
+        if (b->dense[c] != DBL_MIN && b->dense[c] != 0) {
+            len++;
+            b->ind[len] = c;
+            b->val[len] = b->dense[c];
+        }
+        b->dense[c] = 0;
+    }
+    b->nt = 0;
+    if (len == 0)
+        return 0;
+    i = glp_add_rows(b->lp, 1);
+    glp_set_row_name(b->lp, i, name);
+    glp_set_row_bnds(b->lp, i, type, lo, hi);
+    glp_set_mat_row(b->lp, i, len, b->ind, b->val);
+    return i;
+}
+
+static bool route_has(const milp_net_t *net, int32_t u, int32_t v, int32_t q)
+{
+    int32_t idx = u * net->n + v;
+
+    for (int32_t i = net->route_off[idx]; i < net->route_off[idx + 1]; i++)
+        if (net->route_pipe[i] == q)
+            return true;
+    return false;
+}
+
+/* Column map of the tree model. */
+typedef struct tmap {
+    int32_t narcs;       /* over all subs */
+    int32_t *arc_off;    /* [m + 1] */
+    int32_t *arc_u;      /* [narcs] */
+    int32_t *arc_v;
+    int *y, *f, *z;      /* [narcs] column ids */
+    int *r, *h, *bb;     /* [m * n] */
+    int *sr;             /* [m * n] chunks absorbed at g (c at the root) */
+    int *c, *p, *E, *G;  /* [m] */
+    int *w;              /* [m * ncand] */
+    int L, T;
+    /* alltoall */
+    int32_t npaths;      /* per flow: 1 + MILP_MAX_RELAYS slots */
+    int32_t *path_w;     /* [n*n*npaths] relay rank (d: direct), -1 none */
+    int *x;              /* [n*n*npaths] */
+    int L2, U;
+} tmap_t;
+
+static void tmap_free(tmap_t *t)
+{
+    free(t->arc_off);
+    free(t->arc_u);
+    free(t->arc_v);
+    free(t->y);
+    free(t->f);
+    free(t->z);
+    free(t->r);
+    free(t->h);
+    free(t->bb);
+    free(t->sr);
+    free(t->c);
+    free(t->p);
+    free(t->E);
+    free(t->G);
+    free(t->w);
+    free(t->path_w);
+    free(t->x);
+}
+
+/* Callback state. */
+typedef struct cbinfo {
+    const double *warm;   /* [ncols + 1] or NULL */
+    bool warm_tried;
+    bool warm_accepted;
+    int32_t node_limit;
+    bool node_hit;
+    double bound;
+    int32_t nodes;
+} cbinfo_t;
+
+static void mip_cb(glp_tree *tree, void *info)
+{
+    cbinfo_t *ci = info;
+    int a, nn, t, best;
+
+    if (glp_ios_reason(tree) == GLP_IHEUR && ci->warm != NULL &&
+        !ci->warm_tried) {
+        ci->warm_tried = true;
+        ci->warm_accepted = glp_ios_heur_sol(tree, ci->warm) == 0;
+    }
+    best = glp_ios_best_node(tree);
+    if (best != 0)
+        ci->bound = glp_ios_node_bound(tree, best);
+    glp_ios_tree_size(tree, &a, &nn, &t);
+    ci->nodes = t;
+    if (ci->node_limit > 0 && t > ci->node_limit && !ci->node_hit) {
+        ci->node_hit = true;
+        glp_ios_terminate(tree);
+    }
+}
+
+/* ---- the tree model ---- */
+
+static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
+                                     const milp_net_t *net,
+                                     const milp_spec_t *sp,
+                                     const double *conc, double *big_out,
+                                     ccs_err_t *err)
+{
+    int32_t n = net->n, M = sp->m, K = sp->ncand;
+    double C = (double)sp->nchunks, big = 0;
+    bool up = milp_coll_up(sp->coll), down = milp_coll_down(sp->coll);
+    char nm[64];
+    ccs_status_t st;
+
+    mp->arc_off = calloc((size_t)M + 1, sizeof(int32_t));
+    mp->arc_u = malloc((size_t)M * n * n * sizeof(int32_t));
+    mp->arc_v = malloc((size_t)M * n * n * sizeof(int32_t));
+    mp->r = malloc((size_t)M * n * sizeof(int));
+    mp->h = malloc((size_t)M * n * sizeof(int));
+    mp->bb = malloc((size_t)M * n * sizeof(int));
+    mp->sr = malloc((size_t)M * n * sizeof(int));
+    mp->c = malloc((size_t)M * sizeof(int));
+    mp->p = malloc((size_t)M * sizeof(int));
+    mp->E = malloc((size_t)M * sizeof(int));
+    mp->G = malloc((size_t)M * sizeof(int));
+    mp->w = malloc((size_t)M * K * sizeof(int));
+    if (mp->arc_off == NULL || mp->arc_u == NULL || mp->arc_v == NULL ||
+        mp->r == NULL || mp->h == NULL || mp->bb == NULL || mp->sr == NULL || mp->c == NULL ||
+        mp->p == NULL || mp->E == NULL || mp->G == NULL || mp->w == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    for (int32_t m = 0; m < M; m++) {
+        mp->arc_off[m] = mp->narcs;
+        for (int32_t u = 0; u < n; u++)
+            for (int32_t v = 0; v < n; v++)
+                if (milp_arc_allowed(net, sp, m, u, v)) {
+                    mp->arc_u[mp->narcs] = u;
+                    mp->arc_v[mp->narcs] = v;
+                    mp->narcs++;
+                }
+    }
+    mp->arc_off[M] = mp->narcs;
+    mp->y = malloc((size_t)mp->narcs * sizeof(int));
+    mp->f = malloc((size_t)mp->narcs * sizeof(int));
+    mp->z = malloc((size_t)mp->narcs * sizeof(int));
+    if (mp->y == NULL || mp->f == NULL || mp->z == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+
+    /* Big-M of the ready times: no path is longer than n hops. */
+    for (int32_t a = 0; a < mp->narcs; a++) {
+        double t1 = milp_hop_us(net, sp, conc, mp->arc_u[a], mp->arc_v[a],
+                                sp->cand[K - 1]);
+        double t2 = milp_hop_us(net, sp, conc, mp->arc_v[a], mp->arc_u[a],
+                                sp->cand[K - 1]);
+
+        big = fmax(big, fmax(t1, t2));
+    }
+    big = (double)n * big + 1;
+    *big_out = big;
+
+    /* Columns. */
+    for (int32_t m = 0; m < M; m++) {
+        for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++) {
+            int32_t u = mp->arc_u[a], v = mp->arc_v[a];
+
+            snprintf(nm, sizeof(nm), "y_%d_%d_%d", m, u, v);
+            mp->y[a] = mb_col(b, nm, GLP_BV, GLP_DB, 0, 1);
+            snprintf(nm, sizeof(nm), "f_%d_%d_%d", m, u, v);
+            mp->f[a] = mb_col(b, nm, GLP_CV, GLP_DB, 0, (double)(n - 1));
+            snprintf(nm, sizeof(nm), "z_%d_%d_%d", m, u, v);
+            mp->z[a] = mb_col(b, nm, GLP_CV, GLP_DB, 0, C);
+        }
+        for (int32_t g = 0; g < n; g++) {
+            snprintf(nm, sizeof(nm), "r_%d_%d", m, g);
+            mp->r[m * n + g] = mb_col(b, nm, GLP_BV, GLP_DB, 0, 1);
+            if (sp->root >= 0) {
+                double v = g == sp->root ? 1 : 0;
+
+                glp_set_col_bnds(b->lp, mp->r[m * n + g], GLP_FX, v, v);
+            }
+            snprintf(nm, sizeof(nm), "s_%d_%d", m, g);
+            mp->sr[m * n + g] = mb_col(b, nm, GLP_CV, GLP_DB, 0, C);
+            snprintf(nm, sizeof(nm), "h_%d_%d", m, g);
+            mp->h[m * n + g] = mb_col(b, nm, GLP_CV, GLP_DB, 0, big);
+            snprintf(nm, sizeof(nm), "b_%d_%d", m, g);
+            mp->bb[m * n + g] = mb_col(b, nm, GLP_CV, GLP_DB, 0, big);
+        }
+        snprintf(nm, sizeof(nm), "c_%d", m);
+        mp->c[m] = mb_col(b, nm, GLP_IV, GLP_DB,
+                          sp->nchunks >= (uint32_t)M ? 1 : 0, C);
+        snprintf(nm, sizeof(nm), "p_%d", m);
+        mp->p[m] = mb_col(b, nm, GLP_IV, GLP_DB, 1, C);
+        for (int32_t k = 0; k < K; k++) {
+            snprintf(nm, sizeof(nm), "w_%d_%d", m, k);
+            mp->w[m * K + k] = mb_col(b, nm, GLP_BV, GLP_DB, 0, 1);
+        }
+        snprintf(nm, sizeof(nm), "E_%d", m);
+        mp->E[m] = mb_col(b, nm, GLP_CV, GLP_LO, 0, 0);
+        snprintf(nm, sizeof(nm), "G_%d", m);
+        mp->G[m] = mb_col(b, nm, GLP_CV, GLP_LO, 0, 0);
+    }
+    mp->L = mb_col(b, "L", GLP_CV, GLP_LO, 0, 0);
+    mp->T = mb_col(b, "T", GLP_CV, GLP_LO, 0, 0);
+    glp_set_obj_dir(b->lp, GLP_MIN);
+    glp_set_obj_coef(b->lp, mp->T, 1.0);
+    st = mb_ready(b, err);
+    if (st != CCS_OK)
+        return st;
+
+    /* Rows. */
+    for (int32_t m = 0; m < M; m++) {
+        int32_t a0 = mp->arc_off[m], a1 = mp->arc_off[m + 1];
+        double ahat = milp_alpha_hat_us(net, sp, m);
+
+        /* One root. */
+        for (int32_t g = 0; g < n; g++)
+            mb_add(b, mp->r[m * n + g], 1);
+        snprintf(nm, sizeof(nm), "root_%d", m);
+        mb_row(b, nm, GLP_FX, 1, 1);
+        for (int32_t u = 0; u < n; u++) {
+            /* One parent unless root; flow: supply 1, the root takes n-1. */
+            for (int32_t a = a0; a < a1; a++)
+                if (mp->arc_u[a] == u)
+                    mb_add(b, mp->y[a], 1);
+            mb_add(b, mp->r[m * n + u], 1);
+            snprintf(nm, sizeof(nm), "out_%d_%d", m, u);
+            mb_row(b, nm, GLP_FX, 1, 1);
+            /* ... and every GPU ships all c chunks on it, except the
+             * root, which absorbs them (s = c * r, linear because the
+             * two rows below pin it for binary r). */
+            for (int32_t a = a0; a < a1; a++)
+                if (mp->arc_u[a] == u)
+                    mb_add(b, mp->z[a], 1);
+            mb_add(b, mp->sr[m * n + u], 1);
+            mb_add(b, mp->c[m], -1);
+            snprintf(nm, sizeof(nm), "ship_%d_%d", m, u);
+            mb_row(b, nm, GLP_FX, 0, 0);
+            mb_add(b, mp->sr[m * n + u], 1);
+            mb_add(b, mp->r[m * n + u], -C);
+            snprintf(nm, sizeof(nm), "sroot_%d_%d", m, u);
+            mb_row(b, nm, GLP_UP, 0, 0);
+            for (int32_t a = a0; a < a1; a++) {
+                if (mp->arc_u[a] == u)
+                    mb_add(b, mp->f[a], 1);
+                if (mp->arc_v[a] == u)
+                    mb_add(b, mp->f[a], -1);
+            }
+            mb_add(b, mp->r[m * n + u], (double)n);
+            snprintf(nm, sizeof(nm), "flow_%d_%d", m, u);
+            mb_row(b, nm, GLP_FX, 1, 1);
+        }
+        for (int32_t a = a0; a < a1; a++) {
+            int32_t u = mp->arc_u[a], v = mp->arc_v[a];
+
+            mb_add(b, mp->f[a], 1);
+            mb_add(b, mp->y[a], -(double)(n - 1));
+            snprintf(nm, sizeof(nm), "cap_%d_%d_%d", m, u, v);
+            mb_row(b, nm, GLP_UP, 0, 0);
+            /* z = y * c: z lives only on the chosen arc ... */
+            mb_add(b, mp->z[a], 1);
+            mb_add(b, mp->y[a], -C);
+            snprintf(nm, sizeof(nm), "zy_%d_%d_%d", m, u, v);
+            mb_row(b, nm, GLP_UP, 0, 0);
+            /* Ready times (eq. 2, a = 1 everywhere: the max). */
+            if (up) {
+                mb_add(b, mp->h[m * n + v], 1);
+                mb_add(b, mp->h[m * n + u], -1);
+                for (int32_t k = 0; k < K; k++)
+                    mb_add(b, mp->w[m * K + k],
+                           -milp_hop_us(net, sp, conc, u, v, sp->cand[k]));
+                mb_add(b, mp->y[a], -big);
+                snprintf(nm, sizeof(nm), "hup_%d_%d_%d", m, u, v);
+                mb_row(b, nm, GLP_LO, -big, 0);
+            }
+            if (down) {
+                mb_add(b, mp->bb[m * n + u], 1);
+                mb_add(b, mp->bb[m * n + v], -1);
+                for (int32_t k = 0; k < K; k++)
+                    mb_add(b, mp->w[m * K + k],
+                           -milp_hop_us(net, sp, conc, v, u, sp->cand[k]));
+                mb_add(b, mp->y[a], -big);
+                snprintf(nm, sizeof(nm), "hdn_%d_%d_%d", m, u, v);
+                mb_row(b, nm, GLP_LO, -big, 0);
+            }
+        }
+        for (int32_t g = 0; g < n; g++)
+            mb_add(b, mp->sr[m * n + g], 1);
+        mb_add(b, mp->c[m], -1);
+        snprintf(nm, sizeof(nm), "sall_%d", m);
+        mb_row(b, nm, GLP_FX, 0, 0);
+        /* Valid inequalities that tighten the LP bound (docs/milp.md):
+         * a group without the root sends at least one arc and all c
+         * chunks out of it, and some piece crosses out of it (fill). */
+        for (int32_t g = 0; g < net->nsrv && net->nsrv > 1; g++) {
+            double tmin[MILP_MAX_CAND], tmax = 0;
+
+            for (int32_t a = a0; a < a1; a++)
+                if (net->srv[mp->arc_u[a]] == g &&
+                    net->srv[mp->arc_v[a]] != g)
+                    mb_add(b, mp->z[a], 1);
+            for (int32_t i = 0; i < net->srv_size[g]; i++)
+                mb_add(b, mp->sr[m * n +
+                                 net->srv_members[net->srv_first[g] + i]], 1);
+            mb_add(b, mp->c[m], -1);
+            snprintf(nm, sizeof(nm), "zcut_%d_%d", m, g);
+            mb_row(b, nm, GLP_LO, 0, 0);
+            for (int32_t k = 0; k < K; k++) {
+                tmin[k] = INFINITY;
+                for (int32_t a = a0; a < a1; a++)
+                    if (net->srv[mp->arc_u[a]] == g &&
+                        net->srv[mp->arc_v[a]] != g)
+                        tmin[k] = fmin(tmin[k],
+                                       milp_hop_us(net, sp, conc,
+                                                   mp->arc_u[a],
+                                                   mp->arc_v[a],
+                                                   sp->cand[k]));
+                if (isfinite(tmin[k]))
+                    tmax = fmax(tmax, tmin[k]);
+            }
+            if (!up || !(tmax > 0))
+                continue;
+            mb_add(b, mp->E[m], 1);
+            for (int32_t k = 0; k < K; k++)
+                if (isfinite(tmin[k]))
+                    mb_add(b, mp->w[m * K + k], -tmin[k]);
+            for (int32_t i = 0; i < net->srv_size[g]; i++)
+                mb_add(b, mp->r[m * n +
+                                net->srv_members[net->srv_first[g] + i]],
+                       tmax);
+            snprintf(nm, sizeof(nm), "ecut_%d_%d", m, g);
+            mb_row(b, nm, GLP_LO, 0, 0);
+        }
+        /* Cut: a group without the root sends at least one arc out. */
+        for (int32_t g = 0; g < net->nsrv && net->nsrv > 1; g++) {
+            for (int32_t a = a0; a < a1; a++)
+                if (net->srv[mp->arc_u[a]] == g &&
+                    net->srv[mp->arc_v[a]] != g)
+                    mb_add(b, mp->y[a], 1);
+            for (int32_t i = 0; i < net->srv_size[g]; i++)
+                mb_add(b, mp->r[m * n +
+                                net->srv_members[net->srv_first[g] + i]], 1);
+            snprintf(nm, sizeof(nm), "cut_%d_%d", m, g);
+            mb_row(b, nm, GLP_LO, 1, 0);
+        }
+        for (int32_t g = 0; g < n; g++) {
+            if (up) {
+                mb_add(b, mp->E[m], 1);
+                mb_add(b, mp->h[m * n + g], -1);
+                snprintf(nm, sizeof(nm), "E_%d_%d", m, g);
+                mb_row(b, nm, GLP_LO, 0, 0);
+            }
+            if (down) {
+                mb_add(b, mp->G[m], 1);
+                mb_add(b, mp->bb[m * n + g], -1);
+                snprintf(nm, sizeof(nm), "G_%d_%d", m, g);
+                mb_row(b, nm, GLP_LO, 0, 0);
+            }
+        }
+        for (int32_t k = 0; k < K; k++)
+            mb_add(b, mp->w[m * K + k], 1);
+        snprintf(nm, sizeof(nm), "pick_%d", m);
+        mb_row(b, nm, GLP_FX, 1, 1);
+        /* p >= c / q_k when w_k = 1. */
+        for (int32_t k = 0; k < K; k++) {
+            mb_add(b, mp->p[m], 1);
+            mb_add(b, mp->c[m], -1.0 / (double)sp->cand[k]);
+            mb_add(b, mp->w[m * K + k], -C);
+            snprintf(nm, sizeof(nm), "pieces_%d_%d", m, k);
+            mb_row(b, nm, GLP_LO, -C, 0);
+        }
+        /* Objective bound of this sub (eqs. 4-6). */
+        mb_add(b, mp->T, 1);
+        mb_add(b, mp->L, -1);
+        if (up)
+            mb_add(b, mp->E[m], -1);
+        if (down)
+            mb_add(b, mp->G[m], -1);
+        mb_add(b, mp->p[m], -ahat);
+        for (int32_t k = 0; k < K; k++)
+            mb_add(b, mp->w[m * K + k],
+                   milp_piece_us(net, sp, conc, sp->cand[k]));
+        snprintf(nm, sizeof(nm), "T_%d", m);
+        mb_row(b, nm, GLP_LO, -ahat, 0);
+    }
+    for (int32_t m = 0; m < M; m++)
+        mb_add(b, mp->c[m], 1);
+    mb_row(b, "split", GLP_FX, C, C);
+    mb_add(b, mp->T, 1);
+    mb_add(b, mp->L, -1);
+    mb_row(b, "T_load", GLP_LO, 0, 0);
+    /* Link sharing (eq. 3 summed over subs): L >= load(q) / bw(q). */
+    for (int32_t q = 0; q < net->npipes; q++) {
+        double coef = 1e6 * sp->unit_bytes / net->pipe_bw_Bps[q];
+
+        for (int32_t a = 0; a < mp->narcs; a++) {
+            int32_t u = mp->arc_u[a], v = mp->arc_v[a];
+
+            if (up && route_has(net, u, v, q))
+                mb_add(b, mp->z[a], -coef);
+            if (down && route_has(net, v, u, q))
+                mb_add(b, mp->z[a], -coef);
+        }
+        if (b->nt == 0)
+            continue;
+        mb_add(b, mp->L, 1);
+        snprintf(nm, sizeof(nm), "load_%d", q);
+        mb_row(b, nm, GLP_LO, 0, 0);
+    }
+    /* Sums of the splits are integral; keep C >= M chunks in total. */
+    return CCS_OK;
+}
+
+/* Warm-start values of the tree model for plan `pl` (x[1..ncols]). */
+static void warm_tree(const mb_t *b, const tmap_t *mp, const milp_net_t *net,
+                      const milp_spec_t *sp, const double *conc,
+                      const milp_plan_t *pl, double *x)
+{
+    int32_t n = net->n, K = sp->ncand;
+    int32_t sub[MILP_MAX_RANKS];
+
+    (void)b;
+    for (int32_t m = 0; m < sp->m; m++) {
+        const int32_t *par = pl->parent + (size_t)m * n;
+        double hv[MILP_MAX_RANKS], bv[MILP_MAX_RANKS];
+        int32_t kk = 0, depth[MILP_MAX_RANKS];
+        double E = 0, G = 0;
+
+        for (int32_t k = 0; k < K; k++)
+            if (sp->cand[k] == pl->piece[m])
+                kk = k;
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = u;
+
+            sub[u] = 0;
+            depth[u] = 0;
+            hv[u] = 0;
+            bv[u] = 0;
+            while (v != pl->root[m] && depth[u] <= n) {
+                v = par[v];
+                depth[u]++;
+            }
+        }
+        for (int32_t u = 0; u < n; u++)
+            for (int32_t v = u; v >= 0; v = par[v])
+                sub[v]++;
+        /* Ready times in depth order. */
+        for (int32_t d = n; d >= 1; d--)
+            for (int32_t u = 0; u < n; u++)
+                if (depth[u] == d) {
+                    double t = hv[u] + milp_hop_us(net, sp, conc, u, par[u],
+                                                   sp->cand[kk]);
+
+                    hv[par[u]] = fmax(hv[par[u]], t);
+                }
+        for (int32_t d = 1; d <= n; d++)
+            for (int32_t u = 0; u < n; u++)
+                if (depth[u] == d)
+                    bv[u] = bv[par[u]] + milp_hop_us(net, sp, conc, par[u],
+                                                     u, sp->cand[kk]);
+        for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++) {
+            int32_t u = mp->arc_u[a], v = mp->arc_v[a];
+            bool on = par[u] == v;
+
+            x[mp->y[a]] = on ? 1 : 0;
+            x[mp->f[a]] = on ? (double)sub[u] : 0;
+            x[mp->z[a]] = on ? (double)pl->count[m] : 0;
+        }
+        for (int32_t g = 0; g < n; g++) {
+            x[mp->r[m * n + g]] = g == pl->root[m] ? 1 : 0;
+            x[mp->sr[m * n + g]] = g == pl->root[m] ? (double)pl->count[m]
+                                                     : 0;
+            x[mp->h[m * n + g]] = hv[g];
+            x[mp->bb[m * n + g]] = bv[g];
+            E = fmax(E, hv[g]);
+            G = fmax(G, bv[g]);
+        }
+        x[mp->c[m]] = (double)pl->count[m];
+        x[mp->p[m]] = (double)((pl->count[m] + sp->cand[kk] - 1) /
+                               sp->cand[kk]);
+        if (x[mp->p[m]] < 1)
+            x[mp->p[m]] = 1;
+        for (int32_t k = 0; k < K; k++)
+            x[mp->w[m * K + k]] = k == kk ? 1 : 0;
+        x[mp->E[m]] = E;
+        x[mp->G[m]] = G;
+    }
+}
+
+/* ---- the alltoall model ---- */
+
+static ccs_status_t build_a2a_model(mb_t *b, tmap_t *mp,
+                                    const milp_net_t *net,
+                                    const milp_spec_t *sp, ccs_err_t *err)
+{
+    int32_t n = net->n, P = 1 + MILP_MAX_RELAYS;
+    double B = (double)(sp->nchunks / (uint32_t)n), ahat = 0;
+    char nm[64];
+    ccs_status_t st;
+
+    mp->npaths = P;
+    mp->path_w = malloc((size_t)n * n * P * sizeof(int32_t));
+    mp->x = malloc((size_t)n * n * P * sizeof(int));
+    if (mp->path_w == NULL || mp->x == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    for (int32_t s = 0; s < n; s++) {
+        for (int32_t d = 0; d < n; d++) {
+            int32_t *pw = mp->path_w + ((size_t)s * n + d) * P, np = 0;
+
+            for (int32_t i = 0; i < P; i++)
+                pw[i] = -1;
+            if (s == d)
+                continue;
+            ahat = fmax(ahat, 1e6 * net->route_alpha_s[s * n + d]);
+            pw[np++] = d;
+            /* Relays: GPUs of the source's and the destination's group. */
+            for (int32_t w = 0; w < n && np < P; w++)
+                if (w != s && w != d &&
+                    (net->srv[w] == net->srv[s] ||
+                     net->srv[w] == net->srv[d]))
+                    pw[np++] = w;
+            for (int32_t i = 0; i < np; i++) {
+                snprintf(nm, sizeof(nm), "x_%d_%d_%d", s, d, pw[i]);
+                mp->x[((size_t)s * n + d) * P + i] =
+                    mb_col(b, nm, GLP_IV, GLP_DB, 0, B);
+            }
+        }
+    }
+    mp->U = mb_col(b, "u", GLP_BV, GLP_DB, 0, 1);
+    mp->L = mb_col(b, "L1", GLP_CV, GLP_LO, 0, 0);
+    mp->L2 = mb_col(b, "L2", GLP_CV, GLP_LO, 0, 0);
+    mp->T = mb_col(b, "T", GLP_CV, GLP_LO, 0, 0);
+    glp_set_obj_dir(b->lp, GLP_MIN);
+    glp_set_obj_coef(b->lp, mp->T, 1.0);
+    st = mb_ready(b, err);
+    if (st != CCS_OK)
+        return st;
+    for (int32_t s = 0; s < n; s++) {
+        for (int32_t d = 0; d < n; d++) {
+            const int32_t *pw = mp->path_w + ((size_t)s * n + d) * P;
+            const int *xc = mp->x + ((size_t)s * n + d) * P;
+
+            if (s == d)
+                continue;
+            for (int32_t i = 0; i < P && pw[i] >= 0; i++)
+                mb_add(b, xc[i], 1);
+            snprintf(nm, sizeof(nm), "flow_%d_%d", s, d);
+            mb_row(b, nm, GLP_FX, B, B);
+            for (int32_t i = 1; i < P && pw[i] >= 0; i++) {
+                mb_add(b, xc[i], 1);
+                mb_add(b, mp->U, -B);
+                snprintf(nm, sizeof(nm), "relay_%d_%d_%d", s, d, pw[i]);
+                mb_row(b, nm, GLP_UP, 0, 0);
+            }
+        }
+    }
+    for (int32_t leg = 0; leg < 2; leg++) {
+        for (int32_t q = 0; q < net->npipes; q++) {
+            double coef = 1e6 * sp->unit_bytes / net->pipe_bw_Bps[q];
+
+            for (int32_t s = 0; s < n; s++) {
+                for (int32_t d = 0; d < n; d++) {
+                    const int32_t *pw = mp->path_w + ((size_t)s * n + d) * P;
+                    const int *xc = mp->x + ((size_t)s * n + d) * P;
+
+                    for (int32_t i = 0; s != d && i < P && pw[i] >= 0; i++) {
+                        bool hit = leg == 0 ? route_has(net, s, pw[i], q)
+                                            : (i > 0 &&
+                                               route_has(net, pw[i], d, q));
+
+                        if (hit)
+                            mb_add(b, xc[i], -coef);
+                    }
+                }
+            }
+            if (b->nt == 0)
+                continue;
+            mb_add(b, leg == 0 ? mp->L : mp->L2, 1);
+            snprintf(nm, sizeof(nm), "load%d_%d", leg + 1, q);
+            mb_row(b, nm, GLP_LO, 0, 0);
+        }
+    }
+    mb_add(b, mp->T, 1);
+    mb_add(b, mp->L, -1);
+    mb_add(b, mp->L2, -1);
+    mb_add(b, mp->U, -ahat);
+    mb_row(b, "T", GLP_LO, ahat, 0);
+    return CCS_OK;
+}
+
+static void warm_a2a(const tmap_t *mp, const milp_net_t *net,
+                     const milp_plan_t *pl, double *x)
+{
+    int32_t n = net->n, P = mp->npaths;
+    bool relay = false;
+
+    for (int32_t s = 0; s < n; s++) {
+        for (int32_t d = 0; d < n; d++) {
+            const int32_t *pw = mp->path_w + ((size_t)s * n + d) * P;
+            const int *xc = mp->x + ((size_t)s * n + d) * P;
+
+            for (int32_t i = 0; s != d && i < P && pw[i] >= 0; i++) {
+                x[xc[i]] = (double)pl->a2a[((size_t)s * n + d) * n + pw[i]];
+                if (i > 0 && x[xc[i]] > 0)
+                    relay = true;
+            }
+        }
+    }
+    x[mp->U] = relay ? 1 : 0;
+}
+
+/* Fill the max-type columns (L, L2, T) of a warm vector from the rows,
+ * then check every row; false when the vector is infeasible (the plan
+ * uses an arc or piece size the model does not have). */
+static bool warm_finish(mb_t *b, const tmap_t *mp, double *x)
+{
+    int nr = glp_get_num_rows(b->lp);
+    int fill[3] = { mp->L, mp->L2, mp->T };
+
+    /* L and L2 first (they appear in T's rows), T last. */
+    for (int pass = 0; pass < 3; pass++) {
+        int col = fill[pass];
+
+        if (col <= 0)
+            continue;
+        x[col] = 0;
+        for (int i = 1; i <= nr; i++) {
+            int len = glp_get_mat_row(b->lp, i, b->ind, b->val);
+            double act = 0, cc = 0;
+
+            for (int k = 1; k <= len; k++) {
+                if (b->ind[k] == col)
+                    cc = b->val[k];
+                else
+                    act += b->val[k] * x[b->ind[k]];
+            }
+            if (cc > 0 && glp_get_row_type(b->lp, i) == GLP_LO)
+                x[col] = fmax(x[col], (glp_get_row_lb(b->lp, i) - act) / cc);
+        }
+    }
+    for (int i = 1; i <= nr; i++) {
+        int len = glp_get_mat_row(b->lp, i, b->ind, b->val);
+        int type = glp_get_row_type(b->lp, i);
+        double act = 0, lo = glp_get_row_lb(b->lp, i);
+        double hi = glp_get_row_ub(b->lp, i);
+        double tol = 1e-6 * (1 + fabs(lo) + fabs(hi));
+
+        for (int k = 1; k <= len; k++)
+            act += b->val[k] * x[b->ind[k]];
+        if ((type == GLP_LO || type == GLP_DB || type == GLP_FX) &&
+            act < lo - tol)
+            return false;
+        if ((type == GLP_UP || type == GLP_DB || type == GLP_FX) &&
+            act > hi + tol)
+            return false;
+    }
+    for (int j = 1; j <= b->ncols; j++) {
+        int type = glp_get_col_type(b->lp, j);
+        double lo = glp_get_col_lb(b->lp, j), hi = glp_get_col_ub(b->lp, j);
+
+        if (type != GLP_FR && type != GLP_UP && x[j] < lo - 1e-9)
+            return false;
+        if ((type == GLP_DB || type == GLP_FX || type == GLP_UP) &&
+            x[j] > hi + 1e-9)
+            return false;
+    }
+    return true;
+}
+
+static ccs_status_t decode(const mb_t *b, const tmap_t *mp,
+                           const milp_net_t *net, const milp_spec_t *sp,
+                           milp_plan_t **out, ccs_err_t *err)
+{
+    milp_plan_t *pl = NULL;
+    int32_t n = net->n;
+    ccs_status_t st;
+
+    st = milp_plan_create(sp->coll, n, sp->m, sp->nchunks, &pl, err);
+    if (st != CCS_OK)
+        return st;
+    if (sp->coll == CCS_COLL_ALLTOALL) {
+        int32_t P = mp->npaths;
+
+        for (int32_t s = 0; s < n; s++)
+            for (int32_t d = 0; d < n; d++) {
+                const int32_t *pw = mp->path_w + ((size_t)s * n + d) * P;
+                const int *xc = mp->x + ((size_t)s * n + d) * P;
+
+                for (int32_t i = 0; s != d && i < P && pw[i] >= 0; i++)
+                    pl->a2a[((size_t)s * n + d) * n + pw[i]] =
+                        (uint32_t)lround(glp_mip_col_val(b->lp, xc[i]));
+            }
+    } else {
+        for (int32_t m = 0; m < sp->m; m++) {
+            double best = -1;
+
+            pl->root[m] = -1;
+            for (int32_t g = 0; g < n; g++) {
+                pl->parent[(size_t)m * n + g] = -1;
+                if (glp_mip_col_val(b->lp, mp->r[m * n + g]) > 0.5)
+                    pl->root[m] = g;
+            }
+            for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++)
+                if (glp_mip_col_val(b->lp, mp->y[a]) > 0.5)
+                    pl->parent[(size_t)m * n + mp->arc_u[a]] = mp->arc_v[a];
+            pl->count[m] = (uint32_t)lround(glp_mip_col_val(b->lp, mp->c[m]));
+            for (int32_t k = 0; k < sp->ncand; k++) {
+                double v = glp_mip_col_val(b->lp, mp->w[m * sp->ncand + k]);
+
+                if (v > best) {
+                    best = v;
+                    pl->piece[m] = sp->cand[k];
+                }
+            }
+        }
+    }
+    pl->cost_us = glp_mip_obj_val(b->lp);
+    st = milp_plan_check(net, sp, pl, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "decoding the GLPK solution: ");
+        milp_plan_destroy(pl);
+        return st;
+    }
+    *out = pl;
+    return CCS_OK;
+}
+
+static ccs_status_t validate_spec(const milp_net_t *net,
+                                  const milp_spec_t *sp,
+                                  const milp_solve_opts_t *o, ccs_err_t *err)
+{
+    if (sp->m < 1 || sp->m > MILP_MAX_M)
+        return ccs_err_set(err, CCS_ERR_INVALID, "milp: M = %d (1..%d)",
+                           sp->m, MILP_MAX_M);
+    if (sp->ncand < 1 || sp->ncand > MILP_MAX_CAND)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: %d candidate chunk sizes (1..%d)",
+                           sp->ncand, MILP_MAX_CAND);
+    for (int32_t k = 0; k < sp->ncand; k++)
+        if (sp->cand[k] < 1 || (k > 0 && sp->cand[k] <= sp->cand[k - 1]))
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "milp: candidate piece sizes must be "
+                               "ascending and >= 1 chunk");
+    if (sp->nchunks < 1 || sp->nchunks > (1u << 20) ||
+        !(sp->unit_bytes > 0) || !isfinite(sp->unit_bytes))
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: %u chunks of %g bytes", sp->nchunks,
+                           sp->unit_bytes);
+    if (sp->coll == CCS_COLL_ALLTOALL && sp->nchunks % (uint32_t)net->n)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: alltoall needs C %% n == 0");
+    if (sp->root >= net->n)
+        return ccs_err_set(err, CCS_ERR_INVALID, "milp: root %d", sp->root);
+    if (!(o->time_limit_s > 0) || !(o->mip_gap >= 0))
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: time limit %g s, gap %g", o->time_limit_s,
+                           o->mip_gap);
+    return CCS_OK;
+}
+
+static int ms_left(double deadline)
+{
+    double ms = (deadline - now_s()) * 1e3;
+
+    if (ms < 1)
+        return 1;
+    return ms > (double)INT_MAX ? INT_MAX : (int)ms;
+}
+
+ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
+                        const double *conc, const milp_plan_t *warm,
+                        const milp_solve_opts_t *o, milp_plan_t **out,
+                        milp_stats_t *stats, ccs_err_t *err)
+{
+    mb_t b = { 0 };
+    tmap_t mp = { 0 };
+    cbinfo_t ci = { 0 };
+    glp_smcp sm;
+    glp_iocp io;
+    double *x = NULL;           /* owned here: warm vector */
+    double t0 = now_s(), deadline, big = 0;
+    milp_stats_t s = { 0 };
+    int prev_term, rc, mst;
+    ccs_status_t st;
+
+    st = validate_spec(net, sp, o, err);
+    if (st != CCS_OK)
+        return st;
+    /* GLPK prints unless told not to; restore the caller's setting. */
+    prev_term = glp_term_out(GLP_OFF);
+    deadline = t0 + o->time_limit_s;
+    s.obj_us = NAN;
+    s.gap = NAN;
+    s.bound_us = NAN;
+    s.lp_us = NAN;
+    b.lp = glp_create_prob();
+    glp_set_prob_name(b.lp, "ccsynth_milp");
+    if (sp->coll == CCS_COLL_ALLTOALL)
+        st = build_a2a_model(&b, &mp, net, sp, err);
+    else
+        st = build_tree_model(&b, &mp, net, sp, conc, &big, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    s.rows = glp_get_num_rows(b.lp);
+    s.cols = glp_get_num_cols(b.lp);
+    s.ints = glp_get_num_int(b.lp);
+    if (o->write_lp != NULL && glp_write_lp(b.lp, NULL, o->write_lp) != 0) {
+        st = ccs_err_set(err, CCS_ERR_IO, "milp: cannot write LP file '%s'",
+                         o->write_lp);
+        goto cleanup;
+    }
+
+    if (warm != NULL && o->use_warm) {
+        x = calloc((size_t)b.ncols + 1, sizeof(double));
+        if (x == NULL) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+            goto cleanup;
+        }
+        if (sp->coll == CCS_COLL_ALLTOALL)
+            warm_a2a(&mp, net, warm, x);
+        else
+            warm_tree(&b, &mp, net, sp, conc, warm, x);
+        s.warm_offered = warm_finish(&b, &mp, x);
+    }
+
+    /* Root LP: the presolver stays off so that the callback sees the
+     * original columns (glp_ios_heur_sol takes values for them). */
+    /* Chunk counts, big-M ready times and piece counts differ by orders
+     * of magnitude: let GLPK scale rows and columns (as glpsol does). */
+    glp_scale_prob(b.lp, GLP_SF_AUTO);
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = ms_left(deadline);
+    rc = glp_simplex(b.lp, &sm);
+    if (rc == GLP_ETMLIM || (rc == 0 && glp_get_status(b.lp) != GLP_OPT &&
+                             now_s() >= deadline)) {
+        s.time_limit_hit = true;
+        s.outcome = MILP_OUT_NOSOL;
+        goto done;
+    }
+    if (rc != 0 || glp_get_status(b.lp) != GLP_OPT) {
+        st = ccs_err_set(err, CCS_ERR_SOLVER,
+                         "milp: root LP failed (glp_simplex %d, status %d)",
+                         rc, glp_get_status(b.lp));
+        goto cleanup;
+    }
+    s.lp_us = glp_get_obj_val(b.lp);
+    ci.bound = s.lp_us;
+    ci.warm = s.warm_offered ? x : NULL;
+    ci.node_limit = o->node_limit;
+
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_OFF;
+    io.tm_lim = ms_left(deadline);
+    io.mip_gap = o->mip_gap;
+    io.cb_func = mip_cb;
+    io.cb_info = &ci;
+    io.br_tech = GLP_BR_DTH;
+    io.bt_tech = GLP_BT_BLB;
+    io.sr_heur = o->glpk_heuristics ? GLP_ON : GLP_OFF;
+    io.fp_heur = GLP_OFF;
+    io.mir_cuts = GLP_OFF;
+    rc = glp_intopt(b.lp, &io);
+    s.nodes = ci.nodes;
+    s.node_limit_hit = ci.node_hit;
+    s.warm_accepted = ci.warm_accepted;
+    if (rc == GLP_ETMLIM)
+        s.time_limit_hit = true;
+    else if (rc != 0 && rc != GLP_ESTOP && rc != GLP_EMIPGAP) {
+        st = ccs_err_set(err, CCS_ERR_SOLVER,
+                         "milp: glp_intopt failed with code %d", rc);
+        goto cleanup;
+    }
+    mst = glp_mip_status(b.lp);
+    if (mst != GLP_OPT && mst != GLP_FEAS) {
+        if (mst == GLP_NOFEAS) {
+            st = ccs_err_set(err, CCS_ERR_SOLVER,
+                             "milp: GLPK reports the model infeasible");
+            goto cleanup;
+        }
+        s.outcome = MILP_OUT_NOSOL;
+        goto done;
+    }
+    s.obj_us = glp_mip_obj_val(b.lp);
+    if (rc == 0 && mst == GLP_OPT)
+        s.bound_us = s.obj_us;     /* the search closed the tree */
+    else
+        s.bound_us = fmin(ci.bound, s.obj_us);
+    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT))
+        s.outcome = MILP_OUT_OPTIMAL;
+    else
+        s.outcome = MILP_OUT_LIMIT;
+    s.gap = s.obj_us > 0 ? (s.obj_us - s.bound_us) / s.obj_us : 0;
+    st = decode(&b, &mp, net, sp, out, err);
+    if (st != CCS_OK)
+        goto cleanup;
+
+done:
+    s.time_s = now_s() - t0;
+    *stats = s;
+    st = CCS_OK;
+
+cleanup:
+    (void)big;
+    free(x);
+    tmap_free(&mp);
+    mb_free(&b);
+    glp_term_out(prev_term);
+    return st;
+}
+
+ccs_status_t milp_read_lp(const char *path, int32_t *rows, int32_t *cols,
+                          ccs_err_t *err)
+{
+    glp_prob *lp = glp_create_prob();
+    int prev = glp_term_out(GLP_OFF);
+    int rc = glp_read_lp(lp, NULL, path);
+
+    glp_term_out(prev);
+    if (rc != 0) {
+        glp_delete_prob(lp);
+        return ccs_err_set(err, CCS_ERR_PARSE,
+                           "milp: glp_read_lp could not read '%s'", path);
+    }
+    *rows = glp_get_num_rows(lp);
+    *cols = glp_get_num_cols(lp);
+    glp_delete_prob(lp);
+    return CCS_OK;
+}

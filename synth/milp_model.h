@@ -1,0 +1,70 @@
+/*
+ * milp_model.h - the AdapCC-style MILP (AdapCC, Sec. IV-D, eqs. 1-6,
+ * linearised) posed in GLPK and solved with glp_intopt.  GLPK types stay
+ * inside milp_model.c; this interface speaks milp_net_t / milp_plan_t.
+ * The model, variable by variable: docs/milp.md.
+ */
+#ifndef CCS_MILP_MODEL_H
+#define CCS_MILP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "milp_heur.h"
+
+typedef struct milp_solve_opts {
+    double time_limit_s;     /* whole solve (LP + branch and cut), > 0 */
+    double mip_gap;          /* relative gap at which to stop, >= 0 */
+    int32_t node_limit;      /* stop after this many subproblems (0: no
+                                limit); deterministic, unlike time */
+    const char *write_lp;    /* dump the model in CPLEX LP form, or NULL */
+    bool use_warm;           /* offer `warm` through glp_ios_heur_sol */
+    bool glpk_heuristics;    /* GLPK's own rounding heuristic */
+} milp_solve_opts_t;
+
+void milp_solve_opts_init(milp_solve_opts_t *o);
+
+typedef enum {
+    MILP_OUT_OPTIMAL = 0,    /* search finished (within mip_gap) */
+    MILP_OUT_LIMIT = 1,      /* a limit stopped it; incumbent kept */
+    MILP_OUT_NOSOL = 2,      /* a limit stopped it with no incumbent:
+                                the caller falls back to the heuristic */
+    MILP_OUT_COUNT
+} milp_outcome_t;
+
+const char *milp_outcome_str(milp_outcome_t o); /* "optimal", ... */
+
+typedef struct milp_stats {
+    milp_outcome_t outcome;
+    bool time_limit_hit;     /* stopped by tm_lim (not deterministic) */
+    bool node_limit_hit;
+    bool warm_offered;       /* the heuristic solution was feasible and
+                                offered */
+    bool warm_accepted;      /* GLPK took it as an incumbent */
+    double obj_us;           /* incumbent objective; NAN without one */
+    double bound_us;         /* best bound on the optimum */
+    double lp_us;            /* root LP relaxation */
+    double gap;              /* (obj - bound) / obj; NAN without one */
+    double time_s;           /* wall time of the solve */
+    int32_t nodes;           /* subproblems generated */
+    int32_t rows, cols, ints;
+} milp_stats_t;
+
+/* Build the model for (net, sp) with per-pipe concurrency `conc` (see
+ * milp_concurrency), solve it, decode.  `warm` (may be NULL) is the
+ * heuristic plan offered as a first incumbent.  On CCS_OK: *stats filled;
+ * *out is the decoded plan (owned by the caller), or NULL when the
+ * outcome is MILP_OUT_NOSOL.  CCS_ERR_SOLVER when GLPK fails, CCS_ERR_IO
+ * when the LP file cannot be written. */
+ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
+                        const double *conc, const milp_plan_t *warm,
+                        const milp_solve_opts_t *o, milp_plan_t **out,
+                        milp_stats_t *stats, ccs_err_t *err);
+
+/* Read a CPLEX LP file back with glp_read_lp (the tests check --write-lp
+ * with it); returns the row and column counts read.  CCS_ERR_PARSE on
+ * failure. */
+ccs_status_t milp_read_lp(const char *path, int32_t *rows, int32_t *cols,
+                          ccs_err_t *err);
+
+#endif /* CCS_MILP_MODEL_H */

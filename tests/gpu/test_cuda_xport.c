@@ -1,0 +1,581 @@
+/*
+ * test_cuda_xport.c - correctness of the CUDA kernels and of the cuda
+ * transport on one GPU (virtual ranks on device 0).  GPU only: built by
+ * `make gpu-progs`, run by scripts/gpu-check.sh.
+ *
+ *   kernels_match_cpu   every dtype x op x n (1, 7, 4099, 1000003) x
+ *                       pointer alignment (vector path, head/tail path,
+ *                       scalar path) x aliasing (dst = a, dst = b, none):
+ *                       the GPU result is compared BYTE FOR BYTE with the
+ *                       CPU kernels of reduce.c on the same inputs (which
+ *                       include rounding cases and integer wrap-around);
+ *   div_matches_cpu     the final division of avg, same comparison;
+ *   fixtures_cuda       every hand-built fixture plan (rt_fixtures.h),
+ *                       R = 2, 3, 4, 8, x every dtype x op x counts 1, 7,
+ *                       1000, in and out of place, on a caller stream and
+ *                       on the NULL stream;
+ *   registry_cuda       every registered algorithm's plan (not milp) for
+ *                       every collective it supports, R = 2, 3, 4, 5, 8,
+ *                       same matrix;
+ *   large_odd_count     R = 4, fixtures and algorithms, every dtype x op at
+ *                       count 1000003;
+ *   straggler_cuda      one StragglAR-shaped plan serves every straggler;
+ *                       the others leave phase 0 before it arrives.
+ * Collective results are checked against tools/ccs_check.h's independent
+ * reference (exact-by-construction inputs), counting wrong elements.
+ *
+ *   test_cuda_xport           run everything (exit 2 without a GPU)
+ *   test_cuda_xport --probe   print the device and exit 0, or 2 if none
+ *   test_cuda_xport --quick   skip the 1000003 sweep
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "harness.h"
+#include "rt_fixtures.h"
+#include "../../runtime/ccs_int.h"
+#include "../../runtime/reduce.h"
+#include "../../runtime/reduce_cuda.h"
+#include "../../synth/algo.h"
+#include "../../tools/ccs_check.h"
+
+#define MAX_R 8
+#define MAX_COMBOS 256
+
+static size_t g_total_wrong, g_runs;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---------------- kernels against the CPU ---------------- */
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+/* Inputs that exercise rounding (float sums of values with different
+ * exponents), signs, and integer wrap-around; no NaN (payloads may differ
+ * between the CPU and GPU conversions by design). */
+static void fill_random(ccs_dtype_t dt, void *buf, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = lcg(&seed);
+        double f = ((double)(r % 20001) - 10000.0) /
+                   (double)(1u << (r % 11));
+        switch (dt) {
+        case CCS_INT32: ((uint32_t *)buf)[i] = (uint32_t)r; break;
+        case CCS_INT64: ((uint64_t *)buf)[i] = r * 0x9e3779b97f4a7c15ull;
+            break;
+        case CCS_UINT8: ((uint8_t *)buf)[i] = (uint8_t)r; break;
+        case CCS_FLOAT16:
+            ((uint16_t *)buf)[i] = ccs_float_to_half((float)(f / 16.0));
+            break;
+        case CCS_BFLOAT16:
+            ((uint16_t *)buf)[i] = ccs_float_to_bf16((float)f);
+            break;
+        case CCS_FLOAT32: ((float *)buf)[i] = (float)f * 1.0001f; break;
+        case CCS_FLOAT64: ((double *)buf)[i] = f * 1.0000001; break;
+        default: break;
+        }
+    }
+}
+
+static bool cu_ok(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) {
+        FAIL_AT("%s: %s", what, cudaGetErrorString(e));
+        return false;
+    }
+    return true;
+}
+
+TEST(kernels_match_cpu)
+{
+    static const size_t ns[] = { 1, 7, 4099, 1000003 };
+    /* element offsets of dst, a, b from 256-byte aligned bases */
+    static const size_t offs[][3] = { { 0, 0, 0 }, { 1, 1, 1 },
+                                      { 3, 3, 3 }, { 0, 1, 2 } };
+    const size_t maxn = 1000003 + 8;
+    uint8_t *ha = malloc(maxn * 8), *hb = malloc(maxn * 8);
+    uint8_t *want = malloc(maxn * 8), *got = malloc(maxn * 8);
+    void *da = NULL, *db = NULL, *dd = NULL;
+    size_t bad = 0, runs = 0;
+    ccs_err_t e;
+
+    if (!ha || !hb || !want || !got ||
+        !cu_ok(cudaMalloc(&da, maxn * 8), "cudaMalloc") ||
+        !cu_ok(cudaMalloc(&db, maxn * 8), "cudaMalloc") ||
+        !cu_ok(cudaMalloc(&dd, maxn * 8), "cudaMalloc"))
+        goto out;
+    for (int d = 0; d < CCS_DTYPE_COUNT; d++) {
+        ccs_dtype_t dt = (ccs_dtype_t)d;
+        size_t es = ccs_dtype_size(dt);
+        fill_random(dt, ha, maxn, 1 + (uint64_t)d);
+        fill_random(dt, hb, maxn, 100 + (uint64_t)d);
+        cudaMemcpy(da, ha, maxn * es, cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, maxn * es, cudaMemcpyHostToDevice);
+        for (int o = 0; o < CCS_REDOP_COUNT; o++) {
+            for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+                for (size_t oi = 0; oi < sizeof(offs) / sizeof(offs[0]);
+                     oi++) {
+                    for (int alias = 0; alias < 3; alias++) {
+                        size_t n = ns[ni];
+                        const size_t *of = offs[oi];
+                        uint8_t *pa = (uint8_t *)da + of[1] * es;
+                        uint8_t *pb = (uint8_t *)db + of[2] * es;
+                        uint8_t *pd = alias == 1 ? pa : alias == 2 ? pb
+                                    : (uint8_t *)dd + of[0] * es;
+                        ccs_status_t st;
+                        ccs_reduce_cpu(want, ha + of[1] * es,
+                                       hb + of[2] * es, n, dt,
+                                       (ccs_redop_t)o);
+                        /* aliasing overwrites an operand: restore after */
+                        st = ccs_reduce_cuda(pd, pa, pb, n, dt,
+                                             (ccs_redop_t)o, NULL, &e);
+                        runs++;
+                        if (st != CCS_OK) {
+                            FAIL_AT("%s", e.msg);
+                            goto out;
+                        }
+                        if (!cu_ok(cudaMemcpy(got, pd, n * es,
+                                              cudaMemcpyDeviceToHost),
+                                   "kernel result"))
+                            goto out;
+                        if (memcmp(got, want, n * es) != 0) {
+                            size_t k = 0;
+                            while (memcmp(got + k * es, want + k * es, es)
+                                   == 0)
+                                k++;
+                            if (bad++ < 10)
+                                FAIL_AT("%s %s n=%zu offsets %zu/%zu/%zu "
+                                        "alias %d: first difference at "
+                                        "element %zu", ccs_dtype_str(dt),
+                                        ccs_redop_str((ccs_redop_t)o), n,
+                                        of[0], of[1], of[2], alias, k);
+                        }
+                        if (alias == 1)
+                            cudaMemcpy(da, ha, maxn * es,
+                                       cudaMemcpyHostToDevice);
+                        if (alias == 2)
+                            cudaMemcpy(db, hb, maxn * es,
+                                       cudaMemcpyHostToDevice);
+                    }
+                }
+            }
+        }
+    }
+    printf("kernels_match_cpu: %zu kernel calls, %zu differing\n", runs,
+           bad);
+out:
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dd);
+    free(ha);
+    free(hb);
+    free(want);
+    free(got);
+}
+
+TEST(div_matches_cpu)
+{
+    static const size_t ns[] = { 1, 7, 4099, 1000003 };
+    static const uint32_t divs[] = { 1, 3, 8, 7 };
+    const size_t maxn = 1000003 + 4;
+    uint8_t *h = malloc(maxn * 8), *want = malloc(maxn * 8);
+    uint8_t *got = malloc(maxn * 8);
+    void *dv = NULL;
+    ccs_err_t e;
+
+    if (!h || !want || !got || !cu_ok(cudaMalloc(&dv, maxn * 8), "malloc"))
+        goto out;
+    for (int d = 0; d < CCS_DTYPE_COUNT; d++) {
+        ccs_dtype_t dt = (ccs_dtype_t)d;
+        size_t es = ccs_dtype_size(dt);
+        fill_random(dt, h, maxn, 7 + (uint64_t)d);
+        for (size_t ni = 0; ni < 4; ni++) {
+            for (size_t di = 0; di < 4; di++) {
+                size_t n = ns[ni], off = ni % 2;   /* odd offsets too */
+                uint8_t *p = (uint8_t *)dv + off * es;
+                memcpy(want, h + off * es, n * es);
+                ccs_reduce_div(want, n, dt, divs[di]);
+                cudaMemcpy(dv, h, maxn * es, cudaMemcpyHostToDevice);
+                if (ccs_div_cuda(p, n, dt, divs[di], NULL, &e) != CCS_OK) {
+                    FAIL_AT("%s", e.msg);
+                    goto out;
+                }
+                cudaMemcpy(got, p, n * es, cudaMemcpyDeviceToHost);
+                CHECK_MSG(memcmp(got, want, n * es) == 0,
+                          "div %s n=%zu by %u differs from the CPU",
+                          ccs_dtype_str(dt), n, divs[di]);
+            }
+        }
+    }
+out:
+    cudaFree(dv);
+    free(h);
+    free(want);
+    free(got);
+}
+
+/* ---------------- the transport ---------------- */
+
+typedef struct combo {
+    ccs_dtype_t dt;
+    ccs_redop_t op;
+    size_t count;
+    bool inplace;
+    bool null_stream;
+} combo_t;
+
+typedef struct job {
+    const ccs_plan_t *plan;
+    ccs_comm_t *comm;
+    int rank, R;
+    const combo_t *combos;
+    int ncombos;
+    int straggler, delay_rank;
+    unsigned delay_us;
+    ccs_status_t st[MAX_COMBOS];
+    size_t wrong[MAX_COMBOS];
+    ccs_run_stats_t stats[MAX_COMBOS];
+    char msg[320];
+} job_t;
+
+static void *rank_main(void *arg)
+{
+    job_t *j = arg;
+    ccs_coll_t coll = ccs_plan_coll(j->plan);
+    int root = ccs_plan_root(j->plan);
+    cudaStream_t stream = NULL;
+    size_t maxb = 0;
+    uint8_t *host = NULL, *da = NULL, *db = NULL;
+
+    for (int k = 0; k < j->ncombos; k++) {
+        const combo_t *c = &j->combos[k];
+        size_t in_n = chk_in_elems(coll, j->R, c->count);
+        size_t out_n = chk_out_elems(coll, j->R, c->count);
+        size_t b = (in_n > out_n ? in_n : out_n) * ccs_dtype_size(c->dt);
+        if (b > maxb)
+            maxb = b;
+        j->st[k] = CCS_ERR_INTERNAL;
+    }
+    if (cudaSetDevice(0) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
+            cudaSuccess ||
+        cudaMalloc((void **)&da, maxb + 64) != cudaSuccess ||
+        cudaMalloc((void **)&db, maxb + 64) != cudaSuccess ||
+        (host = malloc(maxb + 64)) == NULL) {
+        snprintf(j->msg, sizeof(j->msg), "rank setup (CUDA) failed");
+        goto out;
+    }
+    for (int k = 0; k < j->ncombos; k++) {
+        const combo_t *c = &j->combos[k];
+        size_t es = ccs_dtype_size(c->dt);
+        size_t in_n = chk_in_elems(coll, j->R, c->count);
+        size_t out_n = chk_out_elems(coll, j->R, c->count);
+        size_t big = in_n > out_n ? in_n : out_n;
+        uint8_t *send, *recv;
+        cudaStream_t s = c->null_stream ? NULL : stream;
+        ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+        size_t in_off = 0;
+
+        if (c->inplace) {
+            send = recv = da;
+            if (coll == CCS_COLL_REDUCESCATTER)
+                recv = da + (size_t)j->rank * c->count * es;
+            if (coll == CCS_COLL_ALLGATHER) {
+                in_off = (size_t)j->rank * c->count * es;
+                send = da + in_off;
+            }
+        } else {
+            send = da;
+            recv = db;
+        }
+        /* Poison, then the input: unwritten output shows up as wrong. */
+        memset(host, 0xA5, big * es);
+        chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count,
+                 host + in_off);
+        cudaMemcpy(da, host, big * es, cudaMemcpyHostToDevice);
+        if (!c->inplace)
+            cudaMemset(db, 0x5A, out_n * es);
+        o.straggler = j->straggler;
+        o.stats = &j->stats[k];
+        if (j->rank == j->delay_rank)
+            usleep(j->delay_us);
+        j->st[k] = ccs_run_ex(j->plan, j->comm, send, recv, c->count, c->dt,
+                              c->op, (void *)s, &o);
+        if (j->st[k] == CCS_OK && s != NULL &&
+            cudaStreamSynchronize(s) != cudaSuccess) {
+            j->st[k] = CCS_ERR_CUDA;
+            snprintf(j->msg, sizeof(j->msg), "stream sync: %s",
+                     cudaGetErrorString(cudaGetLastError()));
+            break;
+        }
+        if (j->st[k] != CCS_OK) {
+            snprintf(j->msg, sizeof(j->msg), "%s",
+                     ccs_comm_last_error(j->comm));
+            break;
+        }
+        if (cudaMemcpy(host, recv, out_n * es, cudaMemcpyDeviceToHost) !=
+            cudaSuccess) {
+            j->st[k] = CCS_ERR_CUDA;
+            snprintf(j->msg, sizeof(j->msg), "copy back failed");
+            break;
+        }
+        j->wrong[k] = chk_wrong(coll, c->dt, c->op, j->rank, j->R, root,
+                                c->count, host);
+    }
+out:
+    cudaFree(da);
+    cudaFree(db);
+    if (stream != NULL)
+        cudaStreamDestroy(stream);
+    free(host);
+    return NULL;
+}
+
+static job_t g_jobs[MAX_R];
+
+static int run_world(const char *name, const ccs_plan_t *plan,
+                     const combo_t *combos, int ncombos, int straggler,
+                     int delay_rank, unsigned delay_us)
+{
+    int R = ccs_plan_nranks(plan), bad = 0;
+    ccs_comm_t *comms[MAX_R];
+    pthread_t th[MAX_R];
+    char msg[256];
+    size_t wrong = 0;
+
+    if (ccs_comm_init_cuda_msg(R, NULL, comms, msg, sizeof(msg)) !=
+        CCS_OK) {
+        FAIL_AT("%s: cuda comm init: %s", name, msg);
+        return 1;
+    }
+    for (int r = 0; r < R; r++) {
+        memset(&g_jobs[r], 0, sizeof(g_jobs[r]));
+        g_jobs[r].plan = plan;
+        g_jobs[r].comm = comms[r];
+        g_jobs[r].rank = r;
+        g_jobs[r].R = R;
+        g_jobs[r].combos = combos;
+        g_jobs[r].ncombos = ncombos;
+        g_jobs[r].straggler = straggler;
+        g_jobs[r].delay_rank = delay_rank;
+        g_jobs[r].delay_us = delay_us;
+        pthread_create(&th[r], NULL, rank_main, &g_jobs[r]);
+    }
+    for (int r = 0; r < R; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < R; r++) {
+        for (int k = 0; k < ncombos; k++) {
+            const combo_t *c = &combos[k];
+            wrong += g_jobs[r].wrong[k];
+            if ((g_jobs[r].st[k] != CCS_OK || g_jobs[r].wrong[k] != 0) &&
+                bad < 5) {
+                FAIL_AT("%s rank %d: %s %s count %zu %s %s stream: status "
+                        "%s, %zu wrong %s", name, r,
+                        ccs_dtype_str(c->dt), ccs_redop_str(c->op),
+                        c->count, c->inplace ? "in-place" : "out-of-place",
+                        c->null_stream ? "NULL" : "own",
+                        ccs_status_name(g_jobs[r].st[k]), g_jobs[r].wrong[k],
+                        g_jobs[r].msg);
+                bad++;
+                break;
+            }
+        }
+        ccs_comm_destroy(comms[r]);
+    }
+    pthread_mutex_lock(&g_mu);
+    g_total_wrong += wrong;
+    g_runs += (size_t)ncombos * (size_t)R;
+    pthread_mutex_unlock(&g_mu);
+    return bad;
+}
+
+static int full_matrix(combo_t *c, const size_t *counts, int ncounts)
+{
+    int n = 0;
+    for (int ci = 0; ci < ncounts; ci++)
+        for (int d = 0; d < CCS_DTYPE_COUNT; d++)
+            for (int o = 0; o < CCS_REDOP_COUNT; o++) {
+                c[n].dt = (ccs_dtype_t)d;
+                c[n].op = (ccs_redop_t)o;
+                c[n].count = counts[ci];
+                c[n].inplace = ((d + o + ci) % 2) == 1;
+                c[n].null_stream = ((d + 2 * o) % 3) == 0;
+                n++;
+            }
+    return n;
+}
+
+static void check_sched(const char *name, const ccs_sched_t *s,
+                        const combo_t *combos, int ncombos)
+{
+    ccs_plan_t *plan = NULL;
+    ccs_err_t e;
+    ccs_status_t st = ccs_plan_from_sched(s, &plan, &e);
+
+    if (st != CCS_OK) {
+        FAIL_AT("%s: %s", name, ccs_err_msg(&e, st));
+        return;
+    }
+    run_world(name, plan, combos, ncombos, -1, -1, 0);
+    ccs_plan_destroy(plan);
+}
+
+static const size_t small_counts[] = { 1, 7, 1000 };
+static const size_t odd_counts[] = { 1000003 };
+static combo_t g_combos[MAX_COMBOS];
+
+TEST(fixtures_cuda)
+{
+    static const uint32_t Rs[] = { 2, 3, 4, 8 };
+    int nc = full_matrix(g_combos, small_counts, 3);
+
+    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
+        fx_entry_t fx[16];
+        int n = fx_all(Rs[ri], fx, 16);
+        CHECK(n > 0);
+        for (int i = 0; i < n; i++)
+            check_sched(fx[i].name, fx[i].s, g_combos, nc);
+        fx_free(fx, n < 0 ? 0 : n);
+    }
+}
+
+/* Replay every registered algorithm's plan (milp excluded: solver time)
+ * for every collective it supports at R ranks; returns how many ran. */
+static int for_each_algo_plan(uint32_t R, const combo_t *combos,
+                              int ncombos)
+{
+    char spec[32];
+    topo_t *t = NULL, hand;
+    int ran = 0;
+
+    snprintf(spec, sizeof(spec), "switch:%u", R);
+    if (topo_load(spec, NULL, &t, NULL) != CCS_OK) {
+        memset(&hand, 0, sizeof(hand));
+        snprintf(hand.name, sizeof(hand.name), "hand:%u", R);
+        hand.ngpus = (int32_t)R;
+        hand.nservers = 1;
+        t = NULL;
+    }
+    for (int a = 0; a < algo_count(); a++) {
+        const algo_desc_t *d = algo_at(a);
+        if (strcmp(d->name, "milp") == 0)
+            continue;
+        for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
+            algo_params_t p;
+            ccs_sched_t *s = NULL;
+            char name[96];
+
+            if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
+                continue;
+            algo_params_init(&p);
+            p.coll = (ccs_coll_t)coll;
+            if (strcmp(d->name, "stragglar") == 0)
+                p.straggler = (int32_t)R - 1;
+            if (algo_synthesize(d->name, t ? t : &hand, &p, &s, NULL) !=
+                CCS_OK) {
+                ccs_sched_destroy(s);
+                continue;   /* the algorithm says it cannot run here */
+            }
+            snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
+                     ccs_coll_str((ccs_coll_t)coll), R);
+            check_sched(name, s, combos, ncombos);
+            ccs_sched_destroy(s);
+            ran++;
+        }
+    }
+    topo_destroy(t);
+    return ran;
+}
+
+TEST(registry_cuda)
+{
+    static const uint32_t Rs[] = { 2, 3, 4, 5, 8 };
+    int nc = full_matrix(g_combos, small_counts, 3), ran = 0;
+
+    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++)
+        ran += for_each_algo_plan(Rs[ri], g_combos, nc);
+    CHECK(ran > 0);
+    printf("registry_cuda: %d algorithm plans replayed\n", ran);
+}
+
+TEST(large_odd_count)
+{
+    int nc = full_matrix(g_combos, odd_counts, 1);
+    fx_entry_t fx[16];
+    int n = fx_all(4, fx, 16);
+
+    CHECK(n > 0);
+    for (int i = 0; i < n; i++)
+        check_sched(fx[i].name, fx[i].s, g_combos, nc);
+    fx_free(fx, n < 0 ? 0 : n);
+    CHECK(for_each_algo_plan(4, g_combos, nc) > 0);
+}
+
+TEST(straggler_cuda)
+{
+    static const combo_t c[] = {
+        { CCS_FLOAT32, CCS_SUM, 1001, false, true },
+        { CCS_BFLOAT16, CCS_AVG, 7, true, false },
+    };
+    const int R = 4;
+    ccs_sched_t *s = fx_straggler((uint32_t)R, (uint32_t)(R - 1));
+    ccs_plan_t *plan = NULL;
+
+    CHECK(s != NULL);
+    CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
+    for (int strag = 0; plan != NULL && strag < R; strag++) {
+        char name[32];
+        snprintf(name, sizeof(name), "straggler=%d", strag);
+        CHECK_EQ_INT(run_world(name, plan, c, 2, strag, strag, 30000), 0);
+        for (int r = 0; r < R; r++) {
+            const ccs_run_stats_t *st = &g_jobs[r].stats[0];
+            if (r != strag)
+                CHECK_MSG(st->phase_end_s[0] <
+                              g_jobs[strag].stats[0].t_start_s,
+                          "rank %d left phase 0 at %.6f, after straggler "
+                          "%d arrived at %.6f", r, st->phase_end_s[0], strag,
+                          g_jobs[strag].stats[0].t_start_s);
+        }
+    }
+    ccs_plan_destroy(plan);
+    ccs_sched_destroy(s);
+}
+
+int main(int argc, char **argv)
+{
+    int ndev = 0;
+    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+
+    if (e != cudaSuccess || ndev == 0) {
+        fprintf(stderr, "test_cuda_xport: no CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 2;
+    }
+    if (argc > 1 && strcmp(argv[1], "--probe") == 0) {
+        struct cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+            printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB, %d device(s)\n",
+                   p.name, p.major, p.minor, p.multiProcessorCount,
+                   (double)p.totalGlobalMem / (1u << 30), ndev);
+        return 0;
+    }
+    setenv("CCS_TIMEOUT_S", "60", 0);  /* a bug fails instead of hanging */
+    RUN(kernels_match_cpu);
+    RUN(div_matches_cpu);
+    RUN(fixtures_cuda);
+    RUN(registry_cuda);
+    if (!quick)
+        RUN(large_odd_count);
+    RUN(straggler_cuda);
+    printf("test_cuda_xport: %zu rank-runs checked, %zu wrong elements\n",
+           g_runs, g_total_wrong);
+    return TEST_SUMMARY();
+}
