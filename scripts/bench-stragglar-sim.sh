@@ -80,8 +80,11 @@ cases() { # cases TOPO SIZE STRAGGLER
     read -r a b n < <(topo_params "$topo")
     s=$(bytes "$size")
     d=$IDEAL_D_S
-    echo "## $topo (n = $n), $size, straggler rank $r; route alpha $(awk -v a="$a" 'BEGIN { print a * 1e6 }') us, $(awk -v b="$b" 'BEGIN { print 1e-9 / b }') GB/s"
-    local base="$C compare --topo $topo --coll allreduce --algos $ALGOS --sizes $size --straggler $r --csv"
+    awk -v t="$topo" -v n="$n" -v z="$size" -v r="$r" -v a="$a" -v b="$b" 'BEGIN {
+        printf "## %s (n = %d), %s, straggler rank %d; route alpha %g us, %g GB/s\n",
+            t, n, z, r, a * 1e6, 1e-9 / b }'
+    local base="$C compare --topo $topo --coll allreduce --algos $ALGOS"
+    base="$base --sizes $size --straggler $r --csv"
     echo "\$ $base --straggler-delay $IDEAL_D"
     $base --straggler-delay "$IDEAL_D" > "$tmp/ideal.csv"
     echo "\$ $base --straggler-delay 0"
@@ -90,7 +93,8 @@ cases() { # cases TOPO SIZE STRAGGLER
     "$C" synth --algo stragglar --topo "$topo" --straggler "$r" -q -o "$tmp/sar.ccs"
     local p0
     p0=$("$C" sim "$tmp/sar.ccs" --sizes "$size" --straggler "$r" \
-         --straggler-delay "$IDEAL_D" --json | sed -nE 's/.*"phase_end_us": \[([0-9.e+-]+),.*/\1/p')
+         --straggler-delay "$IDEAL_D" --json |
+         sed -nE 's/.*"phase_end_us": \[([0-9.e+-]+),.*/\1/p')
     awk -v p="$p0" -v d="$d" 'BEGIN { if (p * 1e-6 >= d) {
         print "ERROR: phase 0 (" p " us) not over at the delay" > "/dev/stderr"; exit 1 } }'
     printf '%-10s %14s %14s %14s %9s %14s %14s %9s\n' algo "ideal tot(us)" \
@@ -102,28 +106,34 @@ cases() { # cases TOPO SIZE STRAGGLER
         ti=$(col "$tmp/ideal.csv" "$al"); tw=$(col "$tmp/worst.csv" "$al")
         case $al in
         ring) ci=$(closed ring "$a" "$b" "$n" "$s"); cw=$ci ;;
-        stragglar) ci=$(closed sar "$a" "$b" "$n" "$s"); cw=$(closed worst "$a" "$b" "$n" "$s") ;;
+        stragglar) ci=$(closed sar "$a" "$b" "$n" "$s")
+                   cw=$(closed worst "$a" "$b" "$n" "$s") ;;
         *) ci=; cw= ;;
         esac
         awk -v al="$al" -v ti="$ti" -v tw="$tw" -v d="$d" -v ci="$ci" -v cw="$cw" \
             -v rid="$rid" -v rw="$rw" 'BEGIN {
             after = ti - d * 1e6
-            printf "%-10s %14.2f %14.2f %14s %9.4f %14.2f %14s %9.4f\n", al, ti, after,
-                ci == "" ? "-" : sprintf("%.2f", ci * 1e6), (rid - d * 1e6) / after,
-                tw, cw == "" ? "-" : sprintf("%.2f", cw * 1e6), rw / tw }'
+            c1 = ci == "" ? "-" : sprintf("%.2f", ci * 1e6)
+            c2 = cw == "" ? "-" : sprintf("%.2f", cw * 1e6)
+            printf "%-10s %14.2f %14.2f %14s %9.4f %14.2f %14s %9.4f\n", al,
+                ti, after, c1, (rid - d * 1e6) / after, tw, c2, rw / tw }'
     done
     awk -v a="$a" -v b="$b" -v n="$n" -v s="$s" \
-        -v ring="$(closed ring "$a" "$b" "$n" "$s")" -v sar="$(closed sar "$a" "$b" "$n" "$s")" \
+        -v ring="$(closed ring "$a" "$b" "$n" "$s")" \
+        -v sar="$(closed sar "$a" "$b" "$n" "$s")" \
         -v worst="$(closed worst "$a" "$b" "$n" "$s")" \
         -v p0="$p0" -v rs="$(closed rs "$a" "$b" "$n" "$s")" 'BEGIN {
-        printf "closed-form speedup over ring: ideal %.4f, worst %.4f; phase 0 (ideal delay) simulated %.2f us, closed form %.2f us\n",
-            ring / sar, ring / worst, p0, rs * 1e6 }'
+        printf "closed-form speedup over ring: ideal %.4f, worst %.4f\n",
+            ring / sar, ring / worst
+        printf "phase 0 (the ideal delay): simulated %.2f us, closed form %.2f us\n",
+            p0, rs * 1e6 }'
     echo
 }
 
 # Total time (us, from 0) of a schedule file at one size and delay.
 simt() { # simt FILE SIZE R DELAY_S
-    "$C" sim "$1" --sizes "$2" --straggler "$3" --straggler-delay "$4" --csv | tail -n 1 | cut -d, -f4
+    "$C" sim "$1" --sizes "$2" --straggler "$3" --straggler-delay "$4" --csv |
+        tail -n 1 | cut -d, -f4
 }
 
 # Smallest delay at which StragglAR is no slower than OTHER: bisection on
@@ -131,16 +141,19 @@ simt() { # simt FILE SIZE R DELAY_S
 # about its shape is assumed except one sign change in [0, HI].  0 when
 # StragglAR is never slower, nan when it is still slower at HI.
 crossover() { # crossover SARFILE OTHERFILE SIZE R HI_S -> seconds
-    local sf=$1 of=$2 size=$3 r=$4 hi=$5 lo=0 f mid
-    f=$(awk -v x="$(simt "$sf" "$size" "$r" 0)" -v y="$(simt "$of" "$size" "$r" 0)" 'BEGIN { print (x <= y) }')
-    [ "$f" = 1 ] && { echo 0; return; }
-    f=$(awk -v x="$(simt "$sf" "$size" "$r" "$hi")" -v y="$(simt "$of" "$size" "$r" "$hi")" 'BEGIN { print (x <= y) }')
-    [ "$f" = 1 ] || { echo nan; return; }
+    local sf=$1 of=$2 size=$3 r=$4 hi=$5 lo=0 mid
+    # ahead D: exit 0 when StragglAR's total is no more than OTHER's at D.
+    ahead() {
+        awk -v x="$(simt "$sf" "$size" "$r" "$1")" \
+            -v y="$(simt "$of" "$size" "$r" "$1")" \
+            'BEGIN { exit !(x != "" && y != "" && x + 0 <= y + 0) }'
+    }
+    if ahead 0; then echo 0; return; fi
+    if ! ahead "$hi"; then echo nan; return; fi
     # Until the bracket is below a relative 1e-6 of the crossover.
     while awk -v l="$lo" -v h="$hi" 'BEGIN { exit !(h - l > 1e-6 * h) }'; do
         mid=$(awk -v l="$lo" -v h="$hi" 'BEGIN { printf "%.15g", (l + h) / 2 }')
-        f=$(awk -v x="$(simt "$sf" "$size" "$r" "$mid")" -v y="$(simt "$of" "$size" "$r" "$mid")" 'BEGIN { print (x <= y) }')
-        if [ "$f" = 1 ]; then hi=$mid; else lo=$mid; fi
+        if ahead "$mid"; then hi=$mid; else lo=$mid; fi
     done
     awk -v l="$lo" -v h="$hi" 'BEGIN { printf "%.12g\n", (l + h) / 2 }'
 }

@@ -34,13 +34,14 @@
 #include "algo.h"
 #include "milp_heur.h"
 #include "milp_model.h"
+#include "sim.h"
 
 #define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
 #define MILP_DEFAULT_CANDS "256K,1M,4M,16M,64M"
 #define MILP_MAX_CHUNKS 4096u
 /* Subproblems explored at most: a deterministic limit, so the same input
  * gives the same plan whenever the time limit is not reached first. */
-#define MILP_NODE_LIMIT 200
+#define MILP_NODE_LIMIT 60
 
 #define MILP_COLLS                                                         \
     (ALGO_COLL_BIT(CCS_COLL_ALLREDUCE) | ALGO_COLL_BIT(CCS_COLL_REDUCE) |  \
@@ -111,7 +112,7 @@ static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
     else if (net->nsrv > 1)
         sp->m = net->nsrv < 4 ? net->nsrv : 4;
     else
-        sp->m = n < 8 ? n : 8;
+        sp->m = n <= 8 ? n : 4;   /* one server: rotated roots */
     if (p->coll == CCS_COLL_ALLTOALL)
         sp->m = 1;
     if (sp->m > MILP_MAX_M)
@@ -416,6 +417,74 @@ static void report_plan(FILE *f, const milp_plan_t *pl)
     }
 }
 
+static ccs_status_t emit_plan(const topo_t *t, const algo_params_t *p,
+                              const milp_plan_t *pl, ccs_sched_t **out,
+                              ccs_err_t *err)
+{
+    ccs_sched_t *s = NULL;      /* owned here until *out */
+    ccs_status_t st;
+
+    st = ccs_sched_create(p->coll, (uint32_t)t->ngpus, pl->nchunks, "milp",
+                          &s, err);
+    if (st != CCS_OK)
+        return st;
+    if (ccs_coll_rooted(p->coll))
+        s->root = p->root;
+    st = p->coll == CCS_COLL_ALLTOALL ? emit_a2a(pl, s, err)
+                                      : emit_trees(pl, s, err);
+    if (st == CCS_OK)
+        st = ccs_sched_finalize(s, err);
+    if (st != CCS_OK) {
+        ccs_sched_destroy(s);
+        return st;
+    }
+    *out = s;
+    return CCS_OK;
+}
+
+/* The model's fill term is an estimate (docs/milp.md): on a uniform switch
+ * it overrates large pieces, on the heterogeneous cluster it is close.  So
+ * the decoded trees and split are kept and the piece size is checked in
+ * the simulator: the model's choice first, then every candidate applied to
+ * all subs; the fastest wins (ties: the earlier).  Deterministic. */
+static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
+                                  const milp_spec_t *sp, milp_plan_t *pl,
+                                  double size, double *t_model_s,
+                                  double *t_best_s, ccs_err_t *err)
+{
+    uint32_t keep[MILP_MAX_M], best[MILP_MAX_M];
+    double best_t = INFINITY;
+    sim_opts_t so;
+    ccs_status_t st = CCS_OK;
+
+    sim_opts_init(&so);
+    memcpy(keep, pl->piece, (size_t)pl->m * sizeof(uint32_t));
+    memcpy(best, keep, sizeof(best));
+    for (int32_t k = -1; k < sp->ncand; k++) {
+        ccs_sched_t *s = NULL;
+        sim_result_t res;
+
+        for (int32_t m = 0; m < pl->m; m++)
+            pl->piece[m] = k < 0 ? keep[m] : sp->cand[k];
+        st = emit_plan(t, p, pl, &s, err);
+        if (st == CCS_OK)
+            st = sim_run(s, t, size, &so, &res, err);
+        ccs_sched_destroy(s);
+        if (st != CCS_OK)
+            return st;
+        if (k < 0)
+            *t_model_s = res.time_s;
+        if (res.time_s < best_t * (1 - 1e-12)) {
+            best_t = res.time_s;
+            memcpy(best, pl->piece, (size_t)pl->m * sizeof(uint32_t));
+        }
+        sim_result_free(&res);
+    }
+    memcpy(pl->piece, best, (size_t)pl->m * sizeof(uint32_t));
+    *t_best_s = best_t;
+    return CCS_OK;
+}
+
 static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                ccs_sched_t **out, ccs_err_t *err)
 {
@@ -424,10 +493,12 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     milp_plan_t *sol = NULL;    /* owned here */
     double *conc = NULL;        /* owned here */
     ccs_sched_t *s = NULL;      /* owned here until *out */
-    const milp_plan_t *use;
+    milp_plan_t *use;
     milp_spec_t sp;
     milp_solve_opts_t so;
     milp_stats_t stats;
+    double size = p->size_bytes > 0 ? p->size_bytes : MILP_DEFAULT_SIZE;
+    double t_model = 0, t_best = 0;
     ccs_status_t st;
 
     st = milp_net_build(t, &net, err);
@@ -454,6 +525,11 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     if (st != CCS_OK)
         goto cleanup;
     use = sol != NULL ? sol : heur;
+    if (p->coll != CCS_COLL_ALLTOALL) {
+        st = refine_pieces(t, p, &sp, use, size, &t_model, &t_best, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
     if (p->report != NULL) {
         fprintf(p->report,
                 "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece sizes; "
@@ -474,16 +550,14 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                                           : "not offered"),
                 heur->cost_us,
                 sol == NULL ? "; no incumbent: using the heuristic" : "");
+        if (p->coll != CCS_COLL_ALLTOALL)
+            fprintf(p->report,
+                    "milp: simulated at %.0f B: %.1f us with the model's "
+                    "piece sizes, %.1f us after the piece-size check\n",
+                    size, 1e6 * t_model, 1e6 * t_best);
         report_plan(p->report, use);
     }
-    st = ccs_sched_create(p->coll, (uint32_t)t->ngpus, sp.nchunks, "milp",
-                          &s, err);
-    if (st != CCS_OK)
-        goto cleanup;
-    if (ccs_coll_rooted(p->coll))
-        s->root = p->root;
-    st = p->coll == CCS_COLL_ALLTOALL ? emit_a2a(use, s, err)
-                                      : emit_trees(use, s, err);
+    st = emit_plan(t, p, use, &s, err);
     if (st != CCS_OK)
         goto cleanup;
     *out = s;

@@ -25,6 +25,7 @@ void milp_net_destroy(milp_net_t *net)
     free(net->route_off);
     free(net->route_pipe);
     free(net->route_alpha_s);
+    free(net->route_next);
     free(net);
 }
 
@@ -56,6 +57,7 @@ ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
         goto cleanup;
     }
     net->n = n;
+    net->direct = topo_gpus_forward(t) != 0;
     net->srv = calloc((size_t)n, sizeof(int32_t));
     net->loc = calloc((size_t)n, sizeof(int32_t));
     net->srv_members = calloc((size_t)n, sizeof(int32_t));
@@ -65,7 +67,9 @@ ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
     net->pipe_bw_Bps = calloc((size_t)t->nlinks + 1, sizeof(double));
     net->route_off = calloc((size_t)n * n + 1, sizeof(int32_t));
     net->route_alpha_s = calloc((size_t)n * n, sizeof(double));
-    if (net->srv == NULL || net->loc == NULL || net->srv_members == NULL ||
+    net->route_next = calloc((size_t)n * n, sizeof(int32_t));
+    if (net->route_next == NULL ||
+        net->srv == NULL || net->loc == NULL || net->srv_members == NULL ||
         net->srv_size == NULL || net->srv_first == NULL ||
         net->srv_egress_Bps == NULL || net->pipe_bw_Bps == NULL ||
         net->route_off == NULL || net->route_alpha_s == NULL) {
@@ -141,6 +145,7 @@ ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
             double a = 0;
 
             net->route_off[idx] = used;
+            net->route_next[idx] = v;
             if (u != v) {
                 st = topo_route(t, t->rank_node[u], t->rank_node[v], path,
                                 cap, &hops, err);
@@ -151,6 +156,12 @@ ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
                                      "milp: route %d->%d longer than the "
                                      "link count", u, v);
                     goto cleanup;
+                }
+                for (int32_t h = hops - 1; h >= 0; h--) {
+                    const topo_node_t *nd = &t->nodes[t->links[path[h]].dst];
+
+                    if (nd->kind == TOPO_NODE_GPU && nd->rank >= 0)
+                        net->route_next[idx] = nd->rank;
                 }
                 for (int32_t h = 0; h < hops; h++) {
                     net->route_pipe[used++] = pipe_of[path[h]];
@@ -191,7 +202,8 @@ bool milp_arc_allowed(const milp_net_t *net, const milp_spec_t *sp,
     if (u == v)
         return false;
     if (net->srv[u] == net->srv[v])
-        return true;
+        return !net->direct || net->route_off[u * net->n + v + 1] -
+                                       net->route_off[u * net->n + v] == 1;
     return milp_gateway(net, sp, m, net->srv[u]) == u &&
            milp_gateway(net, sp, m, net->srv[v]) == v;
 }
@@ -591,6 +603,63 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
 
 /* ---- heuristic ---- */
 
+/* Trees of shape 0 (star), 1 (chain) or 2 (shortest paths) inside each
+ * group; gateways to the root.  order: groups by egress, largest first. */
+static void heur_trees(const milp_net_t *net, const milp_spec_t *sp,
+                       const int32_t *order, int32_t shape, milp_plan_t *p)
+{
+    int32_t n = net->n, ns = net->nsrv;
+    bool chain = shape >= 3;   /* gateways in a chain instead of a star */
+
+    shape %= 3;
+
+    for (int32_t m = 0; m < sp->m; m++) {
+        int32_t *par = p->parent + (size_t)m * n;
+        int32_t rg = sp->root >= 0 ? net->srv[sp->root] : order[m % ns];
+        int32_t root = milp_gateway(net, sp, m, rg);
+
+        p->root[m] = root;
+        for (int32_t u = 0; u < n; u++) {
+            int32_t g = net->srv[u], gw = milp_gateway(net, sp, m, g);
+            int32_t size = net->srv_size[g];
+
+            if (u == root) {
+                par[u] = -1;
+            } else if (u == gw && chain) {
+                /* Chain of groups from the smallest egress to the root's
+                 * group: order[] is largest first, so the next group
+                 * towards the root is the previous one in order[] that is
+                 * not the root's (the root's group comes last). */
+                int32_t pos = 0, next = rg;
+
+                while (order[pos] != g)
+                    pos++;
+                for (int32_t i = pos - 1; i >= 0; i--)
+                    if (order[i] != rg) {
+                        next = order[i];
+                        break;
+                    }
+                par[u] = milp_gateway(net, sp, m, next);
+            } else if (u == gw) {
+                par[u] = root;
+            } else if (shape == 1) {
+                /* Chain: members in rank order, rotated to start at the
+                 * gateway; each sends to the one before it. */
+                int32_t pos = (net->loc[u] - net->loc[gw] + size) % size;
+
+                par[u] = net->srv_members[net->srv_first[g] +
+                                          (net->loc[gw] + pos - 1) % size];
+            } else if (shape == 2) {
+                int32_t nx = net->route_next[u * n + gw];
+
+                par[u] = net->srv[nx] == g ? nx : gw;
+            } else {
+                par[u] = gw;
+            }
+        }
+    }
+}
+
 ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
                             milp_plan_t **out, ccs_err_t *err)
 {
@@ -628,42 +697,47 @@ ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
         order[j] = g;
     }
     for (int32_t m = 0; m < sp->m; m++) {
-        int32_t *par = p->parent + (size_t)m * n;
-        int32_t rg = sp->root >= 0 ? net->srv[sp->root] : order[m % ns];
-        int32_t root = milp_gateway(net, sp, m, rg);
-
-        p->root[m] = root;
-        for (int32_t u = 0; u < n; u++) {
-            int32_t gw = milp_gateway(net, sp, m, net->srv[u]);
-
-            par[u] = u == root ? -1 : (u != gw ? gw : root);
-        }
         p->count[m] = sp->nchunks / (uint32_t)sp->m +
                       ((uint32_t)m < sp->nchunks % (uint32_t)sp->m ? 1 : 0);
         p->piece[m] = sp->cand[0];
     }
-    st = milp_concurrency(net, sp, p, &conc, err);
-    if (st != CCS_OK)
-        goto cleanup;
-    /* Piece size: the candidate with the lowest model cost, the same for
-     * every sub (the cost is a max over subs; ties: the smaller piece). */
     {
         double best = INFINITY;
+        int32_t best_shape = 2;
         uint32_t pick = sp->cand[0];
 
-        for (int32_t k = 0; k < sp->ncand; k++) {
-            double c;
+        for (int32_t shape = 0; shape < (ns > 2 ? 6 : 3); shape++) {
+            heur_trees(net, sp, order, shape, p);
+            if (milp_plan_check(net, sp, p, NULL) != CCS_OK)
+                continue;   /* e.g. a star on a torus: not on the links */
+            free(conc);
+            conc = NULL;
+            st = milp_concurrency(net, sp, p, &conc, err);
+            if (st != CCS_OK)
+                goto cleanup;
+            /* One piece size for every sub (the cost is a max over subs;
+             * ties: the smaller piece, the earlier shape). */
+            for (int32_t k = 0; k < sp->ncand; k++) {
+                double c;
 
-            for (int32_t m = 0; m < sp->m; m++)
-                p->piece[m] = sp->cand[k];
-            c = milp_plan_cost(net, sp, conc, p, NULL);
-            if (c < best - 1e-9) {
-                best = c;
-                pick = sp->cand[k];
+                for (int32_t m = 0; m < sp->m; m++)
+                    p->piece[m] = sp->cand[k];
+                c = milp_plan_cost(net, sp, conc, p, NULL);
+                if (c < best - 1e-9) {
+                    best = c;
+                    pick = sp->cand[k];
+                    best_shape = shape;
+                }
             }
         }
+        heur_trees(net, sp, order, best_shape, p);
         for (int32_t m = 0; m < sp->m; m++)
             p->piece[m] = pick;
+        free(conc);
+        conc = NULL;
+        st = milp_concurrency(net, sp, p, &conc, err);
+        if (st != CCS_OK)
+            goto cleanup;
     }
     p->cost_us = milp_plan_cost(net, sp, conc, p, NULL);
     *out = p;

@@ -47,6 +47,9 @@ typedef struct milp_spec {
  * form one pipe whose bandwidth is their sum, as the simulator does). */
 typedef struct milp_net {
     int32_t n;                 /* ranks */
+    bool direct;               /* GPUs forward (ring, torus, mesh, dgx1):
+                                  overlay arcs inside a group are the
+                                  physical links, so trees follow them */
     int32_t nsrv;              /* GPU groups (servers; GPUs in no server
                                   form one group) */
     int32_t *srv;              /* [n] group of rank */
@@ -60,6 +63,9 @@ typedef struct milp_net {
     int32_t *route_off;        /* [n*n + 1] offsets into route_pipe */
     int32_t *route_pipe;       /* pipes of route u->v, path order */
     double *route_alpha_s;     /* [n*n] sum of link alphas of the route */
+    int32_t *route_next;       /* [n*n] first GPU rank after u on the
+                                  route u->v (v when only switches/NICs
+                                  lie between) */
 } milp_net_t;
 
 ccs_status_t milp_net_build(const topo_t *t, milp_net_t **out,
@@ -73,7 +79,8 @@ void milp_net_destroy(milp_net_t *net);   /* NULL is a no-op */
  * GPUs of one server, which the solver would otherwise branch on. */
 int32_t milp_gateway(const milp_net_t *net, const milp_spec_t *sp, int32_t m,
                      int32_t g);
-/* Overlay arc u -> v in sub m: same group, or both the sub's gateways. */
+/* Overlay arc u -> v in sub m: same group (on a direct network: and one
+ * link apart), or both the sub's gateways. */
 bool milp_arc_allowed(const milp_net_t *net, const milp_spec_t *sp,
                       int32_t m, int32_t u, int32_t v);
 
@@ -153,10 +160,14 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
 
 /* AdapCC-style parallel trees: sub m's root is the gateway of the group
  * with the (m mod groups)-th largest egress bandwidth (the collective's
- * root when rooted); inside each group every GPU sends to the group's
- * gateway, each non-root gateway to the root.  Equal split; per sub the
- * piece size with the lowest model cost (conc: NULL = the plan's own
- * concurrency).  Alltoall: every flow direct.  *out owned by the caller. */
+ * root when rooted); each non-root gateway sends to the root.  Inside a
+ * group, three shapes are tried: every GPU to the gateway (star), a chain
+ * in rank order rotated to start at the gateway, and the shortest-path
+ * tree (each GPU to the first GPU on its route to the gateway; on direct
+ * networks such as rings and tori this follows the links).  Equal split;
+ * one piece size for all subs; the shape and piece size with the lowest
+ * model cost (each shape with its own concurrency) win.  Alltoall: every
+ * flow direct.  *out owned by the caller. */
 ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
                             milp_plan_t **out, ccs_err_t *err);
 

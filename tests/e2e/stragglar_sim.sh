@@ -56,12 +56,18 @@ check "worst case: stragglar total = T_RS + T_SAR+" \
     "t / (c * 1e6) > 0.9999 && t / (c * 1e6) < 1.0001" t="$tw_s" c="$worst"
 
 # ---- switch:256, ideal case ----
-$C compare --topo switch:256 --algos ring,stragglar --sizes 1G,4G --straggler 255 \
-    --straggler-delay "$IDEAL_D" --csv > "$tmp/s256.csv" || { echo "FAIL: compare switch:256"; exit 1; }
-rows=$(awk -F, -v d="$IDEAL_D_S" 'NR > 1 { printf "%s:%.6f ", $1, ($3 - d * 1e6) / ($5 - d * 1e6) }' "$tmp/s256.csv")
-[ "$(awk -F, 'NR > 1' "$tmp/s256.csv" | wc -l)" -eq 2 ] || { echo "FAIL: switch:256 rows: $rows"; fail=1; }
-for row in $rows; do
-    check "switch:256 ideal speedup over ring >= 1.9 at ${row%%:*} bytes" "q >= 1.9" q="${row#*:}"
+$C compare --topo switch:256 --algos ring,stragglar --sizes 1G,4G \
+    --straggler 255 --straggler-delay "$IDEAL_D" --csv > "$tmp/s256.csv" \
+    || { echo "FAIL: compare switch:256"; exit 1; }
+# size:speedup per row, by column name.
+read -r -a rows < <(awk -F, -v d="$IDEAL_D_S" '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { r = $c["ring_time_us"] - d * 1e6; x = $c["stragglar_time_us"] - d * 1e6
+      printf "%s:%.6f ", $1, r / x }' "$tmp/s256.csv")
+[ ${#rows[@]} -eq 2 ] || { echo "FAIL: switch:256 rows: ${rows[*]}"; fail=1; }
+for row in "${rows[@]}"; do
+    check "switch:256 ideal speedup over ring >= 1.9 at ${row%%:*} bytes" \
+        "q >= 1.9" q="${row#*:}"
 done
 
 # ---- critical delay on dgx-h100 ----
