@@ -39,9 +39,6 @@
 #define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
 #define MILP_DEFAULT_CANDS "256K,1M,4M,16M,64M"
 #define MILP_MAX_CHUNKS 4096u
-/* Subproblems explored at most: a deterministic limit, so the same input
- * gives the same plan whenever the time limit is not reached first. */
-#define MILP_NODE_LIMIT 60
 
 #define MILP_COLLS                                                         \
     (ALGO_COLL_BIT(CCS_COLL_ALLREDUCE) | ALGO_COLL_BIT(CCS_COLL_REDUCE) |  \
@@ -336,7 +333,6 @@ static ccs_status_t emit_a2a(const milp_plan_t *pl, ccs_sched_t *s,
     int32_t n = pl->n;
     uint32_t b = pl->nchunks / (uint32_t)n;
     uint32_t *slot = calloc((size_t)n, sizeof(uint32_t)); /* owned here */
-    bool relay = false;
     ccs_status_t st = CCS_OK;
 
     if (slot == NULL)
@@ -377,13 +373,11 @@ static ccs_status_t emit_a2a(const milp_plan_t *pl, ccs_sched_t *s,
                                             (uint32_t)d, CCS_BUF_OUT, dst, x,
                                             false, err);
                     slot[w] += x;
-                    relay = true;
                 }
                 done += x;
             }
         }
     }
-    (void)relay;
     free(slot);
     return st;
 }
@@ -519,7 +513,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
         so.time_limit_s = p->time_limit_s;
     if (p->mip_gap > 0)
         so.mip_gap = p->mip_gap;
-    so.node_limit = MILP_NODE_LIMIT;
+    so.node_limit = -1;   /* deterministic, sized by the model */
     so.write_lp = p->write_lp;
     st = milp_solve(net, &sp, conc, heur, &so, &sol, &stats, err);
     if (st != CCS_OK)

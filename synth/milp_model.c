@@ -235,8 +235,7 @@ static void mip_cb(glp_tree *tree, void *info)
 static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
                                      const milp_net_t *net,
                                      const milp_spec_t *sp,
-                                     const double *conc, double *big_out,
-                                     ccs_err_t *err)
+                                     const double *conc, ccs_err_t *err)
 {
     int32_t n = net->n, M = sp->m, K = sp->ncand;
     double C = (double)sp->nchunks, big = 0;
@@ -257,8 +256,8 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
     mp->G = malloc((size_t)M * sizeof(int));
     mp->w = malloc((size_t)M * K * sizeof(int));
     if (mp->arc_off == NULL || mp->arc_u == NULL || mp->arc_v == NULL ||
-        mp->r == NULL || mp->h == NULL || mp->bb == NULL || mp->sr == NULL || mp->c == NULL ||
-        mp->p == NULL || mp->E == NULL || mp->G == NULL || mp->w == NULL)
+        mp->r == NULL || mp->h == NULL || mp->bb == NULL || mp->sr == NULL ||
+        mp->c == NULL || mp->p == NULL || mp->E == NULL || mp->G == NULL || mp->w == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
     for (int32_t m = 0; m < M; m++) {
         mp->arc_off[m] = mp->narcs;
@@ -287,7 +286,6 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
         big = fmax(big, fmax(t1, t2));
     }
     big = (double)n * big + 1;
-    *big_out = big;
 
     /* Columns. */
     for (int32_t m = 0; m < M; m++) {
@@ -537,19 +535,17 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
         snprintf(nm, sizeof(nm), "load_%d", q);
         mb_row(b, nm, GLP_LO, 0, 0);
     }
-    /* Sums of the splits are integral; keep C >= M chunks in total. */
     return CCS_OK;
 }
 
 /* Warm-start values of the tree model for plan `pl` (x[1..ncols]). */
-static void warm_tree(const mb_t *b, const tmap_t *mp, const milp_net_t *net,
+static void warm_tree(const tmap_t *mp, const milp_net_t *net,
                       const milp_spec_t *sp, const double *conc,
                       const milp_plan_t *pl, double *x)
 {
     int32_t n = net->n, K = sp->ncand;
     int32_t sub[MILP_MAX_RANKS];
 
-    (void)b;
     for (int32_t m = 0; m < sp->m; m++) {
         const int32_t *par = pl->parent + (size_t)m * n;
         double hv[MILP_MAX_RANKS], bv[MILP_MAX_RANKS];
@@ -908,7 +904,7 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     glp_smcp sm;
     glp_iocp io;
     double *x = NULL;           /* owned here: warm vector */
-    double t0 = now_s(), deadline, big = 0;
+    double t0 = now_s(), deadline;
     milp_stats_t s = { 0 };
     int prev_term, rc, mst;
     ccs_status_t st;
@@ -928,7 +924,7 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     if (sp->coll == CCS_COLL_ALLTOALL)
         st = build_a2a_model(&b, &mp, net, sp, err);
     else
-        st = build_tree_model(&b, &mp, net, sp, conc, &big, err);
+        st = build_tree_model(&b, &mp, net, sp, conc, err);
     if (st != CCS_OK)
         goto cleanup;
     s.rows = glp_get_num_rows(b.lp);
@@ -949,7 +945,7 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
         if (sp->coll == CCS_COLL_ALLTOALL)
             warm_a2a(&mp, net, warm, x);
         else
-            warm_tree(&b, &mp, net, sp, conc, warm, x);
+            warm_tree(&mp, net, sp, conc, warm, x);
         s.warm_offered = warm_finish(&b, &mp, x);
     }
 
@@ -978,6 +974,11 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     ci.bound = s.lp_us;
     ci.warm = s.warm_offered ? x : NULL;
     ci.node_limit = o->node_limit;
+    if (ci.node_limit < 0) {
+        int32_t lim = MILP_NODE_WORK / (s.rows > 0 ? s.rows : 1);
+
+        ci.node_limit = lim < 60 ? 60 : (lim > 1000 ? 1000 : lim);
+    }
 
     glp_init_iocp(&io);
     io.msg_lev = GLP_MSG_OFF;
@@ -1032,7 +1033,6 @@ done:
     st = CCS_OK;
 
 cleanup:
-    (void)big;
     free(x);
     tmap_free(&mp);
     mb_free(&b);

@@ -16,13 +16,19 @@ typedef struct milp_solve_opts {
     double time_limit_s;     /* whole solve (LP + branch and cut), > 0 */
     double mip_gap;          /* relative gap at which to stop, >= 0 */
     int32_t node_limit;      /* stop after this many subproblems (0: no
-                                limit); deterministic, unlike time */
+                                limit; -1: MILP_NODE_WORK / rows, clamped
+                                to [60, 1000]); deterministic, unlike
+                                time */
     const char *write_lp;    /* dump the model in CPLEX LP form, or NULL */
     bool use_warm;           /* offer `warm` through glp_ios_heur_sol */
     bool glpk_heuristics;    /* GLPK's own rounding heuristic */
 } milp_solve_opts_t;
 
 void milp_solve_opts_init(milp_solve_opts_t *o);
+
+/* Automatic node limit: about this many rows x nodes of work (a few
+ * seconds of GLPK on one core for the instances in the bench). */
+#define MILP_NODE_WORK 120000
 
 typedef enum {
     MILP_OUT_OPTIMAL = 0,    /* search finished (within mip_gap) */
