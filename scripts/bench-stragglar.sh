@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # StragglAR benchmark: phase-1 rounds against LB(n) = n + ceil(log2 n) - 2
-# for n = 2..NMAX (default 256), then planning time (median of RUNS runs,
+# and planning time of one run for n = 2..NMAX (default 256), then planning
+# time (median of RUNS runs,
 # synthesis only, from the "planned in" report line) for chosen n.
 # Usage: BUILD=build scripts/bench-stragglar.sh [NMAX] [RUNS]
 set -u
@@ -17,13 +18,13 @@ plan() { # plan N -> "rounds lb ms"
              END { print r, lb, ms }'
 }
 
-echo "n rounds LB excess"
+echo "n rounds LB excess plan_ms"
 worst=0
 for n in $(seq 2 "$NMAX"); do
     read -r r lb ms < <(plan "$n")
     ex=$((r - lb))
     [ "$ex" -gt "$worst" ] && worst=$ex
-    echo "$n $r $lb +$ex"
+    echo "$n $r $lb +$ex $ms"
 done
 echo "worst excess over LB for n=2..$NMAX: +$worst"
 

@@ -39,6 +39,7 @@
 #include "stragglar.h"
 
 #define PLAN_MAX_MATCHING_N 4096u
+#define MVARIANT_ALL_N 64u
 
 uint32_t stragglar_lower_bound(uint32_t n)
 {
@@ -402,25 +403,44 @@ cleanup:
 
 /* ---- Other n: one maximum-weight matching per round (Appendix E). ---- */
 
-/* Chunk priority used to pick what a pair sends and to weight the edge. */
-enum { PRIO_AGE, PRIO_RARE, PRIO_SLACK, PRIO_COUNT };
-
+/*
+ * Deadline-driven weights.  Chunk c is due (complete on every rank) by
+ * round due[c] = min(c + life, T - 1), T the planned round count (LB or
+ * LB + 1; life = ceil(log2 n) is Algorithm 1's pipeline depth).  A chunk
+ * held by H ranks with k rounds left (this one included) can only finish
+ * by doubling, so after this round it needs ceil(target / 2^(k-1))
+ * holders; if it has fewer, its sends this round are "urgent".  An edge's
+ * weight is the value of the best chunk in each direction: urgent sends
+ * weigh more (scaled by the share of the chunk's free holders that must
+ * send), any other useful send weighs Appendix E's 1, and a receiver that
+ * has no idle round left gets a bonus.  Algorithm 1's critical window
+ * carries over: a rank l about to meet the straggler should not receive a
+ * chunk still spreading at round l (it could not forward it then).
+ */
 typedef struct mvariant {
-    int prio;          /* PRIO_* */
-    int64_t k_useful;  /* weight of one useful direction */
-    int64_t k_urgent;  /* scale of the urgency bonus */
+    uint32_t extra;    /* deadlines planned for LB + extra rounds */
+    uint32_t dlife;    /* life = ceil(log2 n) + dlife */
+    int64_t w_urgent;  /* value of an urgent send (up to twice this) */
+    int64_t w_useful;  /* value of any other useful send */
+    int64_t w_rank;    /* bonus: receiver has no idle round left */
+    int64_t w_window;  /* value of a send into the critical window */
+    int64_t rslack;    /* receiver bonus starts this many rounds early */
+    int64_t w_lqf;     /* bonus per complete chunk the receiver lacks */
 } mvariant_t;
 
 typedef struct mstate {
-    uint32_t n, m, words, target;
+    uint32_t n, m, words, T;
     holdings_t h;
-    uint32_t *order;     /* [m] chunks, most urgent first */
+    uint32_t *order;     /* [m] chunks by value, largest first */
     uint32_t *pos;       /* [m] position of each chunk in order */
-    int64_t *key;        /* [m] sort key (larger = more urgent) */
+    int64_t *val;        /* [m] value of sending the chunk this round */
+    uint32_t *due;       /* [m] round by which the chunk should complete */
     uint64_t *pbits;     /* [n * words] holdings permuted by order */
+    int64_t *rbonus;     /* [n] receiver bonus this round */
     match_edge_t *edges; /* [n*(n-1)/2] */
     int32_t *mate;       /* [n] */
     int32_t *avail;      /* [n] */
+    int32_t *got;        /* [n] */
 } mstate_t;
 
 static void mstate_free(mstate_t *s)
@@ -428,11 +448,14 @@ static void mstate_free(mstate_t *s)
     hold_free(&s->h);
     free(s->order);
     free(s->pos);
-    free(s->key);
+    free(s->val);
+    free(s->due);
     free(s->pbits);
+    free(s->rbonus);
     free(s->edges);
     free(s->mate);
     free(s->avail);
+    free(s->got);
 }
 
 static uint32_t ceil_log2(uint64_t x)
@@ -443,35 +466,77 @@ static uint32_t ceil_log2(uint64_t x)
     return l;
 }
 
-/* Sort key of chunk c in round r (larger = more urgent). */
-static int64_t chunk_key(const mstate_t *s, const mvariant_t *v, uint32_t r,
-                         uint32_t c)
+/* Value of sending chunk c in round r (0: nothing to gain). */
+static int64_t chunk_value(const mstate_t *s, const mvariant_t *v, uint32_t r,
+                           uint32_t c)
 {
-    uint32_t holders = s->h.count[c];
-    int64_t age = (int64_t)s->m - (int64_t)c; /* older = larger */
+    uint32_t hns = s->h.count[c], m = s->m;
+    bool sfree = r >= m;
+    int64_t H = (int64_t)hns + (sfree ? 1 : 0);
+    int64_t target = (int64_t)s->n - 1 + (sfree ? 1 : 0);
+    int64_t k = (int64_t)s->due[c] - (int64_t)r + 1, need, avail;
 
-    if (v->prio == PRIO_RARE)
-        return -(int64_t)holders * 4096 + age;
-    if (v->prio == PRIO_SLACK) {
-        /* Rounds left before the target minus doublings still needed
-         * (the straggler helps once it is free). */
-        uint32_t senders = holders + (r >= s->m ? 1u : 0u);
-        uint32_t need;
-        if (senders == 0)
-            return INT64_MIN / 2; /* not complete yet: cannot be sent */
-        need = ceil_log2(((uint64_t)s->m + senders - 1) / senders);
-        int64_t left = (int64_t)s->target - (int64_t)r;
-        return -(left - (int64_t)need) * 4096 + age;
+    if (c >= r || hns == m)
+        return 0; /* not complete yet, or everywhere already */
+    if (k <= 0) {
+        need = target - H;
+    } else {
+        int64_t after = k - 1 >= 40 ? 1 : (target + (INT64_C(1) << (k - 1))
+                                           - 1) >> (k - 1);
+        need = after - H;
     }
-    return age;
+    avail = (int64_t)hns + (sfree ? 1 : 0) -
+            ((r < m && hold_has(&s->h, r, c)) ? 1 : 0);
+    if (need > 0 && avail > 0) {
+        if (need > avail)
+            need = avail;
+        return v->w_urgent + v->w_urgent * need / avail +
+               (int64_t)(m - c);
+    }
+    return v->w_useful + (int64_t)(m - c);
+}
+
+/* Best chunk u can send w this round (-1: none) and its value. */
+static int32_t best_send(const mstate_t *s, const mvariant_t *v, uint32_t r,
+                         uint32_t u, uint32_t w, int64_t *value)
+{
+    const uint64_t *pu = &s->pbits[(size_t)u * s->words];
+    const uint64_t *pw = &s->pbits[(size_t)w * s->words];
+    bool win = v->w_window >= 0 && w > r && w < s->m;
+    int32_t first = -1;
+
+    *value = 0;
+    for (uint32_t k = 0; k < s->words; k++) {
+        uint64_t x = pu[k] & ~pw[k];
+        while (x) {
+            uint32_t i = k * 64 + (uint32_t)__builtin_ctzll(x);
+            uint32_t c = s->order[i];
+            x &= x - 1;
+            if (s->val[c] <= 0)
+                return first;
+            if (!win || s->due[c] <= w) {
+                if (first < 0 || s->val[c] > *value) {
+                    *value = s->val[c];
+                    first = (int32_t)c;
+                }
+                return first;
+            }
+            if (first < 0) {
+                /* Into the window: keep as a fallback, look on. */
+                first = (int32_t)c;
+                *value = v->w_window;
+            }
+        }
+    }
+    return first;
 }
 
 static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
-                                  uint32_t target, stragglar_plan_t *p,
-                                  ccs_err_t *err)
+                                  stragglar_plan_t *p, ccs_err_t *err)
 {
     mstate_t s;
     uint32_t m = n - 1, sigma = n - 1, maxrounds = 4 * n + 64;
+    uint32_t life = ceil_log2(n) + v->dlife;
     ccs_status_t st;
 
     memset(&s, 0, sizeof(s));
@@ -481,20 +546,25 @@ static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
     s.n = n;
     s.m = m;
     s.words = s.h.words;
-    s.target = target;
+    s.T = stragglar_lower_bound(n) + v->extra;
     /* All owned by s, freed by mstate_free. */
     s.order = malloc(m * sizeof(*s.order));
     s.pos = malloc(m * sizeof(*s.pos));
-    s.key = malloc(m * sizeof(*s.key));
+    s.val = malloc(m * sizeof(*s.val));
+    s.due = malloc(m * sizeof(*s.due));
     s.pbits = calloc((size_t)n * s.words, sizeof(*s.pbits));
+    s.rbonus = malloc(n * sizeof(*s.rbonus));
     s.edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s.edges));
     s.mate = malloc(n * sizeof(*s.mate));
     s.avail = malloc(n * sizeof(*s.avail));
-    if (!s.order || !s.pos || !s.key || !s.pbits || !s.edges || !s.mate ||
-        !s.avail) {
+    s.got = malloc(n * sizeof(*s.got));
+    if (!s.order || !s.pos || !s.val || !s.due || !s.pbits || !s.rbonus ||
+        !s.edges || !s.mate || !s.avail || !s.got) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
+    for (uint32_t c = 0; c < m; c++)
+        s.due[c] = c + life < s.T - 1 ? c + life : s.T - 1;
 
     for (uint32_t r = 0;; r++) {
         uint32_t rr, na = 0;
@@ -518,14 +588,14 @@ static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
             plan_pair(p, r, (int32_t)r, (int32_t)r, (int32_t)sigma,
                       (int32_t)r);
 
-        /* Chunk order for this round and the permuted holdings. */
+        /* Chunk values, order (largest first) and permuted holdings. */
         for (uint32_t c = 0; c < m; c++) {
             s.order[c] = c;
-            s.key[c] = chunk_key(&s, v, r, c);
+            s.val[c] = chunk_value(&s, v, r, c);
         }
         for (uint32_t i = 1; i < m; i++) { /* insertion sort, stable */
             uint32_t c = s.order[i], j = i;
-            while (j > 0 && s.key[s.order[j - 1]] < s.key[c]) {
+            while (j > 0 && s.val[s.order[j - 1]] < s.val[c]) {
                 s.order[j] = s.order[j - 1];
                 j--;
             }
@@ -543,33 +613,35 @@ static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
                 }
             }
         }
+        for (uint32_t g = 0; g < n; g++) {
+            uint32_t miss = m - s.h.nhave[g];
+            uint32_t left = s.T > r ? s.T - r : 0;
+            if (g > r && g < m && left > 0)
+                left--; /* its own straggler round */
+            s.rbonus[g] = (g != sigma && (int64_t)miss + v->rslack >=
+                                          (int64_t)left)
+                              ? v->w_rank * ((int64_t)miss + v->rslack + 1 -
+                                             (int64_t)left)
+                              : 0;
+            if (g != sigma)
+                s.rbonus[g] += v->w_lqf * (int64_t)((r < m ? r : m) -
+                                                    s.h.nhave[g]);
+        }
 
         for (uint32_t g = 0; g < n; g++) {
             if (r < m && (g == r || g == sigma))
                 continue;
             s.avail[na++] = (int32_t)g;
         }
+        /* Every pair of free ranks with something useful to move. */
         for (uint32_t a = 0; a < na; a++) {
             for (uint32_t b = a + 1; b < na; b++) {
                 uint32_t u = (uint32_t)s.avail[a], w = (uint32_t)s.avail[b];
-                int32_t iu = -1, iw = -1;
-                int64_t wt = 0;
-                const uint64_t *pu = &s.pbits[(size_t)u * s.words];
-                const uint64_t *pw = &s.pbits[(size_t)w * s.words];
-                for (uint32_t k = 0; k < s.words && iu < 0; k++) {
-                    uint64_t x = pu[k] & ~pw[k];
-                    if (x)
-                        iu = (int32_t)(k * 64 + (uint32_t)__builtin_ctzll(x));
-                }
-                for (uint32_t k = 0; k < s.words && iw < 0; k++) {
-                    uint64_t x = pw[k] & ~pu[k];
-                    if (x)
-                        iw = (int32_t)(k * 64 + (uint32_t)__builtin_ctzll(x));
-                }
-                if (iu >= 0)
-                    wt += v->k_useful + v->k_urgent * (int64_t)(m - (uint32_t)iu);
-                if (iw >= 0)
-                    wt += v->k_useful + v->k_urgent * (int64_t)(m - (uint32_t)iw);
+                int64_t vu = 0, vw = 0, wt = 0;
+                if (w != sigma && best_send(&s, v, r, u, w, &vu) >= 0)
+                    wt += vu + s.rbonus[w];
+                if (u != sigma && best_send(&s, v, r, w, u, &vw) >= 0)
+                    wt += vw + s.rbonus[u];
                 if (wt > 0)
                     s.edges[ne++] = (match_edge_t){ (int32_t)u, (int32_t)w,
                                                     wt };
@@ -578,50 +650,30 @@ static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
         st = match_max_weight((int32_t)n, s.edges, ne, false, s.mate, err);
         if (st != CCS_OK)
             goto cleanup;
-        {
-            int32_t *got = s.avail; /* reuse: chunk received per rank */
-            for (uint32_t g = 0; g < n; g++)
-                got[g] = -1;
-            for (uint32_t u = 0; u < n; u++) {
-                int32_t w = s.mate[u];
-                if (w < 0 || (uint32_t)w < u)
-                    continue;
-                {
-                    /* most urgent gift in each direction */
-                    int32_t cu = -1, cw = -1;
-                    const uint64_t *pu = &s.pbits[(size_t)u * s.words];
-                    const uint64_t *pw = &s.pbits[(size_t)w * s.words];
-                    for (uint32_t k = 0; k < s.words && cu < 0; k++) {
-                        uint64_t x = pu[k] & ~pw[k];
-                        if (x)
-                            cu = (int32_t)s.order[k * 64 +
-                                                  (uint32_t)__builtin_ctzll(x)];
-                    }
-                    for (uint32_t k = 0; k < s.words && cw < 0; k++) {
-                        uint64_t x = pw[k] & ~pu[k];
-                        if (x)
-                            cw = (int32_t)s.order[k * 64 +
-                                                  (uint32_t)__builtin_ctzll(x)];
-                    }
-                    if (u == sigma)
-                        cw = -1;
-                    if ((uint32_t)w == sigma)
-                        cu = -1;
-                    plan_pair(p, r, (int32_t)u, cu, w, cw);
-                    if (cu >= 0)
-                        got[w] = cu;
-                    if (cw >= 0)
-                        got[u] = cw;
-                }
-            }
-            if (r < m) {
-                hold_add(&s.h, r, r);
-                hold_add(&s.h, sigma, r);
-            }
-            for (uint32_t g = 0; g < n; g++) {
-                if (got[g] >= 0)
-                    hold_add(&s.h, g, (uint32_t)got[g]);
-            }
+        for (uint32_t g = 0; g < n; g++)
+            s.got[g] = -1;
+        for (uint32_t u = 0; u < n; u++) {
+            int32_t w = s.mate[u], cu = -1, cw = -1;
+            int64_t dummy;
+            if (w < 0 || (uint32_t)w < u)
+                continue;
+            if ((uint32_t)w != sigma)
+                cu = best_send(&s, v, r, u, (uint32_t)w, &dummy);
+            if (u != sigma)
+                cw = best_send(&s, v, r, (uint32_t)w, u, &dummy);
+            plan_pair(p, r, (int32_t)u, cu, w, cw);
+            if (cu >= 0)
+                s.got[w] = cu;
+            if (cw >= 0)
+                s.got[u] = cw;
+        }
+        if (r < m) {
+            hold_add(&s.h, r, r);
+            hold_add(&s.h, sigma, r);
+        }
+        for (uint32_t g = 0; g < n; g++) {
+            if (s.got[g] >= 0)
+                hold_add(&s.h, g, (uint32_t)s.got[g]);
         }
     }
 
@@ -633,8 +685,9 @@ cleanup:
 /* Variants tried for non-powers of 2; the plan with the fewest rounds wins
  * (ties: the earlier variant). */
 static const mvariant_t mvariants[] = {
-    { PRIO_RARE, 1000000, 1 },
-    { PRIO_AGE, 1000000, 1 },
+    { 0, 1, 4000, 1000, 300, 500, 6, 0 },
+    { 0, 1, 4000, 1000, 0, 500, 0, 300 },
+    { 1, 1, 4000, 1000, 0, 500, 0, 300 },
 };
 
 ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
@@ -642,10 +695,12 @@ ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
 {
     stragglar_plan_t *best = NULL, *p = NULL;
     ccs_status_t st = CCS_OK;
-    /* Beyond 32 ranks the rarest-first variant never won in our table
-     * (docs/stragglar.md): try only age order there, to halve the time. */
-    size_t first = (!is_pow2(n) && n > 32) ? 1 : 0;
-    size_t nv = is_pow2(n) ? 1 : sizeof(mvariants) / sizeof(mvariants[0]);
+    /* Every variant costs a full plan (O(n^3) per round): above
+     * MVARIANT_ALL_N ranks only the first, which is the best single one
+     * in our table (docs/stragglar.md). */
+    size_t nv = is_pow2(n) || n > MVARIANT_ALL_N
+                    ? 1
+                    : sizeof(mvariants) / sizeof(mvariants[0]);
 
     if (n < 2 || n > CCS_MAX_RANKS)
         return ccs_err_set(err, CCS_ERR_INVALID,
@@ -656,18 +711,18 @@ ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
                            "stragglar: %u ranks: non-powers of 2 are "
                            "planned by matchings up to %u ranks", n,
                            PLAN_MAX_MATCHING_N);
-    for (size_t i = first; i < nv; i++) {
+    for (size_t i = 0; i < nv; i++) {
         p = calloc(1, sizeof(*p)); /* owned here until kept as best */
         if (p == NULL) {
             st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
             goto cleanup;
         }
         p->n = n;
-        if (is_pow2(n))
+        if (is_pow2(n)) {
             st = plan_pow2(n, p, err);
-        else
-            st = plan_matching(n, &mvariants[i], stragglar_lower_bound(n),
-                               p, err);
+        } else {
+            st = plan_matching(n, &mvariants[i], p, err);
+        }
         if (st == CCS_OK)
             st = plan_check(p, err);
         if (st != CCS_OK)

@@ -366,42 +366,48 @@ static ccs_status_t algo_setup(tctx_t *c, talgo_t *a, const uint32_t *pipes,
 
 /* ---- the search ---- */
 
-/* Hill climb along a's axis at size i from `start`: step to the better
- * neighbour while it improves.  *out = the best index found. */
-static ccs_status_t climb(tctx_t *c, talgo_t *a, uint32_t i, uint32_t start,
-                          uint32_t *out)
+/* From axis point k (already evaluated at size i), step in direction dir
+ * while the time improves; *out (may be NULL) = where it stopped. */
+static ccs_status_t walk(tctx_t *c, talgo_t *a, uint32_t i, uint32_t k,
+                         int dir, uint32_t *out)
 {
-    uint32_t cur = start;
-    double tc, tl = INFINITY, tr = INFINITY, tn;
-    int dir = 0;
+    double tc = a->cand[k].t[i], tn;
     ccs_status_t st;
 
-    if ((st = eval(c, a, cur, i, &tc)) != CCS_OK)
-        return st;
-    if (cur > 0 && (st = eval(c, a, cur - 1, i, &tl)) != CCS_OK)
-        return st;
-    if (cur + 1 < a->ncand && (st = eval(c, a, cur + 1, i, &tr)) != CCS_OK)
-        return st;
-    if (tl < tc && tl <= tr) {
-        dir = -1;
-        cur--;
-        tc = tl;
-    } else if (tr < tc) {
-        dir = 1;
-        cur++;
-        tc = tr;
-    }
-    while (dir != 0) {
-        if ((dir < 0 && cur == 0) || (dir > 0 && cur + 1 >= a->ncand))
-            break;
-        if ((st = eval(c, a, cur + (uint32_t)dir, i, &tn)) != CCS_OK)
+    while ((dir < 0 && k > 0) || (dir > 0 && k + 1 < a->ncand)) {
+        if ((st = eval(c, a, k + (uint32_t)dir, i, &tn)) != CCS_OK)
             return st;
         if (!(tn < tc))
             break;
-        cur += (uint32_t)dir;
+        k += (uint32_t)dir;
         tc = tn;
     }
-    *out = cur;
+    if (out != NULL)
+        *out = k;
+    return CCS_OK;
+}
+
+/* Hill climb along a's axis at size i from `start`: look at both
+ * neighbours, then walk towards the better one while it improves.
+ * *out = the best index found. */
+static ccs_status_t climb(tctx_t *c, talgo_t *a, uint32_t i, uint32_t start,
+                          uint32_t *out)
+{
+    double tc, tl = INFINITY, tr = INFINITY;
+    ccs_status_t st;
+
+    if ((st = eval(c, a, start, i, &tc)) != CCS_OK)
+        return st;
+    if (start > 0 && (st = eval(c, a, start - 1, i, &tl)) != CCS_OK)
+        return st;
+    if (start + 1 < a->ncand &&
+        (st = eval(c, a, start + 1, i, &tr)) != CCS_OK)
+        return st;
+    if (tl < tc && tl <= tr)
+        return walk(c, a, i, start - 1, -1, out);
+    if (tr < tc)
+        return walk(c, a, i, start + 1, 1, out);
+    *out = start;
     return CCS_OK;
 }
 
@@ -511,9 +517,19 @@ static ccs_status_t search_pruned(tctx_t *c)
                 lo = lo == NONE || b < lo ? b : lo;
                 hi = b > hi ? b : hi;
             }
-            for (uint32_t k = lo; lo != NONE && k <= hi; k++)
+            if (lo == NONE)
+                continue;
+            for (uint32_t k = lo; k <= hi; k++)
                 if ((st = eval(c, al, k, i, &t)) != CCS_OK)
                     return st;
+            /* Known on one side only: the optimum moves towards fewer
+             * chunks for smaller sizes, so walk from that side's optimum
+             * in that direction while it improves. */
+            if (al->keep[cl] != al->keep[cr]) {
+                st = walk(c, al, i, lo, al->keep[cr] ? -1 : 1, NULL);
+                if (st != CCS_OK)
+                    return st;
+            }
         }
     }
     return CCS_OK;
@@ -632,7 +648,7 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
                 }
             }
         if (ca[i] == NONE) {
-            st = ccs_err_set(c->err, CCS_ERR_INTERNAL, "tune: no candidate "
+            st = ccs_err_set(c->err, CCS_ERR_INTERNAL, "no candidate "
                              "ran at %.0f bytes", c->sizes[i]);
             goto cleanup;
         }
@@ -722,20 +738,20 @@ static ccs_status_t ctx_init(tctx_t *c, const tune_opts_t *o,
     uint32_t ns = o->npipelines ? o->npipelines : 4, n = 0;
 
     if (o->nsizes == 0 || o->sizes == NULL)
-        return ccs_err_set(c->err, CCS_ERR_INVALID, "tune: no sizes");
+        return ccs_err_set(c->err, CCS_ERR_INVALID, "no sizes");
     if (!(o->prune >= 0) || o->coarse_stride == 0)
-        return ccs_err_set(c->err, CCS_ERR_INVALID, "tune: the pruning "
+        return ccs_err_set(c->err, CCS_ERR_INVALID, "the pruning "
                            "threshold must be >= 0 and the coarse stride "
                            ">= 1");
     if (ns + 1 > TUNE_MAX_PIPELINES || o->nchunks > TUNE_MAX_CHUNKS)
-        return ccs_err_set(c->err, CCS_ERR_INVALID, "tune: at most %d "
+        return ccs_err_set(c->err, CCS_ERR_INVALID, "at most %d "
                            "pipeline factors and %d chunk counts",
                            TUNE_MAX_PIPELINES - 1, TUNE_MAX_CHUNKS);
     pipes[n++] = 1;
     for (uint32_t j = 0; j < ns; j++) {
         if (src[j] == 0)
             return ccs_err_set(c->err, CCS_ERR_INVALID,
-                               "tune: pipeline factor 0");
+                               "pipeline factor 0");
         pipes[n++] = src[j];
     }
     qsort(pipes, n, sizeof(*pipes), cmp_u32);
@@ -749,7 +765,7 @@ static ccs_status_t ctx_init(tctx_t *c, const tune_opts_t *o,
         return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
     for (uint32_t i = 0; i < o->nsizes; i++)
         if (!(o->sizes[i] > 0) || !isfinite(o->sizes[i]))
-            return ccs_err_set(c->err, CCS_ERR_INVALID, "tune: size %g is "
+            return ccs_err_set(c->err, CCS_ERR_INVALID, "size %g is "
                                "not a positive number", o->sizes[i]);
     memcpy(c->sizes, o->sizes, o->nsizes * sizeof(*c->sizes));
     qsort(c->sizes, o->nsizes, sizeof(*c->sizes), cmp_double);
@@ -797,20 +813,20 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
         goto cleanup;
     }
     if (o->nalgos > TUNE_MAX_ALGOS) {
-        st = ccs_err_set(err, CCS_ERR_INVALID, "tune: more than %d "
+        st = ccs_err_set(err, CCS_ERR_INVALID, "more than %d "
                          "algorithms", TUNE_MAX_ALGOS);
         goto cleanup;
     }
     for (uint32_t j = 0; j < o->nalgos; j++) {
         const algo_desc_t *d = algo_find(o->algos[j]);
         if (d == NULL) {
-            st = ccs_err_set(err, CCS_ERR_INVALID, "tune: unknown algorithm "
+            st = ccs_err_set(err, CCS_ERR_INVALID, "unknown algorithm "
                              "'%s' (see 'ccsynth list')", o->algos[j]);
             goto cleanup;
         }
         for (uint32_t q = 0; q < c.nalgos; q++)
             if (c.algos[q].desc == d) {
-                st = ccs_err_set(err, CCS_ERR_INVALID, "tune: algorithm "
+                st = ccs_err_set(err, CCS_ERR_INVALID, "algorithm "
                                  "'%s' listed twice", d->name);
                 goto cleanup;
             }
@@ -834,7 +850,7 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
         }
     }
     if (c.st.nalgos_run == 0) {
-        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "tune: none of the %u "
+        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "none of the %u "
                          "algorithm(s) can run %s on %s", c.nalgos,
                          ccs_coll_str(o->coll), t->name);
         goto cleanup;
@@ -902,7 +918,7 @@ uint32_t tune_lookup(const tune_result_t *r, double bytes)
 static ccs_status_t io_status(FILE *f, ccs_err_t *err)
 {
     if (ferror(f))
-        return ccs_err_set(err, CCS_ERR_IO, "tune: write error");
+        return ccs_err_set(err, CCS_ERR_IO, "write error");
     return CCS_OK;
 }
 
@@ -934,21 +950,20 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
                 (unsigned long long)s->grid_configs);
     else
         fprintf(f, "# search: pruned (threshold %g, coarse every %u sizes): "
-                "%llu simulations (%llu + %llu + %llu by phase) vs %llu "
-                "for the full grid (%.1f%% fewer)", r->prune,
-                r->coarse_stride, (unsigned long long)s->evals,
+                "%llu simulations (%llu + %llu + %llu by phase) + %llu for "
+                "the ring column vs %llu for the full grid (%.1f%% fewer)",
+                r->prune, r->coarse_stride, (unsigned long long)s->evals,
                 (unsigned long long)s->evals_phase[0],
                 (unsigned long long)s->evals_phase[1],
                 (unsigned long long)s->evals_phase[2],
+                (unsigned long long)s->ref_evals,
                 (unsigned long long)s->grid_evals,
-                s->grid_evals ? 100.0 * (1.0 - (double)s->evals /
+                s->grid_evals ? 100.0 * (1.0 - (double)(s->evals +
+                                                        s->ref_evals) /
                                          (double)s->grid_evals) : 0.0);
     fprintf(f, "; %llu of %llu schedules built and verified; %.1f ms\n",
             (unsigned long long)s->built,
             (unsigned long long)s->grid_configs, s->wall_s * 1e3);
-    if (s->ref_evals > 0)
-        fprintf(f, "# (+%llu ring simulations for the speedup column only)\n",
-                (unsigned long long)s->ref_evals);
     if (s->nalgos_pruned > 0) {
         fprintf(f, "# pruned (never within the threshold):");
         for (uint32_t a = 0; a < s->nalgos_pruned; a++)
@@ -974,16 +989,22 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
         if (cf->chunks_param > 0)
             snprintf(pipe, sizeof(pipe), "-");
         snprintf(chunks, sizeof(chunks), "%u", cf->nchunks);
-        snprintf(tm, sizeof(tm), "%.2f .. %.2f", a->time_s * 1e6,
-                 b->time_s * 1e6);
-        snprintf(bw, sizeof(bw), "%.2f .. %.2f",
-                 algbw_GBps(a->size_bytes, a->time_s),
-                 algbw_GBps(b->size_bytes, b->time_s));
+        /* One value for a one-size range, "first .. last" otherwise. */
+        snprintf(tm, sizeof(tm), "%.2f", a->time_s * 1e6);
+        snprintf(bw, sizeof(bw), "%.2f",
+                 algbw_GBps(a->size_bytes, a->time_s));
+        snprintf(sp, sizeof(sp), "-");
         if (a->ring_time_s > 0)
-            snprintf(sp, sizeof(sp), "%.2fx .. %.2fx",
-                     a->ring_time_s / a->time_s, b->ring_time_s / b->time_s);
-        else
-            snprintf(sp, sizeof(sp), "-");
+            snprintf(sp, sizeof(sp), "%.2fx", a->ring_time_s / a->time_s);
+        if (g->first != g->last) {
+            snprintf(tm + strlen(tm), sizeof(tm) - strlen(tm), " .. %.2f",
+                     b->time_s * 1e6);
+            snprintf(bw + strlen(bw), sizeof(bw) - strlen(bw), " .. %.2f",
+                     algbw_GBps(b->size_bytes, b->time_s));
+            if (a->ring_time_s > 0)
+                snprintf(sp + strlen(sp), sizeof(sp) - strlen(sp),
+                         " .. %.2fx", b->ring_time_s / b->time_s);
+        }
         fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", range, cf->algo,
                 pipe, chunks, tm, bw, sp);
     }

@@ -7,11 +7,18 @@
 #include "../../synth/verify.h"
 #include "harness.h"
 
-/* Measured worst excess over LB for non-powers of 2 with n <= 64 (the
- * matching heuristic; docs/stragglar.md has the table).  The issue's target
- * is LB + 1; this is the bound actually reached, asserted so that it can
- * only improve. */
-#define NONPOW2_MAX_EXCESS_64 30u
+/* Measured excess over LB of the deadline-weighted matching planner for
+ * n = 2..64 (index n - 2; docs/stragglar.md has the table up to 256).
+ * The issue's target is LB + 1 for every n; it is reached for every
+ * n <= 14 and for n = 18, 20, 22, 26, 34, 36, 42, not in general (worst
+ * +9 at n = 61, 63).  Asserted as an upper bound so that it can only improve;
+ * lower the entries when the planner gets better. */
+static const uint8_t measured_excess[63] = {
+    0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1, 2, 0, 3,
+    0, 2, 1, 2, 1, 3, 2, 4, 1, 4, 2, 2, 2, 5, 0, 5,
+    1, 2, 1, 3, 2, 4, 2, 6, 1, 6, 2, 6, 2, 6, 3, 6,
+    2, 8, 2, 8, 3, 7, 2, 7, 3, 8, 3, 9, 2, 9, 0,
+};
 
 static bool is_pow2(uint32_t n)
 {
@@ -57,7 +64,7 @@ TEST(lower_bound_formula)
 }
 
 /* Round counts for every n in 2..64: exactly LB for powers of 2 (Theorem
- * 1), never below LB, and within the measured bound otherwise. */
+ * 1), never below LB, and within the measured table otherwise. */
 TEST(round_counts)
 {
     uint32_t worst = 0;
@@ -77,6 +84,9 @@ TEST(round_counts)
                   p->nrounds, lb);
         if (p->nrounds - lb > worst)
             worst = p->nrounds - lb;
+        CHECK_MSG(p->nrounds - lb <= measured_excess[n - 2],
+                  "n=%u: %u rounds, LB %u, measured excess %u", n,
+                  p->nrounds, lb, measured_excess[n - 2]);
         /* One-port: pairs are symmetric, so each rank sends at most one
          * chunk to and receives at most one from its single partner. */
         for (uint32_t r = 0; r < p->nrounds; r++) {
@@ -88,7 +98,7 @@ TEST(round_counts)
         }
         stragglar_plan_destroy(p);
     }
-    CHECK_MSG(worst <= NONPOW2_MAX_EXCESS_64, "worst excess %u", worst);
+    CHECK_MSG(worst <= 9, "worst excess %u", worst);
 }
 
 /* Larger powers of 2 still hit LB exactly (the bench covers up to 1024). */
