@@ -1,26 +1,7 @@
 #!/usr/bin/env bash
 # `ccsynth synth --algo stragglar` and `ccsynth matching` from the outside.
 set -u
-BUILD=${BUILD:-build}
-C=$BUILD/bin/ccsynth
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-expect() { # expect CODE PATTERN -- command...
-    local want=$1 pat=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: '$*' exited $rc, want $want: $out"
-        fail=1
-    elif [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-        echo "FAIL: '$*' output lacks /$pat/: $out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/common.bash"
 
 # Synthesis: report line, verification, any straggler, errors.
 expect 0 "phase 1: 9 rounds \(LB 9\)" -- $C synth --algo stragglar --topo switch:8

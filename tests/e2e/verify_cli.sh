@@ -4,26 +4,7 @@
 # tests/e2e/verify_fixture.c (built here against libccs.a), plus a ring
 # schedule from `ccsynth synth` when that works.
 set -u
-BUILD=${BUILD:-build}
-C=$BUILD/bin/ccsynth
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-expect() { # expect CODE PATTERN -- command...
-    local want=$1 pat=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: '$*' exited $rc, want $want: $out"
-        fail=1
-    elif [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-        echo "FAIL: '$*' output lacks /$pat/: $out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/common.bash"
 
 [ -x "$C" ] || { echo "FAIL: $C not built"; exit 1; }
 [ -f "$BUILD/lib/libccs.a" ] || { echo "FAIL: $BUILD/lib/libccs.a not built"; exit 1; }
