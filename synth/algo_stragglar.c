@@ -9,7 +9,8 @@
  * reduced over the non-stragglers (in OUT).
  * Phase 1: R rounds of disjoint pairs, each moving one block of s/(n-1)
  * bytes per direction: R alpha + R/(n-1) s beta, with R = n + log2 n - 2
- * for powers of 2 (Theorem 1) and R <= LB + 1 otherwise (see
+ * for powers of 2 (Theorem 1); other n are planned by deadline-weighted
+ * matchings and reach LB + 1 only for some n (see
  * docs/stragglar.md for the measured table).
  *
  * Canonical labels: the plan is built for straggler sigma = n-1 and
