@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,11 +100,18 @@ void tune_opts_init(tune_opts_t *o)
     o->mode = SIM_MODE_RANK;
 }
 
-static void note(const tctx_t *c, const char *fmt, const char *a,
-                 const char *b)
+static void note(const tctx_t *c, const char *fmt, ...) CCS_PRINTF(2, 3);
+
+/* A line into opts.report (NULL: quiet). */
+static void note(const tctx_t *c, const char *fmt, ...)
 {
-    if (c->o->report != NULL)
-        fprintf(c->o->report, fmt, a, b);
+    va_list ap;
+
+    if (c->o->report == NULL)
+        return;
+    va_start(ap, fmt);
+    vfprintf(c->o->report, fmt, ap);
+    va_end(ap);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -119,6 +127,14 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* ---- candidates ---- */
+
+/* Pass a callee's message on to the caller's ccs_err_t (which may be
+ * NULL, as err.h allows). */
+static void keep_err(const tctx_t *c, const ccs_err_t *e)
+{
+    if (c->err != NULL)
+        *c->err = *e;
+}
 
 static void cand_free(tcand_t *k)
 {
@@ -164,7 +180,7 @@ static ccs_status_t cand_build(tctx_t *c, talgo_t *a, tcand_t *k)
     }
     if (st != CCS_OK) {
         ccs_err_prefix(&e, "%s: ", what);
-        *c->err = e;
+        keep_err(c, &e);
         return st;
     }
     c->st.built++;
@@ -180,7 +196,7 @@ static ccs_status_t cand_build(tctx_t *c, talgo_t *a, tcand_t *k)
     st = sim_create(k->s, c->t, &c->so, &k->sim, &e);
     if (st != CCS_OK) {
         ccs_err_prefix(&e, "%s: ", what);
-        *c->err = e;
+        keep_err(c, &e);
         return st;
     }
     k->state = 1;
@@ -214,7 +230,7 @@ static ccs_status_t eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
     st = sim_exec(cd->sim, c->sizes[i], &c->so, &res, &e);
     if (st != CCS_OK) {
         ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name, c->sizes[i]);
-        *c->err = e;
+        keep_err(c, &e);
         return st;
     }
     cd->t[i] = res.time_s;
@@ -244,7 +260,7 @@ static ccs_status_t cand_feasible(const tctx_t *c, const talgo_t *a,
     if (st == CCS_ERR_UNSUPPORTED)
         st = CCS_OK;
     else if (st != CCS_OK)
-        *c->err = e;
+        keep_err(c, &e);
     return st;
 }
 
