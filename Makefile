@@ -195,7 +195,13 @@ $(BUILD)/tests/%.o: tests/unit/%.c tests/unit/harness.h
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+	$(Q)$(CC) $(SAN) $(TEST_LDFLAGS) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+# The allocator hook for fail-the-Nth-allocation tests is the linker's:
+# every malloc/calloc/realloc/free call in the program and in the static
+# libraries goes to the test's __wrap_* functions.
+$(BUILD)/tests/test_alloc_fail: TEST_LDFLAGS := \
+    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 # -- GPU programs (gpu engineer): test_gpu_nodevice needs the CUDA headers
 # in a CUDA build; tests/gpu/*.c are GPU-only test and benchmark programs,

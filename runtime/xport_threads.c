@@ -378,8 +378,10 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
         if (st != CCS_OK) {
             /* x was destroyed, dropping rank `made`'s reference. */
             int rest = nranks - made - 1;
-            for (int r = 0; r < made; r++)
+            for (int r = 0; r < made; r++) {
                 ccs_comm_destroy(comms[r]);
+                comms[r] = NULL; /* nothing written on failure */
+            }
             if (rest > 0 && atomic_fetch_sub(&w->refs, rest) == rest)
                 world_free(w);
             return st;
@@ -387,8 +389,10 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
     }
     if (st != CCS_OK) {
         int rest = nranks - made;
-        for (int r = 0; r < made; r++)
+        for (int r = 0; r < made; r++) {
             ccs_comm_destroy(comms[r]);
+            comms[r] = NULL;
+        }
         if (atomic_fetch_sub(&w->refs, rest) == rest)
             world_free(w);
         return st;

@@ -114,11 +114,14 @@ typedef struct rs_plan {
     uint32_t *s_start;  /* [T + 1] bucket starts */
 } rs_plan_t;
 
+/* Leaves *pl empty, so a second call (the builder's cleanup after
+ * rs_plan_make failed and freed) is harmless. */
 static void rs_plan_free(rs_plan_t *pl)
 {
     free(pl->ir);
     free(pl->by_s);
     free(pl->s_start);
+    memset(pl, 0, sizeof(*pl));
 }
 
 static ccs_status_t rs_plan_make(const mtree_t *m, rs_plan_t *pl,

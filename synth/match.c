@@ -609,10 +609,15 @@ static void mw_free(mw_t *m)
     free(m->dual);
     free(m->allow);
     free(m->has_best);
-    for (int32_t b = 0; m->childs != NULL && b < 2 * m->nv; b++) {
-        free(m->childs[b].a);
-        free(m->endps[b].a);
-        free(m->bestlist[b].a);
+    /* The three per-blossom arrays are allocated separately: any of them
+     * may be missing after a failed allocation. */
+    for (int32_t b = 0; b < 2 * m->nv; b++) {
+        if (m->childs != NULL)
+            free(m->childs[b].a);
+        if (m->endps != NULL)
+            free(m->endps[b].a);
+        if (m->bestlist != NULL)
+            free(m->bestlist[b].a);
     }
     free(m->childs);
     free(m->endps);

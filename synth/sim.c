@@ -1236,7 +1236,9 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             now = e.t;
             handle(sim, &e);
         }
-        if (sim->ndirty > 0)
+        /* After a failed allocation a flow may be registered on only
+         * part of its route: rates are not computed from such a state. */
+        if (sim->ndirty > 0 && !sim->failed)
             recompute(sim, now);
     }
     if (sim->failed)
