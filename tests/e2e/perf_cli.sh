@@ -2,26 +2,8 @@
 # ccs-perf's command line: usage errors, a bad plan, the columns of the
 # table, and a wrong-result exit status never hidden behind exit 0.
 set -u
-BUILD=${BUILD:-build}
+. "$(dirname "$0")/common.bash"
 PERF=$BUILD/bin/ccs-perf
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-expect() { # expect CODE PATTERN -- command...
-    local want=$1 pat=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: '$*' exited $rc, want $want: $out"
-        fail=1
-    elif [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-        echo "FAIL: '$*' output lacks /$pat/: $out"
-        fail=1
-    fi
-}
 
 "$BUILD/tests/test_runtime_exec" --write-plans "$tmp" || exit 1
 expect 2 "usage: ccs-perf" -- $PERF

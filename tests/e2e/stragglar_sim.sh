@@ -11,11 +11,7 @@
 #     simplified (log n - 2) a + log n / n s b.
 # Closed forms and helpers: scripts/bench-stragglar-sim.sh (sourced).
 set -u
-BUILD=${BUILD:-build}
-C=$BUILD/bin/ccsynth
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/common.bash"
 # shellcheck source=scripts/bench-stragglar-sim.sh
 . scripts/bench-stragglar-sim.sh
 

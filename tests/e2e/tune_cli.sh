@@ -3,26 +3,7 @@
 # --full-grid, --emit (plans that verify, simulate and are named by
 # tuning.json), determinism, atomic output.
 set -u
-BUILD=${BUILD:-build}
-C=$BUILD/bin/ccsynth
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-expect() { # expect CODE PATTERN -- command...
-    local want=$1 pat=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: '$*' exited $rc, want $want: $out"
-        fail=1
-    elif [ -n "$pat" ] && ! printf '%s' "$out" | grep -qE -- "$pat"; then
-        echo "FAIL: '$*' output lacks /$pat/: $out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/common.bash"
 
 S="--sizes 1K:1G:4"
 expect 0 "usage: ccsynth tune" -- $C tune --help
