@@ -9,9 +9,9 @@
  * reduced over the non-stragglers (in OUT).
  * Phase 1: R rounds of disjoint pairs, each moving one block of s/(n-1)
  * bytes per direction: R alpha + R/(n-1) s beta, with R = n + log2 n - 2
- * for powers of 2 (Theorem 1); other n are planned by deadline-weighted
- * matchings and reach LB + 1 only for some n (see
- * docs/stragglar.md for the measured table).
+ * for powers of 2 (Theorem 1); other n are planned by searched
+ * slack-weighted matchings (LB + 1 for most n <= 64, at most LB + 7 up to
+ * 256; see docs/stragglar.md for the measured table).
  *
  * Canonical labels: the plan is built for straggler sigma = n-1 and
  * non-stragglers 0..n-2 (phase-0 ring order 0, 1, ..., n-2; chunk c_i on
@@ -40,7 +40,6 @@
 #include "stragglar.h"
 
 #define PLAN_MAX_MATCHING_N 4096u
-#define MVARIANT_ALL_N 64u
 
 uint32_t stragglar_lower_bound(uint32_t n)
 {
@@ -402,306 +401,474 @@ cleanup:
     return st;
 }
 
-/* ---- Other n: one maximum-weight matching per round (Appendix E). ---- */
+/* ---- Other n: one maximum-weight matching per round, searched. ---- */
 
 /*
- * Deadline-driven weights.  Chunk c is due (complete on every rank) by
- * round due[c] = min(c + life, T - 1), T the planned round count (LB or
- * LB + 1; life = ceil(log2 n) is Algorithm 1's pipeline depth).  A chunk
- * held by H ranks with k rounds left (this one included) can only finish
- * by doubling, so after this round it needs ceil(target / 2^(k-1))
- * holders; if it has fewer, its sends this round are "urgent".  An edge's
- * weight is the value of the best chunk in each direction: urgent sends
- * weigh more (scaled by the share of the chunk's free holders that must
- * send), any other useful send weighs Appendix E's 1, and a receiver that
- * has no idle round left gets a bonus.  Algorithm 1's critical window
- * carries over: a rank l about to meet the straggler should not receive a
- * chunk still spreading at round l (it could not forward it then).
+ * A run plans round after round for a target of T rounds.  Two kinds of
+ * slack drive the weights:
+ *   rank slack   rs = (T - r) - (chunks the rank still lacks): a rank with
+ *                rs = 0 must receive (or meet the straggler) every round
+ *                from now on;
+ *   chunk slack  cs = (T - r) - (rounds a complete chunk needs to reach
+ *                every rank if its holders doubled from now on; the
+ *                straggler helps from round n-1): cs = 0 means every
+ *                holder must send it this round.
+ * The counting argument (docs/stragglar.md) says that for T = LB or LB + 1
+ * almost every rank must receive something useful in almost every round,
+ * so an edge is worth SRCH_WR per useful direction, plus a bonus when the
+ * chunk or the receiver has (almost) no slack left.  Each direction sends
+ * the sender's most urgent complete chunk the receiver lacks.  The
+ * straggler is a vertex too: in rounds r < n-1 it has an edge of weight
+ * SRCH_BIG to every rank whose chunk is not complete yet, so it is always
+ * matched and the matching itself picks the partner whose absence costs
+ * least; the ranks are renamed at the end so that round r's partner is
+ * rank r (what plan_check and the emitter expect).
+ *
+ * Speed: the weights depend only on bitsets over the few "active" chunks
+ * (complete, not yet everywhere), and above SRCH_DENSE_N ranks each vertex
+ * keeps only its SRCH_TOPK heaviest edges, so the blossom sees O(n) edges.
+ * A run stops as soon as a slack goes negative (T is out of reach).
+ *
+ * Search: the first run per T has no noise; later runs add seeded noise to
+ * the chunk and straggler priorities (xorshift, seed from n, T and the run
+ * index: the same n always gives the same plan).  T starts at LB (skipped
+ * where the counting argument rules it out), then LB + 1, ...; the first
+ * run that reaches T wins.
  */
-typedef struct mvariant {
-    uint32_t extra;    /* deadlines planned for LB + extra rounds */
-    uint32_t dlife;    /* life = ceil(log2 n) + dlife */
-    int64_t w_urgent;  /* value of an urgent send (up to twice this) */
-    int64_t w_useful;  /* value of any other useful send */
-    int64_t w_rank;    /* bonus: receiver has no idle round left */
-    int64_t w_window;  /* value of a send into the critical window */
-    int64_t rslack;    /* receiver bonus starts this many rounds early */
-    int64_t w_lqf;     /* bonus per complete chunk the receiver lacks */
-} mvariant_t;
+#define SRCH_WR (INT64_C(1) << 16)   /* one useful receive */
+#define SRCH_BIG (INT64_C(1) << 34)  /* the straggler exchange */
+#define SRCH_TOPK 4u
+#define SRCH_DENSE_N 48u
 
-typedef struct mstate {
-    uint32_t n, m, words, T;
+typedef struct srch {
+    uint32_t n, m, T, aw, na;
+    uint64_t rng;         /* xorshift state; 0: no noise */
+    int64_t noise;        /* noise amplitude */
+    int64_t wrel;         /* receiver bonus at the least rank slack */
+    uint32_t salt;        /* varies the random edges kept between runs */
     holdings_t h;
-    uint32_t *order;     /* [m] chunks by value, largest first */
-    uint32_t *pos;       /* [m] position of each chunk in order */
-    int64_t *val;        /* [m] value of sending the chunk this round */
-    uint32_t *due;       /* [m] round by which the chunk should complete */
-    uint64_t *pbits;     /* [n * words] holdings permuted by order */
-    int64_t *rbonus;     /* [n] receiver bonus this round */
-    match_edge_t *edges; /* [n*(n-1)/2] */
-    int32_t *mate;       /* [n] */
-    int32_t *avail;      /* [n] */
-    int32_t *got;        /* [n] */
-} mstate_t;
+    int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
+    int64_t *cprio;       /* [m] priority of sending the chunk this round */
+    uint32_t *act;        /* [m] active chunks, by priority, largest first */
+    uint64_t *abits;      /* [n * aw] holdings over act */
+    int64_t *rprio;       /* [n] receiver bonus */
+    int64_t *w;           /* [n * n] edge weights (0: no edge) */
+    int32_t *ch;          /* [n * n] chunk u sends v on edge (u, v) */
+    uint8_t *keep;        /* [n * n] edge kept for the blossom */
+    int64_t *row;         /* [n] scratch */
+    match_edge_t *edges;  /* [n * (n - 1) / 2] */
+    int32_t *mate;        /* [n] */
+    int32_t *got;         /* [n] */
+} srch_t;
 
-static void mstate_free(mstate_t *s)
+static void srch_free(srch_t *s)
 {
     hold_free(&s->h);
-    free(s->order);
-    free(s->pos);
-    free(s->val);
-    free(s->due);
-    free(s->pbits);
-    free(s->rbonus);
+    free(s->xround);
+    free(s->cprio);
+    free(s->act);
+    free(s->abits);
+    free(s->rprio);
+    free(s->w);
+    free(s->ch);
+    free(s->keep);
+    free(s->row);
     free(s->edges);
     free(s->mate);
-    free(s->avail);
     free(s->got);
 }
 
-static uint32_t ceil_log2(uint64_t x)
+static uint64_t srch_rand(srch_t *s)
 {
-    uint32_t l = 0;
-    while ((UINT64_C(1) << l) < x)
-        l++;
-    return l;
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    return s->rng;
 }
 
-/* Value of sending chunk c in round r (0: nothing to gain). */
-static int64_t chunk_value(const mstate_t *s, const mvariant_t *v, uint32_t r,
-                           uint32_t c)
+static int64_t srch_noise(srch_t *s)
 {
-    uint32_t hns = s->h.count[c], m = s->m;
-    bool sfree = r >= m;
-    int64_t H = (int64_t)hns + (sfree ? 1 : 0);
-    int64_t target = (int64_t)s->n - 1 + (sfree ? 1 : 0);
-    int64_t k = (int64_t)s->due[c] - (int64_t)r + 1, need, avail;
-
-    if (c >= r || hns == m)
-        return 0; /* not complete yet, or everywhere already */
-    if (k <= 0) {
-        need = target - H;
-    } else {
-        int64_t after = k - 1 >= 40 ? 1 : (target + (INT64_C(1) << (k - 1))
-                                           - 1) >> (k - 1);
-        need = after - H;
-    }
-    avail = (int64_t)hns + (sfree ? 1 : 0) -
-            ((r < m && hold_has(&s->h, r, c)) ? 1 : 0);
-    if (need > 0 && avail > 0) {
-        if (need > avail)
-            need = avail;
-        return v->w_urgent + v->w_urgent * need / avail +
-               (int64_t)(m - c);
-    }
-    return v->w_useful + (int64_t)(m - c);
+    if (s->rng == 0 || s->noise <= 0)
+        return 0;
+    return (int64_t)(srch_rand(s) % (uint64_t)s->noise);
 }
 
-/* Best chunk u can send w this round (-1: none) and its value. */
-static int32_t best_send(const mstate_t *s, const mvariant_t *v, uint32_t r,
-                         uint32_t u, uint32_t w, int64_t *value)
+/* Rounds a chunk held by h non-stragglers needs from round r on, if every
+ * holder (and the straggler, once it is free at round m) sends it. */
+static uint32_t srch_need(uint32_t h, uint32_t r, uint32_t m)
 {
-    const uint64_t *pu = &s->pbits[(size_t)u * s->words];
-    const uint64_t *pw = &s->pbits[(size_t)w * s->words];
-    bool win = v->w_window >= 0 && w > r && w < s->m;
-    int32_t first = -1;
+    uint32_t j = 0;
 
-    *value = 0;
-    for (uint32_t k = 0; k < s->words; k++) {
-        uint64_t x = pu[k] & ~pw[k];
-        while (x) {
-            uint32_t i = k * 64 + (uint32_t)__builtin_ctzll(x);
-            uint32_t c = s->order[i];
-            x &= x - 1;
-            if (s->val[c] <= 0)
-                return first;
-            if (!win || s->due[c] <= w) {
-                if (first < 0 || s->val[c] > *value) {
-                    *value = s->val[c];
-                    first = (int32_t)c;
-                }
-                return first;
+    while (h < m) {
+        uint32_t senders = h + (r + j >= m ? 1u : 0u);
+        h += senders < m - h ? senders : m - h;
+        j++;
+    }
+    return j;
+}
+
+static int64_t srch_urgency(int64_t slack)
+{
+    if (slack <= 0)
+        return 3 * SRCH_WR;
+    if (slack == 1)
+        return SRCH_WR / 2;
+    if (slack == 2)
+        return SRCH_WR / 8;
+    return 0;
+}
+
+static int64_t srch_rurgency(int64_t slack)
+{
+    if (slack <= 0)
+        return 3 * SRCH_WR;
+    if (slack >= 12)
+        return 0;
+    return SRCH_WR >> (slack - 1);
+}
+
+/* Best chunk u can send v: the first active chunk (priority order) that u
+ * holds and v lacks, -1 none. */
+static int32_t srch_pick(const srch_t *s, uint32_t u, uint32_t v)
+{
+    const uint64_t *pu = &s->abits[(size_t)u * s->aw];
+    const uint64_t *pv = &s->abits[(size_t)v * s->aw];
+
+    for (uint32_t k = 0; k < s->aw; k++) {
+        uint64_t x = pu[k] & ~pv[k];
+        if (x)
+            return (int32_t)s->act[k * 64 + (uint32_t)__builtin_ctzll(x)];
+    }
+    return -1;
+}
+
+/* One run for target T.  Returns CCS_OK with *ok = true and the plan in p
+ * (canonical ranks, not yet renamed) when it finished within T rounds;
+ * *ok = false when it gave up (with `bounded`) or needed more. */
+static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
+                             bool *ok, ccs_err_t *err)
+{
+    uint32_t n = s->n, m = s->m, sigma = n - 1, maxrounds = 4 * n + 64;
+    ccs_status_t st = CCS_OK;
+
+    *ok = false;
+    memset(s->h.bits, 0, (size_t)n * s->h.words * sizeof(*s->h.bits));
+    memset(s->h.count, 0, m * sizeof(*s->h.count));
+    memset(s->h.nhave, 0, n * sizeof(*s->h.nhave));
+    for (uint32_t u = 0; u < m; u++)
+        s->xround[u] = -1;
+    p->nrounds = 0;
+
+    for (uint32_t r = 0;; r++) {
+        uint32_t rr, na = 0, left = s->T > r ? s->T - r : 0;
+        int64_t rsmin;
+        int32_t ne = 0;
+        bool done = true;
+
+        for (uint32_t g = 0; g < n && done; g++)
+            done = s->h.nhave[g] == m;
+        if (done)
+            break;
+        if (r >= maxrounds)
+            return ccs_err_set(err, CCS_ERR_INTERNAL,
+                               "stragglar: n=%u: no progress after %u "
+                               "rounds", n, r);
+        if (bounded && r >= s->T)
+            return CCS_OK;
+
+        /* Active chunks, their slack and priority. */
+        for (uint32_t c = 0; c < m; c++) {
+            int64_t cs;
+            if (s->xround[c] < 0 || s->h.count[c] == m)
+                continue;
+            cs = (int64_t)left - (int64_t)srch_need(s->h.count[c], r, m);
+            if (bounded && cs < 0)
+                return CCS_OK;
+            s->cprio[c] = srch_urgency(cs) + srch_noise(s);
+            s->act[na++] = c;
+        }
+        for (uint32_t i = 1; i < na; i++) { /* insertion sort, stable */
+            uint32_t c = s->act[i], j = i;
+            while (j > 0 && s->cprio[s->act[j - 1]] < s->cprio[c]) {
+                s->act[j] = s->act[j - 1];
+                j--;
             }
-            if (first < 0) {
-                /* Into the window: keep as a fallback, look on. */
-                first = (int32_t)c;
-                *value = v->w_window;
+            s->act[j] = c;
+        }
+        s->aw = (na + 63) / 64;
+        if (s->aw == 0)
+            s->aw = 1;
+        memset(s->abits, 0, (size_t)n * s->aw * sizeof(*s->abits));
+        for (uint32_t i = 0; i < na; i++) {
+            for (uint32_t g = 0; g < n; g++) {
+                if (hold_has(&s->h, g, s->act[i]))
+                    s->abits[(size_t)g * s->aw + i / 64] |= UINT64_C(1)
+                                                            << (i % 64);
             }
         }
+        rsmin = INT64_MAX;
+        for (uint32_t g = 0; g < m; g++) {
+            int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
+            if (rs < rsmin)
+                rsmin = rs;
+        }
+        for (uint32_t g = 0; g < m; g++) {
+            int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
+            int64_t rel = rs - rsmin;
+            s->rprio[g] = srch_rurgency(rs) +
+                          (rel < 20 ? (s->wrel >> rel) : 0);
+            if (bounded && rs < 0)
+                return CCS_OK;
+        }
+        s->rprio[sigma] = 0;
+
+        st = plan_add_round(p, &rr, err);
+        if (st != CCS_OK)
+            return st;
+
+        /* Weights of every pair; the straggler receives nothing. */
+        for (uint32_t u = 0; u < n; u++) {
+            for (uint32_t v = u + 1; v < n; v++) {
+                int64_t wt = 0;
+                int32_t cu = -1, cv = -1;
+                if (v == sigma && r < m) {
+                    if (s->xround[u] < 0)
+                        wt = SRCH_BIG + s->rprio[u] + srch_noise(s);
+                } else {
+                    if (v != sigma) {
+                        cu = srch_pick(s, u, v);
+                        if (cu >= 0)
+                            wt += SRCH_WR + s->cprio[cu] + s->rprio[v];
+                    }
+                    cv = srch_pick(s, v, u);
+                    if (cv >= 0)
+                        wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
+                }
+                s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
+                s->ch[(size_t)u * n + v] = cu;
+                s->ch[(size_t)v * n + u] = cv;
+            }
+            s->w[(size_t)u * n + u] = 0;
+        }
+        /* Sparsify: each vertex keeps its SRCH_TOPK heaviest edges (the
+         * straggler keeps all); an edge stays if either end keeps it. */
+        memset(s->keep, 0, (size_t)n * n);
+        for (uint32_t u = 0; u < n; u++) {
+            uint32_t k = 0;
+            if (n <= SRCH_DENSE_N || u == sigma) {
+                for (uint32_t v = 0; v < n; v++)
+                    s->keep[(size_t)u * n + v] = 1;
+                continue;
+            }
+            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
+             * the weight to 1/16 of a receive, ties broken by a hash of
+             * the pair, so that equal rows do not all pick the same few
+             * partners: hubs leave most vertices unmatched) and
+             * SRCH_TOPK random ones (the hash alone). */
+            {
+                int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
+                uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
+                for (uint32_t v = 0; v < n; v++) {
+                    int64_t wt = s->w[(size_t)u * n + v], key, hk2;
+                    uint32_t hv, j;
+                    if (wt <= 0)
+                        continue;
+                    hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
+                          s->salt ^ r * 97u) * 2654435761u;
+                    hk2 = (int64_t)(hv >> 8);
+                    key = ((wt >> 12) << 24) | hk2;
+                    if (nh < SRCH_TOPK || key > hk[nh - 1]) {
+                        j = nh < SRCH_TOPK ? nh++ : nh - 1;
+                        for (; j > 0 && hk[j - 1] < key; j--) {
+                            hk[j] = hk[j - 1];
+                            hvx[j] = hvx[j - 1];
+                        }
+                        hk[j] = key;
+                        hvx[j] = v;
+                    }
+                    if (nr < SRCH_TOPK || hk2 > rk[nr - 1]) {
+                        j = nr < SRCH_TOPK ? nr++ : nr - 1;
+                        for (; j > 0 && rk[j - 1] < hk2; j--) {
+                            rk[j] = rk[j - 1];
+                            rvx[j] = rvx[j - 1];
+                        }
+                        rk[j] = hk2;
+                        rvx[j] = v;
+                    }
+                }
+                for (k = 0; k < nh; k++)
+                    s->keep[(size_t)u * n + hvx[k]] = 1;
+                for (k = 0; k < nr; k++)
+                    s->keep[(size_t)u * n + rvx[k]] = 1;
+            }
+        }
+        for (uint32_t u = 0; u < n; u++) {
+            for (uint32_t v = u + 1; v < n; v++) {
+                int64_t wt = s->w[(size_t)u * n + v];
+                if (wt > 0 && (s->keep[(size_t)u * n + v] ||
+                               s->keep[(size_t)v * n + u]))
+                    s->edges[ne++] = (match_edge_t){ (int32_t)u,
+                                                     (int32_t)v, wt };
+            }
+        }
+        st = match_max_weight((int32_t)n, s->edges, ne, false, s->mate, err);
+        if (st != CCS_OK)
+            return st;
+
+        for (uint32_t g = 0; g < n; g++)
+            s->got[g] = -1;
+        for (uint32_t u = 0; u < n; u++) {
+            int32_t v = s->mate[u], cu, cv;
+            if (v < 0 || (uint32_t)v < u)
+                continue;
+            if ((uint32_t)v == sigma && r < m) {
+                plan_pair(p, r, (int32_t)u, (int32_t)u, (int32_t)sigma,
+                          (int32_t)u);
+                s->xround[u] = (int32_t)r;
+                continue;
+            }
+            cu = s->ch[(size_t)u * n + (uint32_t)v];
+            cv = s->ch[(size_t)(uint32_t)v * n + u];
+            plan_pair(p, r, (int32_t)u, cu, v, cv);
+            if (cu >= 0)
+                s->got[v] = cu;
+            if (cv >= 0)
+                s->got[u] = cv;
+        }
+        for (uint32_t u = 0; u < m; u++) {
+            if (s->xround[u] == (int32_t)r) {
+                hold_add(&s->h, u, u);
+                hold_add(&s->h, sigma, u);
+            }
+        }
+        for (uint32_t g = 0; g < n; g++) {
+            if (s->got[g] >= 0)
+                hold_add(&s->h, g, (uint32_t)s->got[g]);
+        }
     }
-    return first;
+    *ok = !bounded || p->nrounds <= s->T;
+    return CCS_OK;
 }
 
-static ccs_status_t plan_matching(uint32_t n, const mvariant_t *v,
-                                  stragglar_plan_t *p, ccs_err_t *err)
+/* Rename ranks (and their chunks) so that round r's straggler partner is
+ * rank r: src (canonical run labels) -> dst. */
+static ccs_status_t srch_rename(const srch_t *s, const stragglar_plan_t *src,
+                                stragglar_plan_t *dst, ccs_err_t *err)
 {
-    mstate_t s;
-    uint32_t m = n - 1, sigma = n - 1, maxrounds = 4 * n + 64;
-    uint32_t life = ceil_log2(n) + v->dlife;
-    ccs_status_t st;
+    uint32_t n = s->n, sigma = n - 1;
 
+    dst->nrounds = 0;
+    for (uint32_t r = 0; r < src->nrounds; r++) {
+        uint32_t rr;
+        ccs_status_t st = plan_add_round(dst, &rr, err);
+        if (st != CCS_OK)
+            return st;
+        for (uint32_t g = 0; g < n; g++) {
+            int32_t q = src->peer[(size_t)r * n + g];
+            int32_t c = src->send[(size_t)r * n + g];
+            uint32_t pg = g == sigma ? sigma : (uint32_t)s->xround[g];
+            dst->peer[(size_t)r * n + pg] =
+                q < 0 ? -1
+                      : ((uint32_t)q == sigma ? (int32_t)sigma
+                                              : s->xround[q]);
+            dst->send[(size_t)r * n + pg] = c < 0 ? -1 : s->xround[c];
+        }
+    }
+    return CCS_OK;
+}
+
+/* Runs per target (the first is noise-free).  A run costs about n^3
+ * (rounds times pairs); the budget keeps n = 254 near a second on one
+ * core and small n cheap.  A fixed count, not a clock: the same n always
+ * gives the same plan. */
+static uint32_t srch_runs(uint32_t n)
+{
+    uint64_t budget = UINT64_C(40000000) / ((uint64_t)n * n * n + 1);
+    if (budget < 2)
+        budget = 2;
+    if (budget > 12)
+        budget = 12;
+    return (uint32_t)budget;
+}
+
+static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
+                                ccs_err_t *err)
+{
+    srch_t s;
+    stragglar_plan_t *tmp = NULL;
+    uint32_t m = n - 1, lb = stragglar_lower_bound(n), lg = 0;
+    ccs_status_t st;
+    bool ok = false;
+
+    while ((1u << lg) < n)
+        lg++;
     memset(&s, 0, sizeof(s));
     st = hold_init(&s.h, n, err);
     if (st != CCS_OK)
         return st;
     s.n = n;
     s.m = m;
-    s.words = s.h.words;
-    s.T = stragglar_lower_bound(n) + v->extra;
-    /* All owned by s, freed by mstate_free. */
-    s.order = malloc(m * sizeof(*s.order));
-    s.pos = malloc(m * sizeof(*s.pos));
-    s.val = malloc(m * sizeof(*s.val));
-    s.due = malloc(m * sizeof(*s.due));
-    s.pbits = calloc((size_t)n * s.words, sizeof(*s.pbits));
-    s.rbonus = malloc(n * sizeof(*s.rbonus));
+    /* All owned by s, freed by srch_free. */
+    s.xround = malloc(m * sizeof(*s.xround));
+    s.cprio = malloc(m * sizeof(*s.cprio));
+    s.act = malloc(m * sizeof(*s.act));
+    s.abits = malloc((size_t)n * ((m + 63) / 64) * sizeof(*s.abits));
+    s.rprio = malloc(n * sizeof(*s.rprio));
+    s.w = malloc((size_t)n * n * sizeof(*s.w));
+    s.ch = malloc((size_t)n * n * sizeof(*s.ch));
+    s.keep = malloc((size_t)n * n);
+    s.row = malloc(n * sizeof(*s.row));
     s.edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s.edges));
     s.mate = malloc(n * sizeof(*s.mate));
-    s.avail = malloc(n * sizeof(*s.avail));
     s.got = malloc(n * sizeof(*s.got));
-    if (!s.order || !s.pos || !s.val || !s.due || !s.pbits || !s.rbonus ||
-        !s.edges || !s.mate || !s.avail || !s.got) {
+    tmp = calloc(1, sizeof(*tmp)); /* owned here: the run's scratch plan */
+    if (!s.xround || !s.cprio || !s.act || !s.abits || !s.rprio || !s.w ||
+        !s.ch || !s.keep || !s.row || !s.edges || !s.mate || !s.got ||
+        tmp == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
-    for (uint32_t c = 0; c < m; c++)
-        s.due[c] = c + life < s.T - 1 ? c + life : s.T - 1;
-
-    for (uint32_t r = 0;; r++) {
-        uint32_t rr, na = 0;
-        int32_t ne = 0;
-        bool done = true;
-
-        for (uint32_t g = 0; g < n && done; g++)
-            done = s.h.nhave[g] == m;
-        if (done)
-            break;
-        if (r >= maxrounds) {
-            st = ccs_err_set(err, CCS_ERR_INTERNAL,
-                             "stragglar: n=%u: no progress after %u rounds",
-                             n, r);
-            goto cleanup;
-        }
-        st = plan_add_round(p, &rr, err);
-        if (st != CCS_OK)
-            goto cleanup;
-        if (r < m)
-            plan_pair(p, r, (int32_t)r, (int32_t)r, (int32_t)sigma,
-                      (int32_t)r);
-
-        /* Chunk values, order (largest first) and permuted holdings. */
-        for (uint32_t c = 0; c < m; c++) {
-            s.order[c] = c;
-            s.val[c] = chunk_value(&s, v, r, c);
-        }
-        for (uint32_t i = 1; i < m; i++) { /* insertion sort, stable */
-            uint32_t c = s.order[i], j = i;
-            while (j > 0 && s.val[s.order[j - 1]] < s.val[c]) {
-                s.order[j] = s.order[j - 1];
-                j--;
-            }
-            s.order[j] = c;
-        }
-        for (uint32_t i = 0; i < m; i++)
-            s.pos[s.order[i]] = i;
-        memset(s.pbits, 0, (size_t)n * s.words * sizeof(*s.pbits));
-        for (uint32_t g = 0; g < n; g++) {
-            for (uint32_t c = 0; c < m; c++) {
-                if (hold_has(&s.h, g, c)) {
-                    uint32_t i = s.pos[c];
-                    s.pbits[(size_t)g * s.words + i / 64] |=
-                        UINT64_C(1) << (i % 64);
-                }
-            }
-        }
-        for (uint32_t g = 0; g < n; g++) {
-            uint32_t miss = m - s.h.nhave[g];
-            uint32_t left = s.T > r ? s.T - r : 0;
-            if (g > r && g < m && left > 0)
-                left--; /* its own straggler round */
-            s.rbonus[g] = (g != sigma && (int64_t)miss + v->rslack >=
-                                          (int64_t)left)
-                              ? v->w_rank * ((int64_t)miss + v->rslack + 1 -
-                                             (int64_t)left)
-                              : 0;
-            if (g != sigma)
-                s.rbonus[g] += v->w_lqf * (int64_t)((r < m ? r : m) -
-                                                    s.h.nhave[g]);
-        }
-
-        for (uint32_t g = 0; g < n; g++) {
-            if (r < m && (g == r || g == sigma))
-                continue;
-            s.avail[na++] = (int32_t)g;
-        }
-        /* Every pair of free ranks with something useful to move. */
-        for (uint32_t a = 0; a < na; a++) {
-            for (uint32_t b = a + 1; b < na; b++) {
-                uint32_t u = (uint32_t)s.avail[a], w = (uint32_t)s.avail[b];
-                int64_t vu = 0, vw = 0, wt = 0;
-                if (w != sigma && best_send(&s, v, r, u, w, &vu) >= 0)
-                    wt += vu + s.rbonus[w];
-                if (u != sigma && best_send(&s, v, r, w, u, &vw) >= 0)
-                    wt += vw + s.rbonus[u];
-                if (wt > 0)
-                    s.edges[ne++] = (match_edge_t){ (int32_t)u, (int32_t)w,
-                                                    wt };
-            }
-        }
-        st = match_max_weight((int32_t)n, s.edges, ne, false, s.mate, err);
-        if (st != CCS_OK)
-            goto cleanup;
-        for (uint32_t g = 0; g < n; g++)
-            s.got[g] = -1;
-        for (uint32_t u = 0; u < n; u++) {
-            int32_t w = s.mate[u], cu = -1, cw = -1;
-            int64_t dummy;
-            if (w < 0 || (uint32_t)w < u)
-                continue;
-            if ((uint32_t)w != sigma)
-                cu = best_send(&s, v, r, u, (uint32_t)w, &dummy);
-            if (u != sigma)
-                cw = best_send(&s, v, r, (uint32_t)w, u, &dummy);
-            plan_pair(p, r, (int32_t)u, cu, w, cw);
-            if (cu >= 0)
-                s.got[w] = cu;
-            if (cw >= 0)
-                s.got[u] = cw;
-        }
-        if (r < m) {
-            hold_add(&s.h, r, r);
-            hold_add(&s.h, sigma, r);
-        }
-        for (uint32_t g = 0; g < n; g++) {
-            if (s.got[g] >= 0)
-                hold_add(&s.h, g, (uint32_t)s.got[g]);
+    tmp->n = n;
+    {
+        /* Capacity minus demand at LB rounds (docs/stragglar.md): below
+         * zero, LB is out of reach and the search starts at LB + 1. */
+        int64_t e = (int64_t)(1u << lg) - (int64_t)n;
+        if (n % 2 == 1)
+            e -= (int64_t)m - (int64_t)lg;
+        s.T = e < 0 ? lb + 1 : lb;
+    }
+    for (; !ok; s.T++) {
+        /* LB itself rarely works beyond small n: a quarter of the runs. */
+        uint32_t runs = s.T == lb ? (srch_runs(n) + 3) / 4
+                                  : (s.T == lb + 1 ? srch_runs(n) : 1);
+        /* Past LB + 1: one run per T; from LB + 8 on, unbounded (it
+         * finishes, however long). */
+        bool bounded = s.T < lb + 8;
+        for (uint32_t i = 0; i < runs && !ok; i++) {
+            s.rng = i == 0 ? 0
+                           : (UINT64_C(0x9E3779B97F4A7C15) ^
+                              ((uint64_t)n << 32) ^ ((uint64_t)s.T << 16) ^
+                              i);
+            s.noise = (int64_t)(SRCH_WR / 2);
+            s.wrel = 4 * SRCH_WR;
+            s.salt = (uint32_t)(s.rng >> 17);
+            st = srch_run(&s, tmp, bounded, &ok, err);
+            if (st != CCS_OK)
+                goto cleanup;
         }
     }
-
+    st = srch_rename(&s, tmp, p, err);
 cleanup:
-    mstate_free(&s);
+    stragglar_plan_destroy(tmp);
+    srch_free(&s);
     return st;
 }
-
-/* Variants tried for non-powers of 2; the plan with the fewest rounds wins
- * (ties: the earlier variant). */
-static const mvariant_t mvariants[] = {
-    { 0, 1, 4000, 1000, 300, 500, 6, 0 },
-    { 0, 1, 4000, 1000, 0, 500, 0, 300 },
-    { 1, 1, 4000, 1000, 0, 500, 0, 300 },
-};
 
 ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
                             ccs_err_t *err)
 {
-    stragglar_plan_t *best = NULL, *p = NULL;
+    stragglar_plan_t *p = NULL;
     ccs_status_t st = CCS_OK;
-    /* Every variant costs a full plan (O(n^3) per round): above
-     * MVARIANT_ALL_N ranks only the first, which is the best single one
-     * in our table (docs/stragglar.md). */
-    size_t nv = is_pow2(n) || n > MVARIANT_ALL_N
-                    ? 1
-                    : sizeof(mvariants) / sizeof(mvariants[0]);
 
     if (n < 2 || n > CCS_MAX_RANKS)
         return ccs_err_set(err, CCS_ERR_INVALID,
@@ -712,35 +879,19 @@ ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
                            "stragglar: %u ranks: non-powers of 2 are "
                            "planned by matchings up to %u ranks", n,
                            PLAN_MAX_MATCHING_N);
-    for (size_t i = 0; i < nv; i++) {
-        p = calloc(1, sizeof(*p)); /* owned here until kept as best */
-        if (p == NULL) {
-            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
-            goto cleanup;
-        }
-        p->n = n;
-        if (is_pow2(n)) {
-            st = plan_pow2(n, p, err);
-        } else {
-            st = plan_matching(n, &mvariants[i], p, err);
-        }
-        if (st == CCS_OK)
-            st = plan_check(p, err);
-        if (st != CCS_OK)
-            goto cleanup;
-        if (best == NULL || p->nrounds < best->nrounds) {
-            stragglar_plan_destroy(best);
-            best = p;
-        } else {
-            stragglar_plan_destroy(p);
-        }
-        p = NULL;
-    }
-    *out = best;
-    best = NULL;
+    p = calloc(1, sizeof(*p)); /* owned here until handed out */
+    if (p == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+    p->n = n;
+    st = is_pow2(n) ? plan_pow2(n, p, err) : plan_search(n, p, err);
+    if (st == CCS_OK)
+        st = plan_check(p, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    *out = p;
+    p = NULL;
 cleanup:
     stragglar_plan_destroy(p);
-    stragglar_plan_destroy(best);
     return st;
 }
 
