@@ -15,12 +15,12 @@
  * block it allocated must have been freed -- on the error path as on the
  * success path.  The loop ends at the first N the operation never reaches.
  *
- * Not covered: a failure in the middle of a multi-rank ccs_run (a rank
- * that fails leaves its peers waiting, as a failed rank does in NCCL); the
- * runtime allocates what a run needs before any data moves, which
- * plan_load and comm_init cover.
+ * A failure in the middle of a multi-rank run on the threads transport is
+ * covered too: the failing rank aborts the world and its peers return
+ * CCS_ERR_TRANSPORT (the MPI, CUDA and NCCL transports are not run here).
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +53,7 @@ void __wrap_free(void *ptr);
 #define TOMBSTONE ((void *)1)
 
 static struct {
+    pthread_mutex_t mu;  /* the threads transport allocates from ranks */
     bool armed;          /* count and track allocations */
     uint64_t count;      /* allocations seen while armed */
     uint64_t fail_at;    /* 1-based allocation number to fail; 0: none */
@@ -60,7 +61,7 @@ static struct {
     uint64_t live;       /* tracked blocks not yet freed */
     bool overflow;       /* the live set filled up: results unreliable */
     void **slots;        /* [LIVE_SLOTS] */
-} hook;
+} hook = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static size_t slot_of(const void *p)
 {
@@ -113,52 +114,75 @@ static bool hook_fail_now(void)
     return false;
 }
 
+/* The allocation itself is made outside the lock; counting and the live
+ * set are updated under it. */
 void *__wrap_malloc(size_t size)
 {
     void *p;
-    if (hook_fail_now())
+    bool fail;
+    pthread_mutex_lock(&hook.mu);
+    fail = hook_fail_now();
+    pthread_mutex_unlock(&hook.mu);
+    if (fail)
         return NULL;
     p = __real_malloc(size);
+    pthread_mutex_lock(&hook.mu);
     if (p != NULL && hook.armed)
         live_add(p);
+    pthread_mutex_unlock(&hook.mu);
     return p;
 }
 
 void *__wrap_calloc(size_t nmemb, size_t size)
 {
     void *p;
-    if (hook_fail_now())
+    bool fail;
+    pthread_mutex_lock(&hook.mu);
+    fail = hook_fail_now();
+    pthread_mutex_unlock(&hook.mu);
+    if (fail)
         return NULL;
     p = __real_calloc(nmemb, size);
+    pthread_mutex_lock(&hook.mu);
     if (p != NULL && hook.armed)
         live_add(p);
+    pthread_mutex_unlock(&hook.mu);
     return p;
 }
 
 void *__wrap_realloc(void *ptr, size_t size)
 {
     void *p;
-    if (hook_fail_now())
+    bool fail;
+    pthread_mutex_lock(&hook.mu);
+    fail = hook_fail_now();
+    pthread_mutex_unlock(&hook.mu);
+    if (fail)
         return NULL; /* ptr stays valid and tracked */
     p = __real_realloc(ptr, size);
+    pthread_mutex_lock(&hook.mu);
     if (p != NULL || size == 0) {
         if (ptr != NULL && hook.armed)
             live_del(ptr);
         if (p != NULL && hook.armed)
             live_add(p);
     }
+    pthread_mutex_unlock(&hook.mu);
     return p;
 }
 
 void __wrap_free(void *ptr)
 {
+    pthread_mutex_lock(&hook.mu);
     if (ptr != NULL && hook.armed)
         live_del(ptr);
+    pthread_mutex_unlock(&hook.mu);
     __real_free(ptr);
 }
 
 static void hook_arm(uint64_t fail_at)
 {
+    pthread_mutex_lock(&hook.mu);
     memset(hook.slots, 0, LIVE_SLOTS * sizeof(*hook.slots));
     hook.count = 0;
     hook.fail_at = fail_at;
@@ -166,11 +190,14 @@ static void hook_arm(uint64_t fail_at)
     hook.live = 0;
     hook.overflow = false;
     hook.armed = true;
+    pthread_mutex_unlock(&hook.mu);
 }
 
 static void hook_disarm(void)
 {
+    pthread_mutex_lock(&hook.mu);
     hook.armed = false;
+    pthread_mutex_unlock(&hook.mu);
 }
 
 /* ---- operations: each creates, uses and destroys everything it makes ---- */
@@ -199,6 +226,75 @@ static ccs_status_t op_comm_threads(const void *ctx)
     st = ccs_comm_init_threads(4, comms);
     for (int i = 0; i < 4; i++)
         ccs_comm_destroy(comms[i]);
+    return st;
+}
+
+/* A 4-rank allreduce on the threads transport, each rank in its own
+ * thread: communicators, the run (arena, staging, transfer queues) and
+ * their destruction.  A rank that fails mid-run aborts the world, so its
+ * peers return CCS_ERR_TRANSPORT instead of waiting; the operation's status
+ * is NOMEM if any rank ran out of memory. */
+#define RUN_RANKS 4
+#define RUN_COUNT 1000
+
+typedef struct run_arg {
+    const ccs_plan_t *plan;
+    ccs_comm_t *comm;
+    float *in, *out;
+    ccs_status_t st;
+} run_arg_t;
+
+static void *run_rank(void *p)
+{
+    run_arg_t *a = p;
+    a->st = ccs_allreduce(a->plan, a->comm, a->in, a->out, RUN_COUNT,
+                          CCS_FLOAT32, CCS_SUM, NULL);
+    return NULL;
+}
+
+static ccs_status_t op_threads_run(const void *ctx)
+{
+    const ccs_plan_t *plan = ctx;
+    ccs_comm_t *comms[RUN_RANKS] = { NULL };
+    static float in[RUN_RANKS][RUN_COUNT], out[RUN_RANKS][RUN_COUNT];
+    run_arg_t args[RUN_RANKS];
+    pthread_t th[RUN_RANKS];
+    ccs_status_t st = ccs_comm_init_threads(RUN_RANKS, comms);
+    bool nomem = false;
+
+    if (st != CCS_OK)
+        return st;
+    for (int r = 0; r < RUN_RANKS; r++) {
+        for (int i = 0; i < RUN_COUNT; i++)
+            in[r][i] = (float)(r + 1);
+        args[r] = (run_arg_t){ plan, comms[r], in[r], out[r], CCS_OK };
+        if (pthread_create(&th[r], NULL, run_rank, &args[r]) != 0)
+            return CCS_ERR_INTERNAL;
+    }
+    for (int r = 0; r < RUN_RANKS; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < RUN_RANKS; r++) {
+        if (args[r].st == CCS_ERR_NOMEM)
+            nomem = true;
+        else if (args[r].st != CCS_OK && args[r].st != CCS_ERR_TRANSPORT &&
+                 st == CCS_OK)
+            st = args[r].st;
+        ccs_comm_destroy(comms[r]);
+    }
+    if (st == CCS_OK && nomem)
+        return CCS_ERR_NOMEM;
+    if (st == CCS_OK) {
+        for (int r = 0; r < RUN_RANKS; r++) {
+            for (int i = 0; i < RUN_COUNT; i++) {
+                if (args[r].st == CCS_OK && out[r][i] != 10.0f)
+                    return CCS_ERR_INTERNAL; /* wrong result */
+            }
+        }
+        for (int r = 0; r < RUN_RANKS; r++) {
+            if (args[r].st != CCS_OK)
+                return CCS_ERR_INTERNAL; /* aborted without a cause */
+        }
+    }
     return st;
 }
 
@@ -370,6 +466,33 @@ TEST(runtime_comm_threads)
     CHECK(sweep("comm_init_threads", op_comm_threads, NULL, 0) >= 2);
 }
 
+TEST(runtime_threads_run)
+{
+    ccs_sched_t *s = fx_ring_allreduce(RUN_RANKS, 2);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ccs_plan_t *plan = NULL;
+    uint64_t comm_only, total;
+
+    CHECK(s != NULL);
+    CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_load_mem(buf, len, &plan), CCS_OK);
+
+    /* The run must allocate beyond its communicators, or the sweep would
+     * not reach the middle of a run. */
+    hook_arm(0);
+    CHECK_STATUS(op_comm_threads(NULL), CCS_OK);
+    comm_only = hook.count;
+    hook_disarm();
+    total = sweep("threads_run", op_threads_run, plan, 0);
+    CHECK_MSG(total > comm_only, "threads_run: %llu allocations, %llu by "
+              "the communicators alone", (unsigned long long)total,
+              (unsigned long long)comm_only);
+    ccs_plan_destroy(plan);
+    free(buf);
+    ccs_sched_destroy(s);
+}
+
 TEST(sched_build_validate_encode)
 {
     CHECK(sweep("sched_encode", op_sched_encode, NULL, 0) >= 2);
@@ -427,6 +550,7 @@ int main(void)
     topo_global_init();
     RUN(runtime_plan_load);
     RUN(runtime_comm_threads);
+    RUN(runtime_threads_run);
     RUN(sched_build_validate_encode);
     RUN(format_write_file_atomic);
     RUN(synth_paths);
