@@ -19,7 +19,9 @@
  * chunks [rP, rP + P), sub-chunk j moving j steps after sub-chunk 0.
  *
  * algo_params_t.dot_out: the trees are also written there as Graphviz DOT
- * (mtree_write_dot), since a .ccs file keeps only the steps.
+ * (mtree_write_dot), with the switches of each route; a .ccs file keeps
+ * only the steps, from which `ccsynth show --dot` reads the trees back
+ * (mtree_sched.c relies on the layout described here).
  *
  * Alpha-beta cost (S bytes, n ranks, unit links of bandwidth 1/beta each
  * carrying at most one block per transfer step): all-gather and

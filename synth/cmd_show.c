@@ -7,7 +7,9 @@
  * A send is paired with its receive the way the runtime pairs them: the
  * k-th send from a to b in a step matches the k-th receive on b from a.
  * JSON: the whole IR; the schema is docs/json.md (names are stable).
- * DOT: ranks as nodes, one edge per transfer, coloured by phase.
+ * DOT: ranks as nodes, one edge per transfer, coloured by phase; a
+ * MultiTree schedule (without --rank) as its spanning trees, read back
+ * from the transfers by mtree_from_sched.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,6 +19,7 @@
 #include "../runtime/format.h"
 #include "cli.h"
 #include "commands.h"
+#include "mtree.h"
 
 static void show_usage(FILE *f)
 {
@@ -36,7 +39,10 @@ static void show_usage(FILE *f)
 "                 labelled s<step>:c<chunk>, with +<n> when it carries\n"
 "                 n > 1 chunks; <chunk> is the sender's first chunk;\n"
 "                 colour = phase, bold = reducing receive\n"
-"                 (e.g. ccsynth show --dot f.ccs | dot -Tsvg > f.svg)\n"
+"                 (e.g. ccsynth show --dot f.ccs | dot -Tsvg > f.svg);\n"
+"                 a multitree schedule is drawn as its trees instead,\n"
+"                 one cluster per tree, edges labelled with their\n"
+"                 all-gather step (unless --rank is given)\n"
 "  -h, --help     this text\n"
 "\n"
 "exit codes: 0 ok, 1 I/O or internal error, 2 usage, 3 bad file\n");
@@ -473,10 +479,39 @@ static void dot_event(const event_t *ev, void *vctx)
     c->edges++;
 }
 
+/* A MultiTree schedule drawn as its trees (mtree_from_sched): true when
+ * they were drawn; otherwise a comment says why and the caller draws the
+ * transfers. */
+static bool print_trees(const ccs_sched_t *s, ccs_status_t *st)
+{
+    mtree_t *m = NULL;          /* owned here */
+    ccs_err_t err = { { 0 } };
+
+    *st = mtree_from_sched(s, &m, &err);
+    if (*st != CCS_OK) {
+        printf("// trees not drawn (%s); one edge per transfer instead\n",
+               ccs_err_msg(&err, *st));
+        *st = CCS_OK;
+        return false;
+    }
+    printf("// ccsynth show --dot: multitree %s, %u ranks, %u steps: one "
+           "tree per rank, read back from the transfers; edge label = "
+           "all-gather step t (the reduce-scatter sends child to parent in "
+           "its transfer step T - t + 1)\n", ccs_coll_str(s->coll),
+           s->nranks, s->nsteps);
+    *st = mtree_write_dot(m, NULL, stdout);
+    mtree_destroy(m);
+    return true;
+}
+
 static ccs_status_t print_dot(const ccs_sched_t *s, int64_t rank)
 {
     dot_ctx_t c = { rank, 0 };
     ccs_status_t st;
+
+    if (rank < 0 && strcmp(s->algo, "multitree") == 0 &&
+        print_trees(s, &st))
+        return st;
 
     printf("// ccsynth show --dot: ");
     dot_str(s->algo);

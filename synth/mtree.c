@@ -845,17 +845,22 @@ ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f)
 {
     int32_t n = m->nranks;
 
-    fprintf(f, "// ccsynth multitree: %d trees, T=%d steps (lower bound "
-            "%d), order=%s, children=%s\n", n, m->nsteps, m->lower_bound,
-            mtree_order_str(m->opts.order),
-            mtree_children_str(m->opts.children));
+    if (t != NULL)
+        fprintf(f, "// ccsynth multitree: %d trees, T=%d steps (lower bound "
+                "%d), order=%s, children=%s\n", n, m->nsteps,
+                m->lower_bound, mtree_order_str(m->opts.order),
+                mtree_children_str(m->opts.children));
+    else
+        fprintf(f, "// ccsynth multitree: %d trees, T=%d steps, read back "
+                "from a schedule\n", n, m->nsteps);
     fprintf(f, "digraph multitree {\n"
             "  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, "
             "label=\"MultiTree on %s: %d trees, T=%d (edge label: step"
-            "[/via switches])\"];\n"
+            "%s)\"];\n"
             "  node [shape=circle, fontname=\"Helvetica\", fontsize=10];\n"
             "  edge [fontname=\"Helvetica\", fontsize=8, arrowsize=0.6];\n",
-            t->name, n, m->nsteps);
+            t != NULL ? t->name : "a schedule", n, m->nsteps,
+            t != NULL ? "[/via switches]" : "");
     for (int32_t r = 0; r < n; r++) {
         fprintf(f, "  subgraph cluster_t%d {\n    label=\"tree %d (height "
                 "%d)\";\n", r, r, m->height[r]);
@@ -869,7 +874,7 @@ ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f)
             const mtree_edge_t *e = &m->edges[(size_t)r * (n - 1) + i];
             fprintf(f, "    t%d_%d -> t%d_%d [label=\"%d", r, e->parent, r,
                     e->child, e->step);
-            for (int32_t k = 0; k + 1 < e->path_len; k++) {
+            for (int32_t k = 0; t != NULL && k + 1 < e->path_len; k++) {
                 int32_t l = m->path_links[e->path_off + k];
                 fprintf(f, "%s%s", k ? "," : "/", t->nodes[t->links[l].dst]
                                                       .name);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "../runtime/err.h"
+#include "../runtime/sched.h"
 #include "topo.h"
 
 /* Which tree takes its turn first in each step. */
@@ -71,7 +72,8 @@ typedef struct mtree_edge {
     int32_t child;     /* rank */
     int32_t step;      /* 1-based step in which child receives, >= 1 */
     int32_t path_off;  /* first link of the path in mtree_t.path_links */
-    int32_t path_len;  /* links from parent's node to child's node, >= 1 */
+    int32_t path_len;  /* links from parent's node to child's node, >= 1;
+                          0 when read back from a schedule (no route) */
 } mtree_edge_t;
 
 typedef struct mtree {
@@ -114,11 +116,25 @@ void mtree_destroy(mtree_t *m);  /* NULL is a no-op */
 /* Edge of tree r by which v joined (NULL for the root). */
 const mtree_edge_t *mtree_edge_to(const mtree_t *m, int32_t r, int32_t v);
 
+/* Read the trees back from a schedule that --algo multitree wrote
+ * (allgather, reducescatter or allreduce, any pipelining factor): the
+ * all-gather's edges where it has them, else the reduce-scatter's reversed,
+ * with the steps of mtree_build (an allreduce must give the same trees from
+ * both halves).  The result has no topology part (nlinks 0, path_len 0,
+ * lower_bound 0).  CCS_ERR_UNSUPPORTED for another collective or chunk
+ * count, CCS_ERR_VERIFY naming the step, rank and tree when the transfers
+ * do not form one spanning tree per rank rooted at it.  *out is the
+ * caller's (mtree_destroy).  See mtree_sched.c for the exact rules. */
+ccs_status_t mtree_from_sched(const ccs_sched_t *s, mtree_t **out,
+                              ccs_err_t *err);
+
 /* Graphviz DOT of the trees: one cluster per tree, nodes "t<root>_<rank>"
  * labelled with the rank (root drawn double), edges labelled with their
  * step and, for a path through switches, the switch names (t supplies the
- * names; it must be the topology the trees were built on).  CCS_ERR_IO when
- * writing fails. */
+ * names; it must be the topology the trees were built on).  t may be NULL
+ * for trees read back from a schedule (mtree_from_sched): no switch names,
+ * and neither bound nor options in the header.  CCS_ERR_IO when writing
+ * fails. */
 ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f);
 
 /* mtree_write_dot into the file `path`, atomically (a temporary file in

@@ -3,7 +3,8 @@
 # Graphviz DOT that `dot -Tsvg` accepts, on a direct network (torus:4x4)
 # and a switched one (fattree:4x4, whose cross-leaf edges name the spine
 # of their D-mod-k route); stdout and -o agree; usage and input errors
-# give exit codes 2 and 3.  Skips (exit 0, with a note) while the
+# give exit codes 2 and 3; `ccsynth show --dot` on multitree .ccs files
+# draws the same trees.  Skips (exit 0, with a note) while the
 # subcommand is not registered in synth/main.c.
 set -euo pipefail
 BUILD=${BUILD:-build}
@@ -45,6 +46,30 @@ grep -q 'T=15 ' "$tmp/fattree_4x4.out" ||
 if grep -q '/' <(grep -- "->" "$tmp/torus_4x4.dot"); then
     fail "torus:4x4: a direct network edge passes through a switch"
 fi
+
+# `ccsynth show --dot` on a multitree .ccs draws the same trees, read back
+# from the file's transfers (no switch names: a .ccs has no routes), for
+# every collective; with --rank it draws that rank's transfers instead.
+edges() { grep -- ' -> ' "$1" | sed -E 's/^ *//; s#/[^"]*"#"#' | sort; }
+for spec in torus:4x4 fattree:4x4; do
+    f=$tmp/${spec//:/_}
+    for coll in allgather reducescatter allreduce; do
+        "$CCS" synth --algo multitree --coll "$coll" --topo "$spec" -q \
+            -o "$f.$coll.ccs" || fail "$spec $coll: synth exit $?"
+        "$CCS" show --dot "$f.$coll.ccs" > "$f.$coll.dot" ||
+            fail "$spec $coll: show --dot exit $?"
+        grep -q "subgraph cluster_t15" "$f.$coll.dot" ||
+            fail "$spec $coll: show --dot drew no trees: $(head -c 300 "$f.$coll.dot")"
+        cmp -s <(edges "$f.dot") <(edges "$f.$coll.dot") ||
+            fail "$spec $coll: show --dot trees differ from ccsynth trees"
+        dot -Tsvg "$f.$coll.dot" > "$f.$coll.svg" 2> "$f.err" ||
+            fail "$spec $coll: dot rejected show --dot: $(head -c 300 "$f.err")"
+    done
+    "$CCS" show --dot --rank 3 "$f.allreduce.ccs" > "$f.r3.dot" ||
+        fail "$spec: show --dot --rank 3 exit $?"
+    grep -q '^digraph ccs' "$f.r3.dot" ||
+        fail "$spec: show --dot --rank 3 is not the per-transfer drawing"
+done
 
 rc=0
 "$CCS" trees > /dev/null 2>&1 || rc=$?

@@ -757,6 +757,108 @@ TEST(fattree_no_slower_than_ring)
     }
 }
 
+/* `ccsynth show --dot` draws the trees of a .ccs file by reading them back
+ * from its transfers: on every topology, collective and pipelining factor
+ * that gives exactly the trees mtree_build_best made (parents and steps). */
+TEST(trees_read_back_from_schedules)
+{
+    for (size_t i = 0; i < NTOPOS; i++) {
+        tb_t *b = topos[i].make();
+        mtree_t *m = NULL;
+        int32_t n = b->t.ngpus;
+
+        CHECK_STATUS(mtree_build_best(&b->t, MTREE_CHILDREN_ANY, &m, NULL),
+                     CCS_OK);
+        for (size_t c = 0; m != NULL && c < 3; c++) {
+            for (uint32_t P = 1; P <= 3; P += 2) {
+                algo_params_t p;
+                ccs_sched_t *s = NULL;
+                mtree_t *back = NULL;
+                ccs_err_t err = { { 0 } };
+                ccs_status_t st;
+                int32_t bad = 0;
+
+                algo_params_init(&p);
+                p.coll = colls[c];
+                p.pipeline = P;
+                CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s,
+                                             NULL), CCS_OK);
+                if (s == NULL)
+                    continue;
+                st = mtree_from_sched(s, &back, &err);
+                CHECK_MSG(st == CCS_OK, "%s %s P=%u: %s", topos[i].name,
+                          ccs_coll_str(colls[c]), P, err.msg);
+                if (back != NULL) {
+                    CHECK_EQ_INT(back->nranks, n);
+                    CHECK_EQ_INT(back->nsteps, m->nsteps);
+                    for (int32_t k = 0; k < n * n; k++)
+                        bad += back->parent[k] != m->parent[k] ||
+                               back->join_step[k] != m->join_step[k];
+                    for (int32_t r = 0; r < n; r++)
+                        bad += back->height[r] != m->height[r];
+                    CHECK_MSG(bad == 0, "%s %s P=%u: %d parents, steps or "
+                              "heights differ from the built trees",
+                              topos[i].name, ccs_coll_str(colls[c]), P,
+                              (int)bad);
+                }
+                mtree_destroy(back);
+                ccs_sched_destroy(s);
+            }
+        }
+        mtree_destroy(m);
+        tb_free(b);
+    }
+}
+
+/* Schedules that are not MultiTree's trees are refused with a message. */
+TEST(trees_read_back_refuses)
+{
+    static const struct {
+        const char *algo;
+        ccs_coll_t coll;
+        bool corrupt;          /* send another tree's block once */
+        ccs_status_t want;
+        const char *msg;
+    } cases[] = {
+        { "ring", CCS_COLL_ALLREDUCE, false, CCS_ERR_VERIFY, "tree" },
+        { "multitree", CCS_COLL_ALLGATHER, true, CCS_ERR_VERIFY, "step" },
+        { "dbtree", CCS_COLL_BROADCAST, false, CCS_ERR_UNSUPPORTED,
+          "broadcast" },
+    };
+    tb_t *b = mk_torus4();
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        algo_params_t p;
+        ccs_sched_t *s = NULL;
+        mtree_t *m = NULL;
+        ccs_err_t err = { { 0 } };
+
+        algo_params_init(&p);
+        p.coll = cases[i].coll;
+        CHECK_STATUS(algo_synthesize(cases[i].algo, &b->t, &p, &s, &err),
+                     CCS_OK);
+        if (s == NULL)
+            continue;
+        if (cases[i].corrupt) {
+            /* rank 5's first send of step 1 carries block +1 instead */
+            for (uint32_t j = 0; j < s->rank_nops[5]; j++) {
+                ccs_op_t *op = &s->rank_ops[5][j];
+                if (op->step == 1 && op->kind == CCS_OP_SEND) {
+                    op->chunk = (op->chunk + 1) % s->nchunks;
+                    break;
+                }
+            }
+        }
+        CHECK_STATUS(mtree_from_sched(s, &m, &err), cases[i].want);
+        CHECK_STR_CONTAINS(err.msg, cases[i].msg);
+        CHECK(m == NULL);
+        printf("  %s %s: %s\n", cases[i].algo, ccs_coll_str(cases[i].coll),
+               err.msg);
+        ccs_sched_destroy(s);
+    }
+    tb_free(b);
+}
+
 /* The emitted schedules, not only the trees: route every transfer of
  * every step with topo_route (as the simulator does) and count the blocks
  * each directed pipe (the links from one node to the next, which the
@@ -942,6 +1044,8 @@ int main(void)
     RUN(fattree_no_slower_than_ring);
     RUN(dot_out_param);
     RUN(schedule_steps_use_each_link_once);
+    RUN(trees_read_back_from_schedules);
+    RUN(trees_read_back_refuses);
     RUN(torus8x8_beats_ring_and_dbtree);
     return TEST_SUMMARY();
 }
