@@ -43,6 +43,7 @@
  * its position in each of its pipes' lists).
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1307,19 +1308,25 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
 {
     FILE *f = NULL;          /* owned here */
     double *arr = NULL;      /* owned here until handed to *out */
-    char line[256];
+    unsigned *seen = NULL;   /* owned here: line that set each rank, 0 */
+    char *line = NULL;       /* owned here (getline) */
+    size_t cap = 0;
     unsigned lineno = 0;
     ccs_status_t st = CCS_OK;
 
     arr = calloc(nranks ? nranks : 1, sizeof(double));
-    if (arr == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (arrivals)");
+    seen = calloc(nranks ? nranks : 1, sizeof(unsigned));
+    if (arr == NULL || seen == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (arrivals)");
+        goto cleanup;
+    }
     f = fopen(path, "r");
     if (f == NULL) {
         st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
         goto cleanup;
     }
-    while (fgets(line, sizeof(line), f) != NULL) {
+    errno = 0;
+    while (getline(&line, &cap, f) != -1) {
         char *hash = strchr(line, '#'), *tok_r, *tok_t, *extra, *save = NULL;
         long rank;
         double secs;
@@ -1332,19 +1339,48 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
             continue;
         tok_t = strtok_r(NULL, " \t\r\n", &save);
         extra = strtok_r(NULL, " \t\r\n", &save);
-        if (tok_t == NULL || extra != NULL ||
-            !cli_parse_int(tok_r, 0, (long)nranks - 1, &rank) ||
-            !cli_parse_time(tok_t, &secs)) {
-            st = ccs_err_set(err, CCS_ERR_PARSE,
-                             "%s:%u: expected \"rank seconds\" with rank in "
-                             "0..%u and seconds >= 0", path, lineno,
-                             nranks - 1);
+        if (tok_t == NULL) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: expected \"rank "
+                             "seconds\", got only '%.40s'", path, lineno,
+                             tok_r);
             goto cleanup;
         }
+        if (!cli_parse_int(tok_r, LONG_MIN, LONG_MAX, &rank)) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: bad rank '%.40s' "
+                             "(want an integer in 0..%u)", path, lineno,
+                             tok_r, nranks - 1);
+            goto cleanup;
+        }
+        if (rank < 0 || rank >= (long)nranks) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: rank %ld out of "
+                             "range 0..%u", path, lineno, rank, nranks - 1);
+            goto cleanup;
+        }
+        if (!cli_parse_time(tok_t, &secs)) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: bad time '%.40s' "
+                             "(want seconds >= 0, or a number with s, ms, "
+                             "us or ns, e.g. 2ms)", path, lineno, tok_t);
+            goto cleanup;
+        }
+        if (extra != NULL) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: unexpected "
+                             "'%.40s' after the time (one \"rank seconds\" "
+                             "pair per line)", path, lineno, extra);
+            goto cleanup;
+        }
+        if (seen[rank] != 0) {
+            st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: rank %ld listed "
+                             "again (first on line %u)", path, lineno, rank,
+                             seen[rank]);
+            goto cleanup;
+        }
+        seen[rank] = lineno;
         arr[rank] = secs;
+        errno = 0;           /* so a read error below reports its own */
     }
     if (ferror(f)) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: read error", path);
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: read error: %s", path,
+                         strerror(errno ? errno : EIO));
         goto cleanup;
     }
     *out = arr;
@@ -1353,6 +1389,8 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
 cleanup:
     if (f != NULL)
         fclose(f);
+    free(line);
+    free(seen);
     free(arr);
     return st;
 }
@@ -1395,6 +1433,12 @@ ccs_status_t sim_parse_sizes(const char *spec, double **out, uint32_t *n,
         }
         if (c1 == NULL)
             hi = lo;
+        if (hi > SIM_MAX_SIZE_BYTES) {
+            st = ccs_err_set(err, CCS_ERR_INVALID, "bad size list '%s': "
+                             "%.0f bytes is more than 2^53 (8 PiB), the "
+                             "largest exact byte count", spec, hi);
+            goto cleanup;
+        }
         if (hi < lo) {
             st = ccs_err_set(err, CCS_ERR_INVALID,
                              "bad size range in '%s': %.0f > %.0f", spec, lo,

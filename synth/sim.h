@@ -123,10 +123,13 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
 /* ---- helpers shared by `ccsynth sim` and `ccsynth compare` ---- */
 
 #define SIM_MAX_SIZES 4096
+#define SIM_MAX_SIZE_BYTES 9007199254740992.0   /* 2^53: exact in a double */
 
 /* Parse a size list: comma-separated items, each SIZE ("1G"), LO:HI
  * (doubling) or LO:HI:FACTOR (factor > 1), e.g. "1K:4G", "8M,1G",
- * "1K:1M:4".  *out is an owned array of *n sizes in bytes (free()). */
+ * "1K:1M:4"; sizes are rounded to whole bytes, at most
+ * SIM_MAX_SIZE_BYTES.  *out is an owned array of *n sizes in bytes
+ * (free()); errors are CCS_ERR_INVALID quoting the list. */
 ccs_status_t sim_parse_sizes(const char *spec, double **out, uint32_t *n,
                              ccs_err_t *err);
 

@@ -58,7 +58,11 @@ late=$($C sim "$tmp/ring8.ccs" --sizes 16M --csv --arrivals "$tmp/arr.txt" | tai
 close "$late" "$(awk -v b="$base" 'BEGIN { printf "%.6f", b + 1000 }')" 1e-9 \
     || { echo "FAIL: arrivals: $late vs $base + 1000"; fail=1; }
 printf 'x y\n' > "$tmp/bad.txt"
-expect 3 "bad.txt:1" -- $C sim "$tmp/ring8.ccs" --arrivals "$tmp/bad.txt"
+expect 3 "bad.txt:1: bad rank 'x'" -- $C sim "$tmp/ring8.ccs" --arrivals "$tmp/bad.txt"
+printf '2 1ms\n2 3ms\n' > "$tmp/dup.txt"
+expect 3 "dup.txt:2: rank 2 listed again" -- $C sim "$tmp/ring8.ccs" --arrivals "$tmp/dup.txt"
+expect 3 "bad.txt:1" -- $C compare --topo switch:8 --algos ring --sizes 1M --arrivals "$tmp/bad.txt"
+expect 2 "more than 2\^53" -- $C sim "$tmp/ring8.ccs" --sizes 1e20
 
 # JSON parses and has one result per size.
 if command -v python3 >/dev/null; then
@@ -84,6 +88,13 @@ expect 5 "none of the algorithms" -- $C compare --topo switch:6 --coll alltoall 
 if command -v gnuplot >/dev/null; then
     expect 0 "" -- $C compare --topo switch:8 --sizes 1K:1M:4 --plot "$tmp/p.svg"
     grep -q '<svg' "$tmp/p.svg" 2>/dev/null || { echo "FAIL: no svg written"; fail=1; }
+    # one curve per algorithm, named in the key
+    for a in ring rhd allpairs dbtree; do
+        grep -q ">$a</text>" "$tmp/p.svg" 2>/dev/null ||
+            { echo "FAIL: no curve named $a in the plot"; fail=1; }
+    done
+    n=$(grep -c '<title>gnuplot_plot_' "$tmp/p.svg" || true)
+    [ "$n" = 4 ] || { echo "FAIL: $n curves in the plot, want 4"; fail=1; }
     expect 1 "" -- $C compare --topo switch:8 --sizes 1K --plot "$tmp/no/dir/p.svg"
 fi
 leftover=$(ls "$tmp" | grep -E 'tmp' || true)

@@ -474,14 +474,69 @@ TEST(arrivals_file)
     }
     free(arr);
     arr = NULL;
-    f = fopen(path, "w");
-    if (f != NULL) {
-        fprintf(f, "9 1\n");
+    unlink(path);
+}
+
+/* Bad arrivals files: each gives CCS_ERR_PARSE naming file:line and what
+ * is wrong, and no array; a comment longer than any line buffer is fine. */
+TEST(arrivals_errors)
+{
+    static const struct {
+        const char *text;
+        ccs_status_t want;
+        const char *msg;       /* after "<path>" */
+    } cases[] = {
+        { "9 1\n", CCS_ERR_PARSE, ":1: rank 9 out of range 0..7" },
+        { "-1 1\n", CCS_ERR_PARSE, ":1: rank -1 out of range" },
+        { "0 0\nx 1\n", CCS_ERR_PARSE, ":2: bad rank 'x'" },
+        { "1.5 1\n", CCS_ERR_PARSE, ":1: bad rank '1.5'" },
+        { "\n# c\n3\n", CCS_ERR_PARSE, ":3: expected \"rank seconds\"" },
+        { "3 abc\n", CCS_ERR_PARSE, ":1: bad time 'abc'" },
+        { "3 -1ms\n", CCS_ERR_PARSE, ":1: bad time '-1ms'" },
+        { "3 1xs\n", CCS_ERR_PARSE, ":1: bad time '1xs'" },
+        { "3 nan\n", CCS_ERR_PARSE, ":1: bad time 'nan'" },
+        { "3 1ms 4\n", CCS_ERR_PARSE, ":1: unexpected '4' after the time" },
+        { "3 1ms\n4 0\n3 2ms\n", CCS_ERR_PARSE,
+          ":3: rank 3 listed again (first on line 1)" },
+        { NULL, CCS_OK, "" },  /* a 400-character comment, then "3 1ms" */
+    };
+    char path[] = "/tmp/test_sim_arrbadXXXXXX";
+    int fd = mkstemp(path);
+
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    close(fd);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        FILE *f = fopen(path, "w");
+        double *arr = NULL;
+        ccs_err_t err = { { 0 } };
+        char want[256];
+
+        CHECK(f != NULL);
+        if (f == NULL)
+            break;
+        if (cases[i].text != NULL) {
+            fputs(cases[i].text, f);
+        } else {
+            fputc('#', f);
+            for (int k = 0; k < 400; k++)
+                fputc('x', f);
+            fputs("\n3 1ms\n", f);
+        }
         fclose(f);
+        CHECK_STATUS(sim_read_arrivals(path, 8, &arr, &err), cases[i].want);
+        if (cases[i].want != CCS_OK) {
+            snprintf(want, sizeof(want), "%s%s", path, cases[i].msg);
+            CHECK_STR_CONTAINS(err.msg, want);
+            CHECK(arr == NULL);
+        } else if (arr != NULL) {
+            CHECK_NEAR(arr[3], 1e-3, 1e-15);
+        }
+        free(arr);
     }
-    CHECK_STATUS(sim_read_arrivals(path, 8, &arr, &err), CCS_ERR_PARSE);
-    CHECK_STR_CONTAINS(err.msg, ":1:");
-    CHECK(arr == NULL);
+    CHECK_STATUS(sim_read_arrivals("/nonexistent/arrivals.txt", 8, NULL,
+                                   NULL), CCS_ERR_IO);
     unlink(path);
 }
 
@@ -579,6 +634,61 @@ TEST(prepared_reuse_deterministic)
     }
     sim_destroy(sim);
     ccs_sched_destroy(s);
+}
+
+/* --sizes: what each spec expands to, and what each bad one says. */
+TEST(size_lists)
+{
+    static const struct {
+        const char *spec;
+        uint32_t n;
+        double first, last;
+    } good[] = {
+        { "1K:4G", 23, 1024, 4294967296.0 },          /* doubling */
+        { "1K:1M:4", 6, 1024, 1048576 },
+        { "1K:1M:3", 7, 1024, 746496 },               /* stops below HI */
+        { "64M", 1, 67108864, 67108864 },
+        { "8M,1G,17", 3, 8388608, 17 },
+        { "0:1K", 1, 0, 0 },                          /* 0 once */
+        { "1K:2K:1.5", 2, 1024, 1536 },
+        { "1.5K", 1, 1536, 1536 },
+        { "8T", 1, 8796093022208.0, 8796093022208.0 },
+    };
+    static const struct { const char *spec, *msg; } bad[] = {
+        { "", "empty size list" },
+        { "4G:1K", "4294967296 > 1024" },
+        { "1K:4G:1", "FACTOR > 1" },
+        { "1K:4G:0.5", "FACTOR > 1" },
+        { "1K:4G:x", "bad size list '1K:4G:x'" },
+        { "1X", "bad size list '1X'" },
+        { "-1K", "bad size list '-1K'" },
+        { "1K:", "bad size list '1K:'" },
+        { ":1K", "bad size list ':1K'" },
+        { "1e20", "more than 2^53" },
+        { "1:1e9:1.0001", "more than 4096 sizes" },
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        double *v = NULL;
+        uint32_t n = 0;
+        ccs_err_t err = { { 0 } };
+        CHECK_STATUS(sim_parse_sizes(good[i].spec, &v, &n, &err), CCS_OK);
+        CHECK_MSG(n == good[i].n, "'%s': %u sizes, want %u", good[i].spec,
+                  n, good[i].n);
+        if (v != NULL && n > 0) {
+            CHECK_NEAR(v[0], good[i].first, 0);
+            CHECK_NEAR(v[n - 1], good[i].last, 0);
+        }
+        free(v);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        double *v = NULL;
+        uint32_t n = 0;
+        ccs_err_t err = { { 0 } };
+        CHECK_STATUS(sim_parse_sizes(bad[i].spec, &v, &n, &err),
+                     CCS_ERR_INVALID);
+        CHECK_STR_CONTAINS(err.msg, bad[i].msg);
+        CHECK(v == NULL);
+    }
 }
 
 TEST(busbw_factors)
@@ -721,6 +831,53 @@ TEST(torus_dbtree_slower_than_ring)
     topo_destroy(t);
 }
 
+/* A NIC shared by the GPUs of a server is a shared link: two GPUs of
+ * server 0 sending to server 1 in one step split their NIC's bandwidth
+ * (cluster:2x4, one NIC per server), and do not when each GPU has its own
+ * NIC (nics=gpu).  Route alpha and bottleneck from topo_route. */
+TEST(nic_shared_by_gpus)
+{
+    static const struct { const char *spec; double k; } cases[] = {
+        { "cluster:2x4", 2 }, { "cluster:2x4,nics=gpu", 1 },
+    };
+    static const xf_t one[] = { { 0, 0, 0, 4, 1 } };
+    static const xf_t two[] = { { 0, 0, 0, 4, 1 }, { 0, 0, 1, 5, 1 } };
+    const double size = 64.0 * 1048576;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].spec);
+        ccs_sched_t *s1 = make_xfers(8, 1, one, 1);
+        ccs_sched_t *s2 = make_xfers(8, 1, two, 2);
+        int32_t links[64], nh = 0;
+        double a = 0, bw = 0;
+        bool nic = false;
+        sim_opts_t o;
+
+        CHECK(t != NULL && s1 != NULL && s2 != NULL);
+        if (t == NULL || s1 == NULL || s2 == NULL)
+            goto next;
+        CHECK_STATUS(topo_route(t, t->rank_node[0], t->rank_node[4], links,
+                                64, &nh, NULL), CCS_OK);
+        for (int32_t h = 0; h < nh; h++) {
+            const topo_link_t *l = &t->links[links[h]];
+            int32_t k = topo_links_between(t, l->src, l->dst, NULL, 0);
+            a += l->alpha_s;
+            if (bw == 0 || l->bw_Bps * k < bw)
+                bw = l->bw_Bps * k;
+            nic |= t->nodes[l->src].kind == TOPO_NODE_NIC;
+        }
+        CHECK(nic);
+        sim_opts_init(&o);
+        CHECK_NEAR(sim_time(s1, t, size, &o), a + size / bw, 1e-9);
+        CHECK_NEAR(sim_time(s2, t, size, &o), a + cases[i].k * size / bw,
+                   1e-9);
+    next:
+        ccs_sched_destroy(s1);
+        ccs_sched_destroy(s2);
+        topo_destroy(t);
+    }
+}
+
 /* On switch:8 a straggler delays the ring allreduce by exactly D. */
 TEST(straggler_ring_switch)
 {
@@ -800,14 +957,17 @@ int main(int argc, char **argv)
     RUN(straggler_adds_delay_ring);
     RUN(straggler_phase0_runs_early);
     RUN(arrivals_file);
+    RUN(arrivals_errors);
     RUN(padding_and_local_cost);
     RUN(errors_are_named);
     RUN(prepared_reuse_deterministic);
+    RUN(size_lists);
     RUN(busbw_factors);
     if (!hand_only) {
         RUN(closed_forms_switch);
         RUN(torus_dbtree_slower_than_ring);
         RUN(straggler_ring_switch);
+        RUN(nic_shared_by_gpus);
         RUN(stragglar_closed_form_after_delay);
     }
     return TEST_SUMMARY();
