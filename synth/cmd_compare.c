@@ -413,7 +413,7 @@ int cmd_compare(int argc, char **argv)
     }
     for (uint32_t i = 0; i < nsizes; i++) {
         uint32_t best = 0;
-        double count = floor(sizes[i] / (double)o.elem_bytes);
+        double count = ceil(sizes[i] / (double)o.elem_bytes);
 
         for (uint32_t a = 1; a < nran; a++)
             if (time_s[(size_t)a * nsizes + i] <

@@ -325,7 +325,7 @@ int cmd_sim(int argc, char **argv)
                     (unsigned long long)r.ntransfers,
                     (unsigned long long)r.nevents);
         print_row(fmt, i == 0, sizes[i],
-                  floor(sizes[i] / (double)o.elem_bytes),
+                  ceil(sizes[i] / (double)o.elem_bytes),
                   ccs_dtype_str(dtype), &r, factor, topo);
         sim_result_free(&r);
     }
