@@ -668,6 +668,10 @@ static const struct {
       "unknown node 'netx'" },
     { "does_not_exist.yaml", CCS_ERR_TOPOLOGY, "does_not_exist.yaml: ",
       "cannot open" },
+    { "hex_number.yaml", CCS_ERR_PARSE, "hex_number.yaml:1:19:",
+      "default alpha '0x10' is not a time" },
+    { "huge_bw.yaml", CCS_ERR_PARSE, "huge_bw.yaml:4:40:",
+      "link bandwidth '1e308TB/s' is not a bandwidth" },
 };
 
 TEST(test_yaml_errors)
@@ -717,6 +721,13 @@ TEST(test_spec_errors)
         { "torus:300x300", "more than 65536 GPUs" },
         { "no/such/dir/topo", "no such topology file" },
         { "", "empty topology spec" },
+        { "switch:8,", "empty option" },
+        { "switch:8,,alpha=1us", "empty option" },
+        { "switch:8,alpha=1us,alpha=2us", "option 'alpha' given twice" },
+        { "cluster:2x4,bw=1GB/s,nvlink=2GB/s", "given twice" },
+        { "switch:8,alpha=0x10", "bad value '0x10' for 'alpha'" },
+        { "switch:8,bw=1e308TB/s", "bad value '1e308TB/s' for 'bw'" },
+        { "switch:8,alpha=-0", "bad value '-0' for 'alpha'" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ccs_err_t err = { { 0 } };
