@@ -357,6 +357,12 @@ static ccs_status_t check_header(const uint8_t *b, hdr_t *h, ccs_err_t *err)
                             "offset %td is 0x%02x, not 0", CCS_FOFF_ALGO,
                             p - b, *p);
     }
+    for (const uint8_t *p = algo; p < nul; p++) {
+        if (*p < 0x21 || *p > 0x7e)
+            return FMT_FAIL("field algorithm (offset %u): byte at offset "
+                            "%td is 0x%02x, not printable ASCII",
+                            CCS_FOFF_ALGO, p - b, *p);
+    }
 
     /* Sections, in file order; each must fit before the end marker.  All
      * arithmetic in 64 bits: counts are at most 2^24, sizes at most 2^32. */

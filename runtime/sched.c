@@ -518,6 +518,13 @@ ccs_status_t ccs_sched_validate(const ccs_sched_t *s, ccs_err_t *err)
     if (memchr(s->algo, '\0', sizeof(s->algo)) == NULL)
         return ccs_err_set(err, CCS_ERR_FORMAT,
                            "algorithm name not terminated");
+    for (const char *p = s->algo; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+            return ccs_err_set(err, CCS_ERR_FORMAT,
+                               "algorithm name: byte %td is 0x%02x, not "
+                               "printable ASCII", p - s->algo,
+                               (unsigned char)*p);
+    }
     for (uint32_t r = 0; r < s->nranks; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
         if (s->rank_nops[r] > 0 && ops == NULL)

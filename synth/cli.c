@@ -233,7 +233,13 @@ int cli_read_sched(const char *cmd, const char *path, ccs_sched_t **out)
 {
     ccs_err_t err = { { 0 } };
     ccs_status_t st = ccs_format_read_file(path, out, &err);
+
+    /* A missing, unreadable or malformed schedule is bad input (3), as in
+     * `ccsynth verify` and for topology files; only running out of memory
+     * is our failure. */
     if (st != CCS_OK)
-        return cli_fail_status(cmd, st, &err);
+        return cli_fail(cmd, st == CCS_ERR_NOMEM ? CLI_EXIT_INTERNAL
+                                                 : CLI_EXIT_INPUT,
+                        "%s", ccs_err_msg(&err, st));
     return CLI_EXIT_OK;
 }
