@@ -1,4 +1,5 @@
 /* test_topo.c - topology model: built-ins, YAML files, routes, errors. */
+#include <igraph.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -930,9 +931,34 @@ TEST(test_misc)
     CHECK_STATUS(topo_load("ring:4", NULL, NULL, NULL), CCS_ERR_INVALID);
 }
 
+/* topo_global_init (called first in main) replaced igraph's default error
+ * handler, which aborts the process: a failing igraph call must return its
+ * error code instead.  With the default handler this test never returns. */
+TEST(test_igraph_errors_return)
+{
+    igraph_t g;
+    igraph_vector_int_t edges;
+    igraph_error_t e;
+
+    e = igraph_empty(&g, -1, IGRAPH_DIRECTED);   /* negative vertex count */
+    CHECK_MSG(e == IGRAPH_EINVAL, "igraph_empty(-1): %d (%s)", (int)e,
+              igraph_strerror(e));
+    /* An edge to a vertex that does not exist: igraph cleans up its own
+     * FINALLY stack through our handler; g stays usable. */
+    CHECK_EQ_INT(igraph_empty(&g, 2, IGRAPH_DIRECTED), IGRAPH_SUCCESS);
+    CHECK_EQ_INT(igraph_vector_int_init_int(&edges, 2, 0, 5),
+                 IGRAPH_SUCCESS);
+    e = igraph_add_edges(&g, &edges, NULL);
+    CHECK_MSG(e != IGRAPH_SUCCESS, "add_edges to vertex 5 of 2 succeeded");
+    CHECK_EQ_INT(igraph_ecount(&g), 0);
+    igraph_vector_int_destroy(&edges);
+    igraph_destroy(&g);
+}
+
 int main(void)
 {
     topo_global_init();
+    RUN(test_igraph_errors_return);
     RUN(test_builtin_counts);
     RUN(test_builtin_structure);
     RUN(test_builtin_parameters);
