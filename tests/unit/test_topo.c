@@ -673,6 +673,8 @@ static const struct {
       "default alpha '0x10' is not a time" },
     { "huge_bw.yaml", CCS_ERR_PARSE, "huge_bw.yaml:4:40:",
       "link bandwidth '1e308TB/s' is not a bandwidth" },
+    { "nul_byte.yaml", CCS_ERR_PARSE, "nul_byte.yaml:2:12:",
+      "node name contains a NUL byte" },
 };
 
 TEST(test_yaml_errors)
