@@ -51,13 +51,14 @@ DEPFLAGS = -MMD -MP
 CFLAGS_COMMON := $(CSTD) $(OPT) $(WARN) $(SAN) -fPIC -pthread
 
 # ---- third-party flags (pkg-config where the package ships a .pc) ----
-IGRAPH_CFLAGS := $(shell pkg-config --cflags igraph 2>/dev/null)
-IGRAPH_LIBS   := $(shell pkg-config --libs igraph 2>/dev/null || echo -ligraph)
-YAML_CFLAGS   := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
-YAML_LIBS     := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+PKG_CONFIG    ?= pkg-config
+IGRAPH_CFLAGS := $(shell $(PKG_CONFIG) --cflags igraph 2>/dev/null)
+IGRAPH_LIBS   := $(shell $(PKG_CONFIG) --libs igraph 2>/dev/null || echo -ligraph)
+YAML_CFLAGS   := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS     := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
 GLPK_LIBS     := -lglpk
-MPI_CFLAGS    := $(shell pkg-config --cflags ompi-c 2>/dev/null)
-MPI_LIBS      := $(shell pkg-config --libs ompi-c 2>/dev/null || echo -lmpi)
+MPI_CFLAGS    := $(shell $(PKG_CONFIG) --cflags ompi-c 2>/dev/null)
+MPI_LIBS      := $(shell $(PKG_CONFIG) --libs ompi-c 2>/dev/null || echo -lmpi)
 
 # CUDA: auto-detect nvcc.
 ifeq ($(CUDA),auto)
@@ -114,7 +115,10 @@ TESTS      := $(TEST_C:tests/unit/%.c=$(BUILD)/tests/%)
 
 PC_FILE    := $(BUILD)/lib/pkgconfig/ccs.pc
 
-.PHONY: all deps test unit-tests demo schedules check-schedules bench \
+.PHONY: FORCE
+FORCE:
+
+.PHONY: all deps test run-tests unit-tests demo run-demo schedules check-schedules bench \
         install clean gpu-check format-check
 all: $(CCSYNTH) $(LIBCCS_A) $(LIBCCS_SO) $(TOOLS) $(PC_FILE)
 
@@ -165,7 +169,17 @@ $(LIBSYNTH_A): $(SY_OBJS)
 
 CCS_VERSION := $(shell awk '/define CCS_VERSION_MAJOR/{a=$$3}/define CCS_VERSION_MINOR/{b=$$3}/define CCS_VERSION_PATCH/{c=$$3}END{print a"."b"."c}' runtime/ccs.h)
 
-$(PC_FILE): Makefile runtime/ccs.h
+# The .pc names PREFIX, so it is rebuilt whenever PREFIX changes: the stamp
+# is rewritten only when its content (the prefix) differs from the last run,
+# so `make install PREFIX=/opt/x` after a plain `make` installs a .pc that
+# points at /opt/x, not at the default.
+PREFIX_STAMP := $(BUILD)/prefix.stamp
+$(PREFIX_STAMP): FORCE
+	@mkdir -p $(@D)
+	$(Q)if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then \
+	    printf '%s\n' '$(PREFIX)' > $@; fi
+
+$(PC_FILE): Makefile runtime/ccs.h $(PREFIX_STAMP)
 	@mkdir -p $(@D)
 	$(Q)printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: ccs\nDescription: ccsynth runtime: replay synthesized collective schedules\nVersion: %s\nLibs: -L$${libdir} -lccs\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	    '$(PREFIX)' '$(CCS_VERSION)' '$(RT_LIBS)' > $@
@@ -232,10 +246,20 @@ endif
 # -- top-level jobs --
 unit-tests: $(TESTS)
 
-test: deps all $(TESTS)
+# test and demo install missing packages first, then build in a second make:
+# the flags above come from pkg-config when this Makefile is read, which on
+# a fresh machine is before scripts/install-deps.sh has installed pkg-config
+# and the -dev packages, so only a make started after it sees them.
+test: deps
+	$(Q)$(MAKE) --no-print-directory run-tests
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory run-demo
+
+run-tests: all $(TESTS)
 	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
 
-demo: deps all
+run-demo: all
 	$(Q)BUILD=$(BUILD) bash scripts/demo.sh
 
 schedules: all

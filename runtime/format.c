@@ -357,6 +357,12 @@ static ccs_status_t check_header(const uint8_t *b, hdr_t *h, ccs_err_t *err)
                             "offset %td is 0x%02x, not 0", CCS_FOFF_ALGO,
                             p - b, *p);
     }
+    for (const uint8_t *p = algo; p < nul; p++) {
+        if (*p < 0x21 || *p > 0x7e)
+            return FMT_FAIL("field algorithm (offset %u): byte at offset "
+                            "%td is 0x%02x, not printable ASCII",
+                            CCS_FOFF_ALGO, p - b, *p);
+    }
 
     /* Sections, in file order; each must fit before the end marker.  All
      * arithmetic in 64 bits: counts are at most 2^24, sizes at most 2^32. */
@@ -516,13 +522,19 @@ static ccs_status_t read_op(const uint8_t *b, const hdr_t *h, uint32_t r,
            op->kind == CCS_OP_RECV_REDUCE;
     has_src = op->kind == CCS_OP_RECV_REDUCE || op->kind == CCS_OP_COPY ||
               op->kind == CCS_OP_REDUCE_LOCAL;
-    if (comm && (op->peer < 0 || (uint32_t)op->peer >= h->nranks))
-        OP_FAIL("peer", 8, "%s peer %d out of range 0..%u",
-                ccs_op_kind_str((ccs_op_kind_t)op->kind), op->peer,
-                h->nranks - 1);
-    if (comm && (uint32_t)op->peer == r)
-        OP_FAIL("peer", 8, "%s to itself",
-                ccs_op_kind_str((ccs_op_kind_t)op->kind));
+    if (comm) {
+        /* Name the chunk too: "send of in[2] to peer 7 out of range". */
+        char what[80];
+
+        ccs_op_chunk_desc(op, what, sizeof(what));
+        if (op->peer < 0 || (uint32_t)op->peer >= h->nranks)
+            OP_FAIL("peer", 8, "%s %s peer %d out of range 0..%u", what,
+                    op->kind == CCS_OP_SEND ? "to" : "from", op->peer,
+                    h->nranks - 1);
+        if ((uint32_t)op->peer == r)
+            OP_FAIL("peer", 8, "%s %s itself", what,
+                    op->kind == CCS_OP_SEND ? "to" : "from");
+    }
     if (!comm && op->peer != -1)
         OP_FAIL("peer", 8, "local %s has peer %d (must be -1)",
                 ccs_op_kind_str((ccs_op_kind_t)op->kind), op->peer);

@@ -1,4 +1,5 @@
 /* sched.c - schedule IR lifetime, builder and collective semantics. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,19 @@ const char *ccs_op_kind_str(ccs_op_kind_t kind)
 const char *ccs_buf_str(ccs_buf_t buf)
 {
     return ((unsigned)buf < CCS_BUF_COUNT) ? buf_names[buf] : "?";
+}
+
+void ccs_op_chunk_desc(const ccs_op_t *op, char *buf, size_t len)
+{
+    const char *kind = ccs_op_kind_str((ccs_op_kind_t)op->kind);
+    const char *b = ccs_buf_str((ccs_buf_t)op->buf);
+    const char *prep = op->kind == CCS_OP_SEND ? "of" : "into";
+
+    if (op->nchunks <= 1)
+        snprintf(buf, len, "%s %s %s[%u]", kind, prep, b, op->chunk);
+    else
+        snprintf(buf, len, "%s %s %s[%u..%" PRIu64 "]", kind, prep, b,
+                 op->chunk, (uint64_t)op->chunk + op->nchunks - 1);
 }
 
 ccs_status_t ccs_sched_create(ccs_coll_t coll, uint32_t nranks,
@@ -412,11 +426,17 @@ static ccs_status_t validate_op(const ccs_sched_t *s, uint32_t r, uint32_t i,
     comm = op->kind == CCS_OP_SEND || op->kind == CCS_OP_RECV ||
            op->kind == CCS_OP_RECV_REDUCE;
     if (comm) {
+        /* Name the chunk too: "send of in[2] to peer 7 out of range". */
+        char what[80];
+
+        ccs_op_chunk_desc(op, what, sizeof(what));
         if (op->peer < 0 || (uint32_t)op->peer >= s->nranks)
-            OP_FAIL("%s peer %d out of range 0..%u", ccs_op_kind_str(op->kind),
-                    op->peer, s->nranks - 1);
+            OP_FAIL("%s %s peer %d out of range 0..%u", what,
+                    op->kind == CCS_OP_SEND ? "to" : "from", op->peer,
+                    s->nranks - 1);
         if ((uint32_t)op->peer == r)
-            OP_FAIL("%s to itself", ccs_op_kind_str(op->kind));
+            OP_FAIL("%s %s itself", what,
+                    op->kind == CCS_OP_SEND ? "to" : "from");
     } else if (op->peer != -1) {
         OP_FAIL("local %s has peer %d (must be -1)", ccs_op_kind_str(op->kind),
                 op->peer);
@@ -498,6 +518,13 @@ ccs_status_t ccs_sched_validate(const ccs_sched_t *s, ccs_err_t *err)
     if (memchr(s->algo, '\0', sizeof(s->algo)) == NULL)
         return ccs_err_set(err, CCS_ERR_FORMAT,
                            "algorithm name not terminated");
+    for (const char *p = s->algo; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+            return ccs_err_set(err, CCS_ERR_FORMAT,
+                               "algorithm name: byte %td is 0x%02x, not "
+                               "printable ASCII", p - s->algo,
+                               (unsigned char)*p);
+    }
     for (uint32_t r = 0; r < s->nranks; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
         if (s->rank_nops[r] > 0 && ops == NULL)

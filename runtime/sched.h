@@ -126,6 +126,9 @@ typedef struct ccs_sched {
 /* ---- Names ---- */
 const char *ccs_op_kind_str(ccs_op_kind_t kind);   /* "send", ... */
 const char *ccs_buf_str(ccs_buf_t buf);            /* "in", "out", "scratch" */
+/* "send of in[2]", "recv_reduce into out[4..5]": the op and its chunks, for
+ * messages (any field values, valid or not). */
+void ccs_op_chunk_desc(const ccs_op_t *op, char *buf, size_t len);
 
 /* ---- Lifetime and building ---- */
 

@@ -4,8 +4,10 @@
 # The CUDA toolkit and NCCL are expected under /usr/local/cuda (not from apt).
 set -euo pipefail
 
+# python3: the e2e tests check JSON and the format spec's hex dump with it;
+# bc: the MILP benchmark's arithmetic.
 pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
-      libopenmpi-dev openmpi-bin graphviz gnuplot-nox)
+      libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -49,12 +49,49 @@ int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err)
     return cli_fail(cmd, cli_exit_code(st), "%s", ccs_err_msg(err, st));
 }
 
+/* Length of the decimal number at the start of s: [+-]digits[.digits]
+ * [e[+-]digits], at least one digit before the exponent; 0 if there is
+ * none.  strtod alone would also take hex ("0x10"), "inf", "nan" and
+ * leading blanks, which no topology or option means. */
+static size_t decimal_len(const char *s)
+{
+    size_t i = 0, digits = 0;
+
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    while (isdigit((unsigned char)s[i])) {
+        i++;
+        digits++;
+    }
+    if (s[i] == '.') {
+        i++;
+        while (isdigit((unsigned char)s[i])) {
+            i++;
+            digits++;
+        }
+    }
+    if (digits == 0)
+        return 0;
+    if (s[i] == 'e' || s[i] == 'E') {
+        size_t j = i + 1;
+
+        if (s[j] == '+' || s[j] == '-')
+            j++;
+        if (isdigit((unsigned char)s[j])) {
+            while (isdigit((unsigned char)s[j]))
+                j++;
+            i = j;
+        }
+    }
+    return i;
+}
+
 bool cli_parse_double(const char *s, double *out)
 {
     char *end;
     double v;
 
-    if (s == NULL || *s == '\0')
+    if (s == NULL || *s == '\0' || decimal_len(s) != strlen(s))
         return false;
     errno = 0;
     v = strtod(s, &end);
@@ -84,11 +121,12 @@ static bool split_number(const char *s, double *v, const char **unit)
 {
     char *end;
 
-    if (s == NULL || *s == '\0')
+    /* Sizes, times and bandwidths are never negative, not even -0. */
+    if (s == NULL || s[0] == '-' || decimal_len(s) == 0)
         return false;
     errno = 0;
     *v = strtod(s, &end);
-    if (errno != 0 || end == s || !isfinite(*v) || *v < 0)
+    if (errno != 0 || end != s + decimal_len(s) || !isfinite(*v) || *v < 0)
         return false;
     while (*end == ' ')
         end++;
@@ -114,7 +152,7 @@ bool cli_parse_size(const char *s, double *bytes)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcasecmp(unit, units[i].u) == 0) {
             *bytes = v * units[i].mult;
-            return true;
+            return isfinite(*bytes);
         }
     }
     return false;
@@ -134,7 +172,7 @@ bool cli_parse_time(const char *s, double *seconds)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(unit, units[i].u) == 0) {
             *seconds = v * units[i].mult;
-            return true;
+            return isfinite(*seconds);
         }
     }
     return false;
@@ -159,7 +197,7 @@ bool cli_parse_bw(const char *s, double *bytes_per_s)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(unit, units[i].u) == 0) {
             *bytes_per_s = v * units[i].mult;
-            return *bytes_per_s > 0;
+            return isfinite(*bytes_per_s) && *bytes_per_s > 0;
         }
     }
     return false;
@@ -195,7 +233,13 @@ int cli_read_sched(const char *cmd, const char *path, ccs_sched_t **out)
 {
     ccs_err_t err = { { 0 } };
     ccs_status_t st = ccs_format_read_file(path, out, &err);
+
+    /* A missing, unreadable or malformed schedule is bad input (3), as in
+     * `ccsynth verify` and for topology files; only running out of memory
+     * is our failure. */
     if (st != CCS_OK)
-        return cli_fail_status(cmd, st, &err);
+        return cli_fail(cmd, st == CCS_ERR_NOMEM ? CLI_EXIT_INTERNAL
+                                                 : CLI_EXIT_INPUT,
+                        "%s", ccs_err_msg(&err, st));
     return CLI_EXIT_OK;
 }

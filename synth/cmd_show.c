@@ -295,8 +295,19 @@ static ccs_status_t print_text(const ccs_sched_t *s, int64_t rank)
         const char *lead = "params       ";
         for (const char *p = s->params; *p != '\0';) {
             const char *nl = strchr(p, '\n');
-            int n = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("%s%.*s\n", lead, n, p);
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+            /* The text comes from the file: control bytes are shown as
+             * \xHH, never sent to the terminal. */
+            fputs(lead, stdout);
+            for (size_t i = 0; i < n; i++) {
+                unsigned char ch = (unsigned char)p[i];
+                if (ch < 0x20 || ch == 0x7f)
+                    printf("\\x%02x", ch);
+                else
+                    putchar(ch);
+            }
+            putchar('\n');
             lead = "             ";
             p += n + (nl ? 1 : 0);
         }

@@ -362,9 +362,10 @@ static ccs_status_t parse_dims(const char *spec, const char *s,
     return CCS_OK;
 }
 
+/* Parse one KEY=VALUE into a; *which gets the option's bit. */
 static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
                                  const char *kv, bi_args_t *a,
-                                 ccs_err_t *err)
+                                 unsigned *which, ccs_err_t *err)
 {
     static const struct { const char *key; unsigned bit; } keys[] = {
         { "alpha", BI_ALPHA }, { "bw", BI_BW }, { "nvlink", BI_NVLINK },
@@ -387,6 +388,7 @@ static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
     if (bit == 0 || !(bi->opts & bit))
         return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: unknown option "
                            "'%.*s' for %s", spec, (int)klen, kv, bi->name);
+    *which = bit;
     switch (bit) {
     case BI_ALPHA:
         ok = cli_parse_time(val, &a->alpha_s);
@@ -424,7 +426,8 @@ static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
 ccs_status_t topo_builtin_build(const char *spec, topo_builder_t *b,
                                 ccs_err_t *err)
 {
-    char buf[256], *name, *dims, *opts, *save = NULL;
+    char buf[256], *name, *dims, *opts, *next;
+    unsigned seen = 0;
     const bi_spec_t *bi = NULL;
     bi_args_t a;
     ccs_status_t st;
@@ -469,11 +472,30 @@ ccs_status_t topo_builtin_build(const char *spec, topo_builder_t *b,
         if (st != CCS_OK)
             return st;
     }
-    for (char *kv = opts ? strtok_r(opts, ",", &save) : NULL; kv != NULL;
-         kv = strtok_r(NULL, ",", &save)) {
-        st = parse_option(spec, bi, kv, &a, err);
+    /* KEY=VALUE options, each at most once; an empty one ("switch:8,",
+     * "a,,b") is an error rather than silently skipped. */
+    for (char *kv = opts; kv != NULL; kv = next) {
+        unsigned bit = 0;
+
+        next = strchr(kv, ',');
+        if (next != NULL)
+            *next++ = '\0';
+        if (*kv == '\0')
+            return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: empty option "
+                               "(stray ',')", spec);
+        st = parse_option(spec, bi, kv, &a, &bit, err);
         if (st != CCS_OK)
             return st;
+        /* bw and nvlink name the same value */
+        if (bit == BI_NVLINK)
+            bit = BI_BW;
+        if (seen & bit)
+            return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: option '%.*s' "
+                               "given twice%s", spec,
+                               (int)(strchr(kv, '=') - kv), kv,
+                               bit == BI_BW && (bi->opts & BI_NVLINK)
+                                   ? " (bw and nvlink are one option)" : "");
+        seen |= bit;
     }
     return bi->build(b, &a, err);
 }

@@ -100,6 +100,9 @@ static ccs_status_t ymap(ycx_t *cx, yaml_node_t *n, const char *what,
             return yerr(cx, k != NULL ? k : n, CCS_ERR_PARSE,
                         "keys of %s must be plain words", what);
         key = yscalar_text(k);
+        if (strlen(key) != k->data.scalar.length)
+            return yerr(cx, k, CCS_ERR_PARSE, "a key of %s contains a NUL "
+                        "byte", what);
         for (int i = 0; i < nkeys; i++)
             if (strcmp(key, keys[i]) == 0)
                 idx = i;
@@ -142,6 +145,9 @@ static ccs_status_t ystr(ycx_t *cx, yaml_node_t *n, const char *what,
         return yerr(cx, n, CCS_ERR_PARSE, "%s must be a single value, not "
                     "a %s", what, n->type == YAML_SEQUENCE_NODE ? "list"
                                                                 : "mapping");
+    /* "\0" in a quoted scalar: the C string would silently end there. */
+    if (strlen(yscalar_text(n)) != n->data.scalar.length)
+        return yerr(cx, n, CCS_ERR_PARSE, "%s contains a NUL byte", what);
     *out = yscalar_text(n);
     return CCS_OK;
 }

@@ -197,6 +197,18 @@ sys.exit(0 if block == dump else 1)
 EOF
     fail "docs/format.md's example hex dump differs from what the code writes"
 
+# The params text comes from the file (here, a topology path with control
+# bytes in it): show prints them as \xHH, never raw to the terminal.
+esc=$tmp/$'t\x01\x1b[31m.yaml'
+cp topologies/dgx-h100.yaml "$esc"
+"$CCS" synth --algo ring --topo "$esc" -q -o "$tmp/esc.ccs" ||
+    fail "synth with a control byte in the topology path"
+"$CCS" show "$tmp/esc.ccs" > "$tmp/esc.txt" || fail "show esc.ccs"
+grep -qF 't\x01\x1b[31m.yaml' "$tmp/esc.txt" || fail "params not escaped"
+if LC_ALL=C grep -q $'[\x01\x1b]' "$tmp/esc.txt"; then
+    fail "show printed a raw control byte"
+fi
+
 # Usage errors: exit 2.
 expect_rc() {
     local want=$1; shift
@@ -238,7 +250,7 @@ corrupt 8 2; check_bad version
 head -c 300 "$tmp/example.ccs" > "$bad"; check_bad truncated
 : > "$bad"; check_bad "too short"
 { cat "$tmp/example.ccs"; printf 'xx'; } > "$bad"; check_bad trailing
-expect_rc 1 "$CCS" show "$tmp/does-not-exist.ccs"
+expect_rc 3 "$CCS" show "$tmp/does-not-exist.ccs"
 grep -q 'does-not-exist' "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 
 echo "show_cli: ok (${#names[@]} schedules)"

@@ -21,7 +21,7 @@ expect 2 "bad size list" -- $C sim "$tmp/ring8.ccs" --sizes 1K:4G:1
 expect 2 "needs --straggler-delay" -- $C sim "$tmp/ring8.ccs" --straggler 1
 expect 2 "out of range" -- $C sim "$tmp/ring8.ccs" --straggler 8 --straggler-delay 1ms
 expect 3 "8 ranks" -- $C sim "$tmp/ring8.ccs" --topo switch:4
-expect 1 "missing.ccs" -- $C sim "$tmp/missing.ccs" --topo switch:8
+expect 3 "missing.ccs" -- $C sim "$tmp/missing.ccs" --topo switch:8
 expect 2 "unknown algorithm" -- $C compare --topo switch:8 --algos ring,nope
 expect 2 "topo is required" -- $C compare --algos ring
 

@@ -542,13 +542,24 @@ TEST(encode_rejects_invalid)
     uint8_t *b = NULL;
     size_t len = 0;
     ccs_err_t err = { { 0 } };
+    int32_t peer;
 
     CHECK(s != NULL);
     if (s == NULL)
         return;
-    s->rank_ops[1][0].peer = 1;   /* send to itself */
+    peer = s->rank_ops[1][0].peer;
+    s->rank_ops[1][0].peer = 1;   /* receive from itself */
     CHECK_STATUS(ccs_format_encode(s, &b, &len, &err), CCS_ERR_FORMAT);
     CHECK_STR_CONTAINS(err.msg, "itself");
+    CHECK(b == NULL);
+    s->rank_ops[1][0].peer = peer;
+    CHECK_STATUS(ccs_format_encode(s, &b, &len, &err), CCS_OK);
+    free(b);
+    b = NULL;
+    /* The writer refuses the algorithm names the reader refuses. */
+    s->algo[1] = '\033';
+    CHECK_STATUS(ccs_format_encode(s, &b, &len, &err), CCS_ERR_FORMAT);
+    CHECK_STR_CONTAINS(err.msg, "not printable ASCII");
     CHECK(b == NULL);
     ccs_sched_destroy(s);
 }
@@ -833,6 +844,12 @@ static const mut_t mutations[] = {
       "file_size", "truncated" },
     { "algo not terminated", AT_HDR, 0, 0, 0, 1, true, CCS_ERR_FORMAT,
       "algorithm", NULL },
+    { "algo control byte", AT_HDR, 0, 73, 1, 0x1b, true, CCS_ERR_FORMAT,
+      "field algorithm", "offset 73 is 0x1b, not printable ASCII" },
+    { "algo space", AT_HDR, 0, 72, 1, ' ', true, CCS_ERR_FORMAT,
+      "field algorithm", "not printable ASCII" },
+    { "algo padding", AT_HDR, 0, 100, 1, 'x', true, CCS_ERR_FORMAT,
+      "field algorithm", "padding byte at offset 100" },
     { "phase >= nphases", AT_STEPS, 0, 1, 1, 5, true, CCS_ERR_FORMAT,
       "step 1: phase 5", NULL },
     { "dir nops huge", AT_DIR, 0, 8, 4, 0xffffffffu, true, CCS_ERR_FORMAT,
@@ -853,9 +870,9 @@ static const mut_t mutations[] = {
     { "op reserved", AT_OP, 0, 7, 1, 1, true, CCS_ERR_FORMAT, "reserved",
       NULL },
     { "op peer range", AT_OP, 1, 8, 4, 4, true, CCS_ERR_FORMAT, "field peer",
-      "out of range" },
+      "recv_reduce into out[0] from peer 4 out of range 0..3" },
     { "op peer self", AT_OP, 1, 8, 4, 1, true, CCS_ERR_FORMAT, "field peer",
-      "itself" },
+      "recv_reduce into out[0] from itself" },
     { "op step", AT_OP, 0, 0, 4, 0x7fffffffu, true, CCS_ERR_FORMAT,
       "field step", NULL },
     { "op chunk", AT_OP, 0, 12, 4, 0xffffffffu, true, CCS_ERR_FORMAT,

@@ -1,4 +1,5 @@
 /* test_topo.c - topology model: built-ins, YAML files, routes, errors. */
+#include <igraph.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -668,6 +669,12 @@ static const struct {
       "unknown node 'netx'" },
     { "does_not_exist.yaml", CCS_ERR_TOPOLOGY, "does_not_exist.yaml: ",
       "cannot open" },
+    { "hex_number.yaml", CCS_ERR_PARSE, "hex_number.yaml:1:19:",
+      "default alpha '0x10' is not a time" },
+    { "huge_bw.yaml", CCS_ERR_PARSE, "huge_bw.yaml:4:40:",
+      "link bandwidth '1e308TB/s' is not a bandwidth" },
+    { "nul_byte.yaml", CCS_ERR_PARSE, "nul_byte.yaml:2:12:",
+      "node name contains a NUL byte" },
 };
 
 TEST(test_yaml_errors)
@@ -717,6 +724,13 @@ TEST(test_spec_errors)
         { "torus:300x300", "more than 65536 GPUs" },
         { "no/such/dir/topo", "no such topology file" },
         { "", "empty topology spec" },
+        { "switch:8,", "empty option" },
+        { "switch:8,,alpha=1us", "empty option" },
+        { "switch:8,alpha=1us,alpha=2us", "option 'alpha' given twice" },
+        { "cluster:2x4,bw=1GB/s,nvlink=2GB/s", "given twice" },
+        { "switch:8,alpha=0x10", "bad value '0x10' for 'alpha'" },
+        { "switch:8,bw=1e308TB/s", "bad value '1e308TB/s' for 'bw'" },
+        { "switch:8,alpha=-0", "bad value '-0' for 'alpha'" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ccs_err_t err = { { 0 } };
@@ -919,9 +933,34 @@ TEST(test_misc)
     CHECK_STATUS(topo_load("ring:4", NULL, NULL, NULL), CCS_ERR_INVALID);
 }
 
+/* topo_global_init (called first in main) replaced igraph's default error
+ * handler, which aborts the process: a failing igraph call must return its
+ * error code instead.  With the default handler this test never returns. */
+TEST(test_igraph_errors_return)
+{
+    igraph_t g;
+    igraph_vector_int_t edges;
+    igraph_error_t e;
+
+    e = igraph_empty(&g, -1, IGRAPH_DIRECTED);   /* negative vertex count */
+    CHECK_MSG(e == IGRAPH_EINVAL, "igraph_empty(-1): %d (%s)", (int)e,
+              igraph_strerror(e));
+    /* An edge to a vertex that does not exist: igraph cleans up its own
+     * FINALLY stack through our handler; g stays usable. */
+    CHECK_EQ_INT(igraph_empty(&g, 2, IGRAPH_DIRECTED), IGRAPH_SUCCESS);
+    CHECK_EQ_INT(igraph_vector_int_init_int(&edges, 2, 0, 5),
+                 IGRAPH_SUCCESS);
+    e = igraph_add_edges(&g, &edges, NULL);
+    CHECK_MSG(e != IGRAPH_SUCCESS, "add_edges to vertex 5 of 2 succeeded");
+    CHECK_EQ_INT(igraph_ecount(&g), 0);
+    igraph_vector_int_destroy(&edges);
+    igraph_destroy(&g);
+}
+
 int main(void)
 {
     topo_global_init();
+    RUN(test_igraph_errors_return);
     RUN(test_builtin_counts);
     RUN(test_builtin_structure);
     RUN(test_builtin_parameters);
