@@ -6,7 +6,8 @@
 #   make schedules     regenerate schedules/ from topologies/
 #   make check-schedules  regenerate into a temp dir and compare byte for byte
 #   make bench         run the benchmarks
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
+#                                     PREFIX the tree was built with)
 #
 # Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
 # CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
@@ -257,7 +258,9 @@ install: all
 	install -m 644 $(LIBCCS_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBCCS_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/ccs.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PC_FILE) > \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/ccs.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/ccs.pc
 
 clean:
 	rm -rf $(BUILD)
