@@ -83,5 +83,24 @@ done 3< "$tmp/algos"
 check "$tmp/syn-stragglar-allreduce-4.ccs" 4 -d float32 -o sum -N 1000,1000003 -s 0 -D 20000
 check "$tmp/syn-stragglar-allreduce-8.ccs" 8 -d bfloat16 -o avg -N 7,1000 -s 3 -D 20000
 
+# Calls that do not fit are refused on every process, with the message,
+# before any data moves (exit 3: runtime error).
+refused() { # refused PLAN NRANKS PATTERN ARGS...
+    local plan=$1 n=$2 pat=$3 out rc
+    shift 3
+    out=$(timeout 60 mpirun --oversubscribe -np "$n" "$PERF" -p "$plan" \
+              -t mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
+        echo "FAIL: $(basename "$plan") np=$n $*: exit $rc, want /$pat/"
+        printf '%s\n' "$out" | tail -n 8
+        fail=1
+    fi
+    runs=$((runs + 1))
+}
+refused "$tmp/syn-stragglar-allreduce-4.ccs" 4 "straggler 9 out of range" -N 7 -s 9
+refused "$tmp/ring1-r4.ccs" 4 "no straggler role" -N 7 -s 1
+refused "$tmp/ring1-r4.ccs" 3 "plan has 4 ranks, mpirun started 3" -N 7
+
 echo "mpi_correct: $runs mpirun checks ($synths synthesized plans of $nalgos algorithms), $([ $fail -eq 0 ] && echo ok || echo FAILED)"
 exit $fail

@@ -147,8 +147,12 @@ TEST(run_validation)
     ccs_plan_t *p4 = NULL, *p2 = NULL, *pg = NULL;
     ccs_comm_t *c[2];
     float a[8] = { 0 }, b[8];
+    const uint32_t poison = 0x7fc0dead;   /* a NaN no run would write */
     ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
     int dummy_stream;
+
+    for (int i = 0; i < 8; i++)
+        memcpy(&b[i], &poison, sizeof(float));
 
     CHECK_STATUS(ccs_plan_from_sched(s4, &p4, NULL), CCS_OK);
     CHECK_STATUS(ccs_plan_from_sched(s2, &p2, NULL), CCS_OK);
@@ -182,6 +186,10 @@ TEST(run_validation)
     CHECK_STATUS(ccs_run_ex(pg, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL,
                             &o), CCS_ERR_INVALID);
     CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "out of range");
+    /* None of the refused calls above touched the receive buffer. */
+    for (int i = 0; i < 8; i++)
+        CHECK_MSG(memcmp(&b[i], &poison, sizeof(float)) == 0,
+                  "recvbuff[%d] was written by a refused call", i);
     /* count 0 is a no-op that succeeds, like NCCL */
     CHECK_STATUS(ccs_run(p2, c[0], a, b, 0, CCS_FLOAT32, CCS_SUM, NULL),
                  CCS_OK);
