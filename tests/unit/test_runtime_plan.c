@@ -59,6 +59,8 @@ TEST(load_errors_have_messages)
     buf[8] = 9;
     CHECK_STATUS(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)),
                  CCS_ERR_VERSION);
+    CHECK_STR_CONTAINS(msg, "format version 9.");
+    CHECK_STR_CONTAINS(msg, "knows major 1 only");
     buf[8] = 1;
     CHECK_STATUS(ccs_plan_load_mem(buf, len / 2, &p), CCS_ERR_FORMAT);
     CHECK_STATUS(ccs_plan_load_file_msg("/nonexistent/x.ccs", &p, msg,
