@@ -6,7 +6,8 @@
 #   make schedules     regenerate schedules/ from topologies/
 #   make check-schedules  regenerate into a temp dir and compare byte for byte
 #   make bench         run the benchmarks
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
+#                                     PREFIX the tree was built with)
 #
 # Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
 # CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
@@ -115,9 +116,6 @@ TESTS      := $(TEST_C:tests/unit/%.c=$(BUILD)/tests/%)
 
 PC_FILE    := $(BUILD)/lib/pkgconfig/ccs.pc
 
-.PHONY: FORCE
-FORCE:
-
 .PHONY: all deps test run-tests unit-tests demo run-demo schedules check-schedules bench \
         install clean gpu-check format-check
 all: $(CCSYNTH) $(LIBCCS_A) $(LIBCCS_SO) $(TOOLS) $(PC_FILE)
@@ -169,17 +167,7 @@ $(LIBSYNTH_A): $(SY_OBJS)
 
 CCS_VERSION := $(shell awk '/define CCS_VERSION_MAJOR/{a=$$3}/define CCS_VERSION_MINOR/{b=$$3}/define CCS_VERSION_PATCH/{c=$$3}END{print a"."b"."c}' runtime/ccs.h)
 
-# The .pc names PREFIX, so it is rebuilt whenever PREFIX changes: the stamp
-# is rewritten only when its content (the prefix) differs from the last run,
-# so `make install PREFIX=/opt/x` after a plain `make` installs a .pc that
-# points at /opt/x, not at the default.
-PREFIX_STAMP := $(BUILD)/prefix.stamp
-$(PREFIX_STAMP): FORCE
-	@mkdir -p $(@D)
-	$(Q)if [ "$$(cat $@ 2>/dev/null)" != '$(PREFIX)' ]; then \
-	    printf '%s\n' '$(PREFIX)' > $@; fi
-
-$(PC_FILE): Makefile runtime/ccs.h $(PREFIX_STAMP)
+$(PC_FILE): Makefile runtime/ccs.h
 	@mkdir -p $(@D)
 	$(Q)printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: ccs\nDescription: ccsynth runtime: replay synthesized collective schedules\nVersion: %s\nLibs: -L$${libdir} -lccs\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	    '$(PREFIX)' '$(CCS_VERSION)' '$(RT_LIBS)' > $@
@@ -281,7 +269,9 @@ install: all
 	install -m 644 $(LIBCCS_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBCCS_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/ccs.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PC_FILE) > \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/ccs.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/ccs.pc
 
 clean:
 	rm -rf $(BUILD)

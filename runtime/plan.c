@@ -370,6 +370,14 @@ static void copy_msg(const ccs_err_t *e, ccs_status_t st, char *msg,
         snprintf(msg, msglen, "%s", ccs_err_msg(e, st));
 }
 
+/* The reader's failures (I/O, format, version, checksum) are logged here,
+ * once: the reader itself does not log. */
+static void log_load_failure(const ccs_err_t *e, ccs_status_t st)
+{
+    CCS_LOG(ccs_log_level_env(), CCS_LOG_WARN, "PLAN", -1, "%s",
+            ccs_err_msg(e, st));
+}
+
 ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
                                    ccs_plan_t **plan, char *msg,
                                    size_t msglen)
@@ -379,10 +387,13 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
     ccs_status_t st;
 
     ccs_err_clear(&e);
-    if (buf == NULL || plan == NULL)
+    if (buf == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
-    else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK)
-        st = ccs_plan_from_sched(s, plan, &e);
+        log_load_failure(&e, st);
+    } else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK)
+        st = ccs_plan_from_sched(s, plan, &e);    /* logs its failures */
+    else
+        log_load_failure(&e, st);
     ccs_sched_destroy(s);
     copy_msg(&e, st, msg, msglen);
     return st;
@@ -396,12 +407,15 @@ ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
     ccs_status_t st;
 
     ccs_err_clear(&e);
-    if (path == NULL || plan == NULL)
+    if (path == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
-    else if ((st = ccs_format_read_file(path, &s, &e)) == CCS_OK) {
-        st = ccs_plan_from_sched(s, plan, &e);
+        log_load_failure(&e, st);
+    } else if ((st = ccs_format_read_file(path, &s, &e)) == CCS_OK) {
+        st = ccs_plan_from_sched(s, plan, &e);    /* logs its failures */
         if (st != CCS_OK)
             ccs_err_prefix(&e, "%s: ", path);
+    } else {
+        log_load_failure(&e, st);
     }
     ccs_sched_destroy(s);
     copy_msg(&e, st, msg, msglen);

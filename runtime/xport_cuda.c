@@ -215,7 +215,38 @@ ccs_status_t ccs_gpu_run_begin(ccs_gpu_base_t *b, void *stream,
     }
     b->sync_at_end = stream == NULL;
     b->stream = stream ? (cudaStream_t)stream : b->own;
+    if (stream == NULL) {
+        /* Like an NCCL call on stream 0: after what the caller enqueued
+         * on the default stream (xport_gpu.h). */
+        if (b->dflt_ev == NULL)
+            e = cudaEventCreateWithFlags(&b->dflt_ev,
+                                         cudaEventDisableTiming);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(b->dflt_ev, cudaStreamLegacy);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(b->own, b->dflt_ev, 0);
+        if (e != cudaSuccess) {
+            dev_leave(b->device, b->prev_device);
+            b->prev_device = b->device;
+            return ccs_gpu_fail(err, e, "%s: ordering the internal stream "
+                                "of device %d after the default stream",
+                                b->who, b->device);
+        }
+    }
     return CCS_OK;
+}
+
+void ccs_gpu_base_fini(ccs_gpu_base_t *b)
+{
+    int prev = b->device;
+
+    if (b->dflt_ev == NULL)
+        return;
+    if (dev_enter(b->device, &prev) == cudaSuccess)
+        (void)cudaEventDestroy(b->dflt_ev);
+    dev_leave(b->device, prev);
+    (void)cudaGetLastError();
+    b->dflt_ev = NULL;
 }
 
 ccs_status_t ccs_gpu_run_end(ccs_gpu_base_t *b, ccs_err_t *err)
@@ -678,6 +709,7 @@ static void cx_destroy(ccs_xport_t *x)
         msg_put(x->sends[i]);
     free(x->sends);
     free(x->recvs);
+    ccs_gpu_base_fini(&x->base);
     if (atomic_fetch_sub(&x->w->refs, 1) == 1)
         world_free(x->w);
     free(x);

@@ -10,9 +10,12 @@
  *
  * Streams: a run on a non-NULL stream is only enqueued (ccs_run returns
  * before the data has moved, as an NCCL call does).  A run given a NULL
- * stream uses the rank's own internal stream and run_end synchronises it,
- * so ccs_run(..., NULL) is blocking -- convenient for tests and simple
- * callers, and it never serialises with the legacy default stream.
+ * stream uses the rank's own internal stream, ordered after the work
+ * already enqueued on the default stream (an event recorded on
+ * cudaStreamLegacy, which also covers the blocking streams, waited on by
+ * the internal stream), and run_end synchronises it: ccs_run(..., NULL)
+ * sees inputs written by cudaMemcpy / cudaMemset / kernels on stream 0, as
+ * an NCCL call on stream 0 would, and returns when the result is there.
  * The current device is set to the rank's device for the run and the
  * caller's current device is restored at run_end.
  */
@@ -30,6 +33,9 @@ typedef struct ccs_gpu_base {
     int prev_device;         /* caller's device during a run, restored */
     cudaStream_t own;        /* created at init, destroyed by the owner */
     cudaStream_t stream;     /* the current run's stream */
+    cudaEvent_t dflt_ev;     /* orders a NULL-stream run after the default
+                                stream; made at the first such run, owned,
+                                freed by ccs_gpu_base_fini */
     bool sync_at_end;        /* run given NULL: run_end synchronises */
     const char *who;         /* "cuda transport", "nccl transport" */
 } ccs_gpu_base_t;
@@ -53,6 +59,8 @@ ccs_status_t ccs_gpu_div(ccs_xport_t *x, void *buf, size_t n,
 ccs_status_t ccs_gpu_run_begin(ccs_gpu_base_t *b, void *stream,
                                ccs_err_t *err);
 ccs_status_t ccs_gpu_run_end(ccs_gpu_base_t *b, ccs_err_t *err);
+/* Free what the base owns apart from `own` (whose owner varies). */
+void ccs_gpu_base_fini(ccs_gpu_base_t *b);
 
 /* Number of CUDA devices; CCS_ERR_NO_DEVICE with a message naming `who`
  * when the runtime finds none or no usable driver. */

@@ -163,6 +163,7 @@ static void nc_destroy(ccs_xport_t *x)
 
     if (x == NULL)
         return;
+    ccs_gpu_base_fini(&x->base);
     if (x->base.own != NULL && cudaGetDevice(&prev) == cudaSuccess) {
         (void)cudaSetDevice(x->base.device);
         (void)cudaStreamDestroy(x->base.own);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The MPI transport, 2..8 processes: every fixture plan (written by
-# test_runtime_exec --write-plans) and every plan ccsynth can synthesize
-# for switch:N, checked by ccs-perf -c 1 over datatypes x ops x counts
-# 1, 7 and 1000003.  Exit 0 when every element of every run is right.
+# test_runtime_exec --write-plans) and every algorithm's plan for every
+# collective it declares, synthesized for switch:N, checked by ccs-perf -c 1
+# (independent reference, order-independent inputs, wrong elements counted)
+# over datatypes x ops x counts 1, 7, 1000 and 1000003, out of place and in
+# place.  Exit 0 when every element of every run is right.
 set -u
 BUILD=${BUILD:-build}
 PERF=$BUILD/bin/ccs-perf
@@ -23,7 +25,7 @@ check() { # check PLAN NRANKS ARGS...
     shift 2
     local out
     if ! out=$(timeout 120 mpirun --oversubscribe -np "$n" "$PERF" \
-                   -p "$plan" -t mpi -n 1 -w 0 -c 1 "$@" 2>&1); then
+                   -p "$plan" -t mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1); then
         echo "FAIL: $(basename "$plan") np=$n $*"
         printf '%s\n' "$out" | tail -n 15
         fail=1
@@ -45,24 +47,60 @@ check "$tmp/ring3-r5.ccs" 5 -d bfloat16 -o avg -N 1000003
 check "$tmp/straggler-r4.ccs" 4 -d int64 -o max -N 7,1000 -s 1
 check "$tmp/straggler-r6.ccs" 6 -d float16 -o sum -N 7,1000 -s 2 -D 20000
 
-# Synthesized plans, where the algorithms exist yet: every algorithm x
-# collective at 4 processes, allreduce also at 3.
-if [ -x "$C" ]; then
-    for algo in ring rhd allpairs dbtree stragglar multitree; do
-        for coll in allreduce reducescatter allgather reduce broadcast alltoall; do
-            for n in 3 4; do
-                [ "$n" = 3 ] && [ "$coll" != allreduce ] && continue
-                f="$tmp/syn-$algo-$coll-$n.ccs"
-                extra=()
-                [ "$algo" = stragglar ] && extra=(--straggler $((n - 1)))
-                "$C" synth --algo "$algo" --coll "$coll" --topo "switch:$n" \
-                    "${extra[@]}" -q -o "$f" >/dev/null 2>&1 || continue
-                check "$f" "$n" -d all -o all -N 1,7
-                [ "$n" = 4 ] && check "$f" "$n" -d float32 -o sum -N 1000003
-            done
+# Synthesized plans: every algorithm of `ccsynth list` (milp included) x
+# every collective it declares, at 3 and 4 processes, full type x op
+# matrix, counts 1, 7, 1000; 1000003 at 4; allreduce also at 2 and 8.  A
+# declared collective that does not synthesize is a failure, not a skip.
+[ -x "$C" ] || { echo "missing $C"; exit 1; }
+# "algo coll,coll,..." per line, from the registry listing
+"$C" list | awk '/^algorithms:/ {a = 1; next} /^[^ ]/ {a = 0}
+    a && /^  [a-z]/ {name = $1}
+    a && /^ +\[/ {gsub(/[][ ]/, ""); print name, $0}' > "$tmp/algos"
+nalgos=$(wc -l < "$tmp/algos")
+[ "$nalgos" -ge 7 ] || { echo "FAIL: ccsynth list gave $nalgos algorithms"; fail=1; }
+synths=0
+while read -r -u 3 algo colls; do
+    for coll in ${colls//,/ }; do
+        for n in 2 3 4 8; do
+            case $n in 2|8) [ "$coll" = allreduce ] || continue ;; esac
+            f="$tmp/syn-$algo-$coll-$n.ccs"
+            extra=()
+            [ "$algo" = stragglar ] && extra=(--straggler $((n - 1)))
+            if ! "$C" synth --algo "$algo" --coll "$coll" --topo "switch:$n" \
+                    "${extra[@]}" -q -o "$f" >"$tmp/synth.log" 2>&1; then
+                echo "FAIL: $algo $coll switch:$n declared but not synthesized:"
+                cat "$tmp/synth.log"
+                fail=1
+                continue
+            fi
+            synths=$((synths + 1))
+            check "$f" "$n" -d all -o all -N 1,7,1000
+            [ "$n" = 4 ] && check "$f" "$n" -d float32 -o sum -N 1000003
         done
     done
-fi
+done 3< "$tmp/algos"
+# StragglAR's own plan, straggler chosen per call and 20 ms late.
+check "$tmp/syn-stragglar-allreduce-4.ccs" 4 -d float32 -o sum -N 1000,1000003 -s 0 -D 20000
+check "$tmp/syn-stragglar-allreduce-8.ccs" 8 -d bfloat16 -o avg -N 7,1000 -s 3 -D 20000
 
-echo "mpi_correct: $runs mpirun checks, $([ $fail -eq 0 ] && echo ok || echo FAILED)"
+# Calls that do not fit are refused on every process, with the message,
+# before any data moves (exit 3: runtime error).
+refused() { # refused PLAN NRANKS PATTERN ARGS...
+    local plan=$1 n=$2 pat=$3 out rc
+    shift 3
+    out=$(timeout 60 mpirun --oversubscribe -np "$n" "$PERF" -p "$plan" \
+              -t mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
+        echo "FAIL: $(basename "$plan") np=$n $*: exit $rc, want /$pat/"
+        printf '%s\n' "$out" | tail -n 8
+        fail=1
+    fi
+    runs=$((runs + 1))
+}
+refused "$tmp/syn-stragglar-allreduce-4.ccs" 4 "straggler 9 out of range" -N 7 -s 9
+refused "$tmp/ring1-r4.ccs" 4 "no straggler role" -N 7 -s 1
+refused "$tmp/ring1-r4.ccs" 3 "plan has 4 ranks, mpirun started 3" -N 7
+
+echo "mpi_correct: $runs mpirun checks ($synths synthesized plans of $nalgos algorithms), $([ $fail -eq 0 ] && echo ok || echo FAILED)"
 exit $fail

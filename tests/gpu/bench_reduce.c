@@ -106,6 +106,7 @@ int main(int argc, char **argv)
     /* Values that stay finite under repeated in-place sums. */
     cudaMemset(a, 0, bytes);
     cudaMemset(b, 0, bytes);
+    cudaDeviceSynchronize();   /* the memsets are not on stream s */
     printf("bench_reduce: %s (sm_%d%d, %d SMs), %zu MiB per operand, "
            "median of %d\n", p.name, p.major, p.minor, p.multiProcessorCount,
            mib, ITERS);

@@ -12,10 +12,11 @@
  *   div_matches_cpu     the final division of avg, same comparison;
  *   fixtures_cuda       every hand-built fixture plan (rt_fixtures.h),
  *                       R = 2, 3, 4, 8, x every dtype x op x counts 1, 7,
- *                       1000, in and out of place, on a caller stream and
- *                       on the NULL stream;
- *   registry_cuda       every registered algorithm's plan (not milp) for
- *                       every collective it supports, R = 2, 3, 4, 5, 8,
+ *                       1000, in and out of place, on a caller stream
+ *                       (inputs enqueued on it) and on the NULL stream
+ *                       (inputs by plain cudaMemcpy / cudaMemset);
+ *   registry_cuda       every registered algorithm's plan (milp too) for
+ *                       every collective it declares, R = 2, 3, 4, 5, 8,
  *                       same matrix;
  *   large_odd_count     R = 4, fixtures and algorithms, every dtype x op at
  *                       count 1000003;
@@ -299,9 +300,19 @@ static void *rank_main(void *arg)
         memset(host, 0xA5, big * es);
         chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count,
                  host + in_off);
-        cudaMemcpy(da, host, big * es, cudaMemcpyHostToDevice);
-        if (!c->inplace)
-            cudaMemset(db, 0x5A, out_n * es);
+        /* A caller's stream: inputs enqueued on it, in stream order.  The
+         * NULL stream: plain cudaMemcpy / cudaMemset, which go on the
+         * default stream (and may still be in flight when they return);
+         * the run must be ordered after them (xport_gpu.h). */
+        if (s != NULL) {
+            cudaMemcpyAsync(da, host, big * es, cudaMemcpyHostToDevice, s);
+            if (!c->inplace)
+                cudaMemsetAsync(db, 0x5A, out_n * es, s);
+        } else {
+            cudaMemcpy(da, host, big * es, cudaMemcpyHostToDevice);
+            if (!c->inplace)
+                cudaMemset(db, 0x5A, out_n * es);
+        }
         o.straggler = j->straggler;
         o.stats = &j->stats[k];
         if (j->rank == j->delay_rank)
@@ -446,8 +457,9 @@ TEST(fixtures_cuda)
     }
 }
 
-/* Replay every registered algorithm's plan (milp excluded: solver time)
- * for every collective it supports at R ranks; returns how many ran. */
+/* Replay every registered algorithm's plan (milp included) for every
+ * collective it declares at R ranks; returns how many ran.  A declared
+ * collective that does not synthesize is a failure. */
 static int for_each_algo_plan(uint32_t R, const combo_t *combos,
                               int ncombos)
 {
@@ -465,11 +477,11 @@ static int for_each_algo_plan(uint32_t R, const combo_t *combos,
     }
     for (int a = 0; a < algo_count(); a++) {
         const algo_desc_t *d = algo_at(a);
-        if (strcmp(d->name, "milp") == 0)
-            continue;
         for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
             algo_params_t p;
             ccs_sched_t *s = NULL;
+            ccs_err_t e;
+            ccs_status_t st;
             char name[96];
 
             if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
@@ -478,13 +490,16 @@ static int for_each_algo_plan(uint32_t R, const combo_t *combos,
             p.coll = (ccs_coll_t)coll;
             if (strcmp(d->name, "stragglar") == 0)
                 p.straggler = (int32_t)R - 1;
-            if (algo_synthesize(d->name, t ? t : &hand, &p, &s, NULL) !=
-                CCS_OK) {
-                ccs_sched_destroy(s);
-                continue;   /* the algorithm says it cannot run here */
-            }
             snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
                      ccs_coll_str((ccs_coll_t)coll), R);
+            ccs_err_clear(&e);
+            st = algo_synthesize(d->name, t ? t : &hand, &p, &s, &e);
+            if (st != CCS_OK) {
+                FAIL_AT("%s: declared but not synthesized: %s", name,
+                        ccs_err_msg(&e, st));
+                ccs_sched_destroy(s);
+                continue;
+            }
             check_sched(name, s, combos, ncombos);
             ccs_sched_destroy(s);
             ran++;

@@ -44,6 +44,7 @@ typedef struct mop {
     size_t n;
     int dt, op;
     uint32_t div;
+    int val;                   /* M_MEMSET byte */
     struct CUevent_st *ev;
     uint64_t seq;
     struct mop *next;
@@ -93,7 +94,7 @@ static void m_exec(struct CUstream_st *s)
         s->tail = NULL;
     switch (o->kind) {
     case M_COPY: memmove(o->dst, o->a, o->n); break;
-    case M_MEMSET: memset(o->dst, 0, o->n); break;
+    case M_MEMSET: memset(o->dst, o->val, o->n); break;
     case M_RECORD:
         if (o->seq > o->ev->completed)
             o->ev->completed = o->seq;
@@ -146,15 +147,17 @@ static void m_progress(struct CUstream_st *until, long budget)
     }
 }
 
+/* 0 and cudaStreamLegacy are both the legacy default stream here. */
 static struct CUstream_st *m_stream(cudaStream_t s)
 {
-    return s != NULL ? s : &m_null;
+    return s != NULL && s != cudaStreamLegacy ? s : &m_null;
 }
 
 static void m_push(cudaStream_t st, mop_t *o)
 {
     struct CUstream_st *s = m_stream(st);
     size_t depth = 1;
+
 
     o->next = NULL;
     if (s->tail != NULL)
@@ -270,11 +273,11 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n,
     return cudaSuccess;
 }
 
+/* On device memory cudaMemset is asynchronous to the host: it goes on the
+ * legacy default stream, deferred like any other operation. */
 cudaError_t cudaMemset(void *dst, int v, size_t n)
 {
-    cudaDeviceSynchronize();
-    memset(dst, v, n);
-    return cudaSuccess;
+    return cudaMemsetAsync(dst, v, n, NULL);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n,
@@ -297,9 +300,18 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int ddev, const void *src,
 
 cudaError_t cudaMemsetAsync(void *dst, int v, size_t n, cudaStream_t st)
 {
-    if (v != 0)
-        return cudaErrorInvalidValue;  /* the transport only zeroes */
-    return m_enqueue(st, M_MEMSET, dst, NULL, NULL, n);
+    mop_t *o = calloc(1, sizeof(*o));
+
+    if (o == NULL)
+        return cudaErrorMemoryAllocation;
+    o->kind = M_MEMSET;
+    o->dst = dst;
+    o->n = n;
+    o->val = v;
+    pthread_mutex_lock(&m_mu);
+    m_push(st, o);
+    pthread_mutex_unlock(&m_mu);
+    return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned int flags)
@@ -492,7 +504,13 @@ static void *rank_main(void *arg)
         cudaMalloc((void **)&a, big);
         cudaMalloc((void **)&b, big);
         memset(a, 0xA5, big);
-        memset(b, 0x5A, big);
+        /* Poison the output the way a CUDA program would: on the default
+         * stream (deferred) before a NULL-stream run, which must be
+         * ordered after it; on the run's own stream otherwise. */
+        if (s == NULL)
+            cudaMemset(b, 0x5A, big);
+        else
+            cudaMemsetAsync(b, 0x5A, big, s);
         if (c->inplace && coll == CCS_COLL_ALLGATHER)
             off = (size_t)j->rank * c->count * es;
         chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count, a + off);
@@ -505,6 +523,9 @@ static void *rank_main(void *arg)
         if (j->st[k] == CCS_OK && s != NULL &&
             cudaStreamSynchronize(s) != cudaSuccess)
             j->st[k] = CCS_ERR_CUDA;
+        /* Whatever is still queued anywhere runs now: a poison the run
+         * was not ordered after would overwrite the result here. */
+        cudaDeviceSynchronize();
         if (j->st[k] != CCS_OK)
             snprintf(j->msg, sizeof(j->msg), "%s",
                      ccs_comm_last_error(j->comm));

@@ -59,6 +59,8 @@ TEST(load_errors_have_messages)
     buf[8] = 9;
     CHECK_STATUS(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)),
                  CCS_ERR_VERSION);
+    CHECK_STR_CONTAINS(msg, "format version 9.");
+    CHECK_STR_CONTAINS(msg, "knows major 1 only");
     buf[8] = 1;
     CHECK_STATUS(ccs_plan_load_mem(buf, len / 2, &p), CCS_ERR_FORMAT);
     CHECK_STATUS(ccs_plan_load_file_msg("/nonexistent/x.ccs", &p, msg,
@@ -147,8 +149,12 @@ TEST(run_validation)
     ccs_plan_t *p4 = NULL, *p2 = NULL, *pg = NULL;
     ccs_comm_t *c[2];
     float a[8] = { 0 }, b[8];
+    const uint32_t poison = 0x7fc0dead;   /* a NaN no run would write */
     ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
     int dummy_stream;
+
+    for (int i = 0; i < 8; i++)
+        memcpy(&b[i], &poison, sizeof(float));
 
     CHECK_STATUS(ccs_plan_from_sched(s4, &p4, NULL), CCS_OK);
     CHECK_STATUS(ccs_plan_from_sched(s2, &p2, NULL), CCS_OK);
@@ -182,6 +188,10 @@ TEST(run_validation)
     CHECK_STATUS(ccs_run_ex(pg, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL,
                             &o), CCS_ERR_INVALID);
     CHECK_STR_CONTAINS(ccs_comm_last_error(c[0]), "out of range");
+    /* None of the refused calls above touched the receive buffer. */
+    for (int i = 0; i < 8; i++)
+        CHECK_MSG(memcmp(&b[i], &poison, sizeof(float)) == 0,
+                  "recvbuff[%d] was written by a refused call", i);
     /* count 0 is a no-op that succeeds, like NCCL */
     CHECK_STATUS(ccs_run(p2, c[0], a, b, 0, CCS_FLOAT32, CCS_SUM, NULL),
                  CCS_OK);
@@ -236,6 +246,132 @@ TEST(relabel_keeps_root)
     ccs_sched_destroy(s);
 }
 
+/* What the library writes to stdout and stderr while it loads a broken
+ * plan, creates a threads world, refuses a mismatched call, runs a good
+ * one and fails mid-run (ranks disagreeing on the count): nothing unless
+ * CCS_DEBUG asks, and then one line per event at the level asked for. */
+static void debug_scenario(char *out, size_t outlen)
+{
+    ccs_sched_t *s2 = fx_ring_allreduce(2, 1), *s4 = fx_ring_allreduce(4, 1);
+    ccs_plan_t *p2 = NULL, *p4 = NULL, *bad = NULL;
+    ccs_comm_t *c[2] = { NULL, NULL };
+    uint8_t *buf = NULL, junk[16] = "not a plan";
+    size_t len = 0, n;
+    float a[8] = { 0 }, b[8];
+    char path[] = "/tmp/ccs-debug-XXXXXX";
+    int fd = mkstemp(path), save1 = dup(1), save2 = dup(2);
+    FILE *f;
+
+    out[0] = '\0';
+    if (fd < 0 || save1 < 0 || save2 < 0) {
+        FAIL_AT("cannot capture stdout/stderr");
+        return;
+    }
+    ccs_format_encode(s2, &buf, &len, NULL);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    /* ---- captured ---- */
+    ccs_plan_load_mem(junk, sizeof(junk), &bad);           /* WARN PLAN */
+    ccs_plan_load_file("/nonexistent/x.ccs", &bad);        /* WARN PLAN */
+    ccs_plan_load_mem(buf, len, &p2);                      /* INFO PLAN */
+    ccs_plan_from_sched(s4, &p4, NULL);
+    ccs_comm_init_threads(2, c);                           /* INFO INIT */
+    if (c[0] != NULL && p2 != NULL && p4 != NULL) {
+        mm_job_t j[2] = { { p2, c[0], 8, CCS_OK }, { p2, c[1], 8, CCS_OK } };
+        pthread_t th[2];
+        ccs_run(p4, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL); /* WARN */
+        for (int r = 0; r < 2; r++)                        /* 2 TRACE */
+            pthread_create(&th[r], NULL, mm_main, &j[r]);
+        for (int r = 0; r < 2; r++)
+            pthread_join(th[r], NULL);
+        j[1].count = 9;                  /* 2 TRACE, then 2 WARN EXEC */
+        for (int r = 0; r < 2; r++)
+            pthread_create(&th[r], NULL, mm_main, &j[r]);
+        for (int r = 0; r < 2; r++)
+            pthread_join(th[r], NULL);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    /* ---- end of capture ---- */
+    dup2(save1, 1);
+    dup2(save2, 2);
+    close(save1);
+    close(save2);
+    ccs_comm_destroy(c[0]);
+    ccs_comm_destroy(c[1]);
+    ccs_plan_destroy(p2);
+    ccs_plan_destroy(p4);
+    ccs_plan_destroy(bad);
+    ccs_sched_destroy(s2);
+    ccs_sched_destroy(s4);
+    free(buf);
+    f = fdopen(fd, "r");
+    if (f == NULL) {
+        close(fd);
+        unlink(path);
+        return;
+    }
+    rewind(f);
+    n = fread(out, 1, outlen - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(path);
+}
+
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+TEST(quiet_unless_ccs_debug)
+{
+    static const struct {
+        const char *env;       /* NULL: unset */
+        int warn, info, trace; /* lines of each level expected */
+    } cases[] = {
+        { NULL, 0, 0, 0 },
+        { "", 0, 0, 0 },
+        { "nonsense", 0, 0, 0 },
+        { "WARN", 5, 0, 0 },   /* 2 bad loads, mismatch, 2 ranks mid-run */
+        { "info", 5, 4, 0 },   /* + 2 plan loads, 2 communicators */
+        { "TRACE", 5, 4, 4 },  /* + each rank's start of the 2 runs */
+    };
+    static char out[16384];
+    const char *old = getenv("CCS_DEBUG");
+    char *saved = old ? strdup(old) : NULL;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int total;
+        if (cases[i].env)
+            setenv("CCS_DEBUG", cases[i].env, 1);
+        else
+            unsetenv("CCS_DEBUG");
+        debug_scenario(out, sizeof(out));
+        total = count_lines(out, "\n");
+        CHECK_MSG(count_lines(out, " WARN ") == cases[i].warn &&
+                  count_lines(out, " INFO ") == cases[i].info &&
+                  count_lines(out, " TRACE ") == cases[i].trace &&
+                  total == cases[i].warn + cases[i].info + cases[i].trace,
+                  "CCS_DEBUG=%s: want %d WARN, %d INFO, %d TRACE lines, "
+                  "got:\n%s", cases[i].env ? cases[i].env : "(unset)",
+                  cases[i].warn, cases[i].info, cases[i].trace, out);
+        if (cases[i].warn > 0) {
+            CHECK_STR_CONTAINS(out, "WARN PLAN");
+            CHECK_STR_CONTAINS(out, "WARN EXEC");
+        }
+    }
+    if (saved)
+        setenv("CCS_DEBUG", saved, 1);
+    else
+        unsetenv("CCS_DEBUG");
+    free(saved);
+}
+
 int main(void)
 {
     setenv("CCS_TIMEOUT_S", "20", 0);
@@ -244,5 +380,6 @@ int main(void)
     RUN(plan_rejects_unrunnable_schedules);
     RUN(run_validation);
     RUN(relabel_keeps_root);
+    RUN(quiet_unless_ccs_debug);
     return TEST_SUMMARY();
 }
