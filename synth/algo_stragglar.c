@@ -10,8 +10,8 @@
  * Phase 1: R rounds of disjoint pairs, each moving one block of s/(n-1)
  * bytes per direction: R alpha + R/(n-1) s beta, with R = n + log2 n - 2
  * for powers of 2 (Theorem 1); other n are planned by searched
- * slack-weighted matchings (LB + 1 for most n <= 64, at most LB + 7 up to
- * 256; see docs/stragglar.md for the measured table).
+ * slack-weighted matchings (LB + 1 for every even n and most odd n, at
+ * most LB + 2 up to 256; see docs/stragglar.md for the measured table).
  *
  * Canonical labels: the plan is built for straggler sigma = n-1 and
  * non-stragglers 0..n-2 (phase-0 ring order 0, 1, ..., n-2; chunk c_i on
@@ -449,6 +449,7 @@ typedef struct srch {
     holdings_t h;
     int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
     int64_t *cprio;       /* [m] priority of sending the chunk this round */
+    int64_t *curg;        /* [m] its urgency (cprio without the noise) */
     uint32_t *act;        /* [m] active chunks, by priority, largest first */
     uint64_t *abits;      /* [n * aw] holdings over act */
     int64_t *rprio;       /* [n] receiver bonus */
@@ -466,6 +467,7 @@ static void srch_free(srch_t *s)
     hold_free(&s->h);
     free(s->xround);
     free(s->cprio);
+    free(s->curg);
     free(s->act);
     free(s->abits);
     free(s->rprio);
@@ -527,6 +529,21 @@ static int64_t srch_rurgency(int64_t slack)
     return SRCH_WR >> (slack - 1);
 }
 
+/* Sending order: chunk a goes before chunk b when it is more urgent or,
+ * at equal urgency, rarer (fewer non-straggler holders; ties: older
+ * first).  Rarest first keeps the ranks' holdings diverse, so that more
+ * pairs can exchange usefully in both directions later (oldest first
+ * makes the holders of the old chunks alike: n = 3..256, sum of excess 834
+ * -> about 240, see docs/stragglar.md). */
+static bool srch_before(const srch_t *s, uint32_t a, uint32_t b)
+{
+    if (s->curg[a] != s->curg[b])
+        return s->curg[a] > s->curg[b];
+    if (s->h.count[a] != s->h.count[b])
+        return s->h.count[a] < s->h.count[b];
+    return s->cprio[a] > s->cprio[b];
+}
+
 /* Best chunk u can send v: the first active chunk (priority order) that u
  * holds and v lacks, -1 none. */
 static int32_t srch_pick(const srch_t *s, uint32_t u, uint32_t v)
@@ -584,12 +601,13 @@ static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
             cs = (int64_t)left - (int64_t)srch_need(s->h.count[c], r, m);
             if (bounded && cs < 0)
                 return CCS_OK;
-            s->cprio[c] = srch_urgency(cs) + srch_noise(s);
+            s->curg[c] = srch_urgency(cs);
+            s->cprio[c] = s->curg[c] + srch_noise(s);
             s->act[na++] = c;
         }
         for (uint32_t i = 1; i < na; i++) { /* insertion sort, stable */
             uint32_t c = s->act[i], j = i;
-            while (j > 0 && s->cprio[s->act[j - 1]] < s->cprio[c]) {
+            while (j > 0 && srch_before(s, c, s->act[j - 1])) {
                 s->act[j] = s->act[j - 1];
                 j--;
             }
@@ -811,6 +829,7 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
     /* All owned by s, freed by srch_free. */
     s.xround = malloc(m * sizeof(*s.xround));
     s.cprio = malloc(m * sizeof(*s.cprio));
+    s.curg = malloc(m * sizeof(*s.curg));
     s.act = malloc(m * sizeof(*s.act));
     s.abits = malloc((size_t)n * ((m + 63) / 64) * sizeof(*s.abits));
     s.rprio = malloc(n * sizeof(*s.rprio));
@@ -822,8 +841,9 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
     s.mate = malloc(n * sizeof(*s.mate));
     s.got = malloc(n * sizeof(*s.got));
     tmp = calloc(1, sizeof(*tmp)); /* owned here: the run's scratch plan */
-    if (!s.xround || !s.cprio || !s.act || !s.abits || !s.rprio || !s.w ||
-        !s.ch || !s.keep || !s.row || !s.edges || !s.mate || !s.got ||
+    if (!s.xround || !s.cprio || !s.curg || !s.act || !s.abits ||
+        !s.rprio || !s.w || !s.ch || !s.keep || !s.row || !s.edges ||
+        !s.mate || !s.got ||
         tmp == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
@@ -838,15 +858,18 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
         s.T = e < 0 ? lb + 1 : lb;
         /* The first target worth a run, from the sweep of n = 3..255
          * (scripts/bench-stragglar.sh): no run below it succeeded for any
-         * n in its range.  A run's seed depends only on (n, T, i), so
+         * n of that parity in its range (plans may still finish below
+         * their target).  A run's seed depends only on (n, T, i), so
          * skipping those runs changes no plan; it keeps every n <= 256
          * well under 2 s. */
-        static const struct { uint32_t above_n, extra; } first_target[] = {
-            { 224, 4 }, { 160, 3 }, { 128, 2 }, { 64, 1 },
-        };
-        for (size_t i = 0; i < sizeof(first_target) /
-                                   sizeof(first_target[0]); i++) {
-            if (n > first_target[i].above_n) {
+        static const struct { uint32_t above_n, parity, extra; }
+            first_target[] = {
+                { 224, 1, 2 }, { 192, 0, 1 },
+            };
+        for (size_t i = 0; i < sizeof(first_target) / sizeof(first_target[0]);
+             i++) {
+            if (n > first_target[i].above_n &&
+                n % 2 == first_target[i].parity) {
                 if (s.T < lb + first_target[i].extra)
                     s.T = lb + first_target[i].extra;
                 break;
