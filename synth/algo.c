@@ -24,6 +24,7 @@ void algo_params_init(algo_params_t *p)
     p->root = 0;
     p->straggler = -1;
     p->pipeline = 1;
+    p->mip_gap = -1;
 }
 
 int algo_count(void)

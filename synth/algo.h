@@ -27,8 +27,10 @@ typedef struct algo_params {
                               tuning); 0 = the algorithm's default */
     /* MILP / solver knobs */
     double time_limit_s;   /* solver time limit, seconds (0 = default) */
-    double mip_gap;        /* relative MIP gap (0 = default) */
+    double mip_gap;        /* relative MIP gap (< 0 = default) */
     uint32_t milp_m;       /* parallel sub-collectives M (0 = default) */
+    int32_t milp_nodes;    /* branch-and-bound node limit: 0 = automatic
+                              (sized by the model), > 0 that many, < 0 none */
     const char *chunk_sizes; /* candidate chunk sizes, "1M,4M,16M" or NULL */
     const char *write_lp;  /* write the model in CPLEX LP form, or NULL */
     uint64_t seed;         /* deterministic tie-breaking seed */

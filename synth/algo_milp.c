@@ -110,8 +110,14 @@ static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
         sp->m = net->nsrv < 4 ? net->nsrv : 4;
     else
         sp->m = n <= 8 ? n : 4;   /* one server: rotated roots */
-    if (p->coll == CCS_COLL_ALLTOALL)
+    if (p->coll == CCS_COLL_ALLTOALL) {
+        if (p->milp_m > 1)
+            return ccs_err_set(err, CCS_ERR_INVALID,
+                               "milp: alltoall is one sub-collective (its "
+                               "model routes each block); M = %u",
+                               p->milp_m);
         sp->m = 1;
+    }
     if (sp->m > MILP_MAX_M)
         return ccs_err_set(err, CCS_ERR_INVALID, "milp: M = %d (1..%d)",
                            sp->m, MILP_MAX_M);
@@ -411,21 +417,24 @@ static void report_plan(FILE *f, const milp_plan_t *pl)
     }
 }
 
-static ccs_status_t emit_plan(const topo_t *t, const algo_params_t *p,
-                              const milp_plan_t *pl, ccs_sched_t **out,
-                              ccs_err_t *err)
+ccs_status_t milp_emit(const topo_t *t, const milp_plan_t *pl, int32_t root,
+                       ccs_sched_t **out, ccs_err_t *err)
 {
     ccs_sched_t *s = NULL;      /* owned here until *out */
     ccs_status_t st;
 
-    st = ccs_sched_create(p->coll, (uint32_t)t->ngpus, pl->nchunks, "milp",
+    if (pl->n != t->ngpus)
+        return ccs_err_set(err, CCS_ERR_INVALID,
+                           "milp: plan for %d ranks, topology has %d",
+                           pl->n, t->ngpus);
+    st = ccs_sched_create(pl->coll, (uint32_t)t->ngpus, pl->nchunks, "milp",
                           &s, err);
     if (st != CCS_OK)
         return st;
-    if (ccs_coll_rooted(p->coll))
-        s->root = p->root;
-    st = p->coll == CCS_COLL_ALLTOALL ? emit_a2a(pl, s, err)
-                                      : emit_trees(pl, s, err);
+    if (ccs_coll_rooted(pl->coll))
+        s->root = root;
+    st = pl->coll == CCS_COLL_ALLTOALL ? emit_a2a(pl, s, err)
+                                       : emit_trees(pl, s, err);
     if (st == CCS_OK)
         st = ccs_sched_finalize(s, err);
     if (st != CCS_OK) {
@@ -460,7 +469,7 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
 
         for (int32_t m = 0; m < pl->m; m++)
             pl->piece[m] = k < 0 ? keep[m] : sp->cand[k];
-        st = emit_plan(t, p, pl, &s, err);
+        st = milp_emit(t, pl, p->root, &s, err);
         if (st == CCS_OK)
             st = sim_run(s, t, size, &so, &res, err);
         ccs_sched_destroy(s);
@@ -511,9 +520,12 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     milp_solve_opts_init(&so);
     if (p->time_limit_s > 0)
         so.time_limit_s = p->time_limit_s;
-    if (p->mip_gap > 0)
+    if (p->mip_gap >= 0)          /* 0 asks for a proven optimum */
         so.mip_gap = p->mip_gap;
-    so.node_limit = -1;   /* deterministic, sized by the model */
+    /* Deterministic, sized by the model, unless asked otherwise. */
+    so.node_limit = p->milp_nodes == 0 ? -1
+                                       : (p->milp_nodes < 0 ? 0
+                                                            : p->milp_nodes);
     so.write_lp = p->write_lp;
     st = milp_solve(net, &sp, conc, heur, &so, &sol, &stats, err);
     if (st != CCS_OK)
@@ -527,9 +539,11 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     if (p->report != NULL) {
         fprintf(p->report,
                 "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece sizes; "
-                "model %d rows, %d cols (%d integer)\n",
+                "model %d rows, %d cols (%d integer); time limit %g s, "
+                "gap target %g%%, node limit %d\n",
                 ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
-                sp.ncand, stats.rows, stats.cols, stats.ints);
+                sp.ncand, stats.rows, stats.cols, stats.ints,
+                so.time_limit_s, 100 * so.mip_gap, stats.node_limit);
         fprintf(p->report,
                 "milp: %s%s%s; objective %.1f us, LP bound %.1f us, root LP "
                 "%.1f us, gap %.2f%%, %d nodes, %.2f s; warm start %s; "
@@ -544,6 +558,13 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                                           : "not offered"),
                 heur->cost_us,
                 sol == NULL ? "; no incumbent: using the heuristic" : "");
+        if (stats.warm_offered)
+            fprintf(p->report,
+                    "milp: incumbents: heuristic %.1f us, after the LNS "
+                    "%.1f us (%d of %d sub-MIPs improved it, %d nodes), "
+                    "after branch and bound %.1f us\n",
+                    stats.warm_us, stats.lns_us, stats.lns_improved,
+                    stats.lns_tried, stats.lns_nodes, stats.obj_us);
         if (p->coll != CCS_COLL_ALLTOALL)
             fprintf(p->report,
                     "milp: simulated at %.0f B: %.1f us with the model's "
@@ -551,7 +572,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                     size, 1e6 * t_model, 1e6 * t_best);
         report_plan(p->report, use);
     }
-    st = emit_plan(t, p, use, &s, err);
+    st = milp_emit(t, use, p->root, &s, err);
     if (st != CCS_OK)
         goto cleanup;
     *out = s;

@@ -30,8 +30,10 @@ static void synth_usage(FILE *f)
 "      --time-limit T     solver time limit (milp), e.g. 10s\n"
 "      --mip-gap G        relative MIP gap (milp), e.g. 0.01\n"
 "      --milp-m M         parallel sub-collectives (milp)\n"
+"      --node-limit N     branch-and-bound nodes (milp; 0: no limit;\n"
+"                         default: sized by the model, deterministic)\n"
 "      --chunk-sizes LIST candidate chunk sizes (milp), e.g. 1M,4M,16M\n"
-"      --write-lp FILE    dump the MILP in CPLEX LP form\n"
+"      --write-lp FILE    dump the MILP in CPLEX LP form (milp)\n"
 "      --seed N           seed for deterministic tie-breaking\n"
 "      --dot FILE         also draw the algorithm's structure (multitree: its\n"
 "                         spanning trees) as Graphviz DOT; - for stdout\n"
@@ -44,7 +46,7 @@ static void synth_usage(FILE *f)
 enum {
     OPT_ROOT = 256, OPT_STRAGGLER, OPT_PHASE0, OPT_PIPELINE, OPT_CHUNKS,
     OPT_SIZE, OPT_TIME_LIMIT, OPT_MIP_GAP, OPT_MILP_M, OPT_CHUNK_SIZES,
-    OPT_WRITE_LP, OPT_SEED, OPT_ALPHA, OPT_BW, OPT_DOT
+    OPT_WRITE_LP, OPT_SEED, OPT_ALPHA, OPT_BW, OPT_DOT, OPT_NODE_LIMIT
 };
 
 /* The parameters recorded in the file: enough to regenerate it. */
@@ -76,6 +78,12 @@ static void params_text(const char *algo, const char *topo,
         APPEND("size=%.0f\n", p->size_bytes);
     if (p->milp_m > 0)
         APPEND("milp_m=%u\n", p->milp_m);
+    if (p->milp_nodes != 0)
+        APPEND("node_limit=%d\n", p->milp_nodes < 0 ? 0 : p->milp_nodes);
+    if (p->time_limit_s > 0)
+        APPEND("time_limit=%g\n", p->time_limit_s);
+    if (p->mip_gap >= 0)
+        APPEND("mip_gap=%g\n", p->mip_gap);
     if (p->chunk_sizes != NULL)
         APPEND("chunk_sizes=%s\n", p->chunk_sizes);
     if (p->seed != 0)
@@ -99,6 +107,7 @@ int cmd_synth(int argc, char **argv)
         { "time-limit", required_argument, NULL, OPT_TIME_LIMIT },
         { "mip-gap", required_argument, NULL, OPT_MIP_GAP },
         { "milp-m", required_argument, NULL, OPT_MILP_M },
+        { "node-limit", required_argument, NULL, OPT_NODE_LIMIT },
         { "chunk-sizes", required_argument, NULL, OPT_CHUNK_SIZES },
         { "write-lp", required_argument, NULL, OPT_WRITE_LP },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -120,6 +129,7 @@ int cmd_synth(int argc, char **argv)
     ccs_status_t st;
     char params[1024];
     bool quiet = false;
+    const char *milp_opt = NULL;   /* a milp-only option that was given */
     int rc = CLI_EXIT_OK;
     int c;
     long v;
@@ -163,27 +173,45 @@ int cmd_synth(int argc, char **argv)
             p.nchunks = (uint32_t)v;
             break;
         case OPT_SIZE:
+            milp_opt = "--size";
             if (!cli_parse_size(optarg, &p.size_bytes) || p.size_bytes <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --size '%s'", optarg);
             break;
         case OPT_TIME_LIMIT:
+            milp_opt = "--time-limit";
             if (!cli_parse_time(optarg, &p.time_limit_s) || p.time_limit_s <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --time-limit '%s'",
                                 optarg);
             break;
         case OPT_MIP_GAP:
+            milp_opt = "--mip-gap";
             if (!cli_parse_double(optarg, &p.mip_gap) || p.mip_gap < 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --mip-gap '%s'",
                                 optarg);
             break;
         case OPT_MILP_M:
+            milp_opt = "--milp-m";
             if (!cli_parse_int(optarg, 1, 64, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --milp-m '%s' (1..64)",
                                 optarg);
             p.milp_m = (uint32_t)v;
             break;
-        case OPT_CHUNK_SIZES: p.chunk_sizes = optarg; break;
-        case OPT_WRITE_LP: p.write_lp = optarg; break;
+        case OPT_NODE_LIMIT:
+            milp_opt = "--node-limit";
+            if (!cli_parse_int(optarg, 0, INT32_MAX, &v))
+                return cli_fail(cmd, CLI_EXIT_USAGE,
+                                "bad --node-limit '%s' (0: none, or a count)",
+                                optarg);
+            p.milp_nodes = v == 0 ? -1 : (int32_t)v;
+            break;
+        case OPT_CHUNK_SIZES:
+            milp_opt = "--chunk-sizes";
+            p.chunk_sizes = optarg;
+            break;
+        case OPT_WRITE_LP:
+            milp_opt = "--write-lp";
+            p.write_lp = optarg;
+            break;
         case OPT_DOT: p.dot_out = optarg; break;
         case OPT_SEED:
             if (!cli_parse_int(optarg, 0, __LONG_MAX__, &v))
@@ -219,6 +247,11 @@ int cmd_synth(int argc, char **argv)
         return cli_fail(cmd, CLI_EXIT_USAGE,
                         "--dot draws multitree's trees; for any schedule use "
                         "'ccsynth show --dot FILE'");
+    /* The solver's options mean nothing to the other algorithms: refuse
+     * them rather than ignore them. */
+    if (milp_opt != NULL && strcmp(algo, "milp") != 0)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "%s is an option of --algo milp",
+                        milp_opt);
     rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;

@@ -22,6 +22,7 @@
 
 #include "../runtime/ccs.h"
 #include "../runtime/err.h"
+#include "../runtime/sched.h"
 #include "topo.h"
 
 #define MILP_MAX_RANKS 64      /* overlay arcs grow as n^2 per sub */
@@ -170,5 +171,14 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
  * flow direct.  *out owned by the caller. */
 ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
                             milp_plan_t **out, ccs_err_t *err);
+
+/* ---- IR emission (algo_milp.c) ---- */
+
+/* The schedule of a plan (docs/milp.md, "IR emission"): trees pipelined
+ * piece by piece, alltoall in one or two steps.  `root` is the
+ * collective's root for reduce/broadcast.  Not verified here (the
+ * synthesizer verifies before writing).  *out owned by the caller. */
+ccs_status_t milp_emit(const topo_t *t, const milp_plan_t *pl, int32_t root,
+                       ccs_sched_t **out, ccs_err_t *err);
 
 #endif /* CCS_MILP_HEUR_H */

@@ -9,7 +9,8 @@
  *                     unit to the root (eq. 1 on the overlay)
  *   r[m,g]   binary   g is the root
  *   c[m]     integer  chunks of the sub (S_m), sum = C
- *   z[m,a]   >= 0     chunks on arc a = y * c (McCormick, exact for binary y)
+ *   z[m,a]   >= 0     chunks on arc a = y * c (pinned by the ship/zy rows
+ *                     for binary y; no McCormick envelope)
  *   w[m,k]   binary   piece size choice (C_m from the candidate set)
  *   p[m]     integer  pieces >= c / q_k for the chosen k (ceil, eq. 5)
  *   h[m,g], b[m,g]    ready times of a piece in the reduce / broadcast
@@ -17,6 +18,10 @@
  *   E[m], G[m]        their maxima
  *   L        >= 0     busiest pipe: sum of chunk loads * bytes / bw (eq. 3)
  *   T                 objective: T >= L + E + G + alpha_hat * (p - 1)
+ *                     - one piece on the slowest pipe
+ * The search: root LP, a large-neighbourhood search of sub-MIPs from the
+ * warm start (lns_run), then branch and bound from its incumbent; all
+ * under milp_glpk_call, whose error hook keeps GLPK from aborting.
  * Alltoall: integer chunk counts per flow and path (direct or through a
  * relay GPU), two legs with loads L1 and L2.  docs/milp.md has the rows.
  *
@@ -27,6 +32,7 @@
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +48,7 @@ void milp_solve_opts_init(milp_solve_opts_t *o)
     o->node_limit = 0;
     o->use_warm = true;
     o->glpk_heuristics = true;
+    o->lns = true;
 }
 
 const char *milp_outcome_str(milp_outcome_t o)
@@ -170,6 +177,9 @@ typedef struct tmap {
     int *c, *p, *E, *G;  /* [m] */
     int *w;              /* [m * ncand] */
     int L, T;
+    int *col_first;      /* [m + 1] sub m owns columns [col_first[m],
+                            col_first[m + 1]) (tree model; NULL for
+                            alltoall) */
     /* alltoall */
     int32_t npaths;      /* per flow: 1 + MILP_MAX_RELAYS slots */
     int32_t *path_w;     /* [n*n*npaths] relay rank (d: direct), -1 none */
@@ -194,6 +204,7 @@ static void tmap_free(tmap_t *t)
     free(t->E);
     free(t->G);
     free(t->w);
+    free(t->col_first);
     free(t->path_w);
     free(t->x);
 }
@@ -255,9 +266,11 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
     mp->E = malloc((size_t)M * sizeof(int));
     mp->G = malloc((size_t)M * sizeof(int));
     mp->w = malloc((size_t)M * K * sizeof(int));
-    if (mp->arc_off == NULL || mp->arc_u == NULL || mp->arc_v == NULL ||
-        mp->r == NULL || mp->h == NULL || mp->bb == NULL || mp->sr == NULL ||
-        mp->c == NULL || mp->p == NULL || mp->E == NULL || mp->G == NULL || mp->w == NULL)
+    mp->col_first = malloc(((size_t)M + 1) * sizeof(int));
+    if (mp->col_first == NULL || mp->arc_off == NULL || mp->arc_u == NULL ||
+        mp->arc_v == NULL || mp->r == NULL || mp->h == NULL ||
+        mp->bb == NULL || mp->sr == NULL || mp->c == NULL || mp->p == NULL ||
+        mp->E == NULL || mp->G == NULL || mp->w == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
     for (int32_t m = 0; m < M; m++) {
         mp->arc_off[m] = mp->narcs;
@@ -287,8 +300,9 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
     }
     big = (double)n * big + 1;
 
-    /* Columns. */
+    /* Columns, sub by sub (the LNS fixes a sub's columns as a block). */
     for (int32_t m = 0; m < M; m++) {
+        mp->col_first[m] = b->ncols + 1;
         for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++) {
             int32_t u = mp->arc_u[a], v = mp->arc_v[a];
 
@@ -328,6 +342,7 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
         snprintf(nm, sizeof(nm), "G_%d", m);
         mp->G[m] = mb_col(b, nm, GLP_CV, GLP_LO, 0, 0);
     }
+    mp->col_first[M] = b->ncols + 1;
     mp->L = mb_col(b, "L", GLP_CV, GLP_LO, 0, 0);
     mp->T = mb_col(b, "T", GLP_CV, GLP_LO, 0, 0);
     glp_set_obj_dir(b->lp, GLP_MIN);
@@ -793,9 +808,19 @@ static bool warm_finish(mb_t *b, const tmap_t *mp, double *x)
     return true;
 }
 
+/* Value of column j: from `vals` ([ncols + 1]) when given, else GLPK's
+ * MIP solution. */
+static double colval(const mb_t *b, const double *vals, int j)
+{
+    return vals != NULL ? vals[j] : glp_mip_col_val(b->lp, j);
+}
+
+/* The plan of a solution: GLPK's incumbent (vals == NULL) or a vector of
+ * column values (the LNS's incumbent). */
 static ccs_status_t decode(const mb_t *b, const tmap_t *mp,
                            const milp_net_t *net, const milp_spec_t *sp,
-                           milp_plan_t **out, ccs_err_t *err)
+                           const double *vals, milp_plan_t **out,
+                           ccs_err_t *err)
 {
     milp_plan_t *pl = NULL;
     int32_t n = net->n;
@@ -814,7 +839,7 @@ static ccs_status_t decode(const mb_t *b, const tmap_t *mp,
 
                 for (int32_t i = 0; s != d && i < P && pw[i] >= 0; i++)
                     pl->a2a[((size_t)s * n + d) * n + pw[i]] =
-                        (uint32_t)lround(glp_mip_col_val(b->lp, xc[i]));
+                        (uint32_t)lround(colval(b, vals, xc[i]));
             }
     } else {
         for (int32_t m = 0; m < sp->m; m++) {
@@ -823,15 +848,15 @@ static ccs_status_t decode(const mb_t *b, const tmap_t *mp,
             pl->root[m] = -1;
             for (int32_t g = 0; g < n; g++) {
                 pl->parent[(size_t)m * n + g] = -1;
-                if (glp_mip_col_val(b->lp, mp->r[m * n + g]) > 0.5)
+                if (colval(b, vals, mp->r[m * n + g]) > 0.5)
                     pl->root[m] = g;
             }
             for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++)
-                if (glp_mip_col_val(b->lp, mp->y[a]) > 0.5)
+                if (colval(b, vals, mp->y[a]) > 0.5)
                     pl->parent[(size_t)m * n + mp->arc_u[a]] = mp->arc_v[a];
-            pl->count[m] = (uint32_t)lround(glp_mip_col_val(b->lp, mp->c[m]));
+            pl->count[m] = (uint32_t)lround(colval(b, vals, mp->c[m]));
             for (int32_t k = 0; k < sp->ncand; k++) {
-                double v = glp_mip_col_val(b->lp, mp->w[m * sp->ncand + k]);
+                double v = colval(b, vals, mp->w[m * sp->ncand + k]);
 
                 if (v > best) {
                     best = v;
@@ -840,7 +865,7 @@ static ccs_status_t decode(const mb_t *b, const tmap_t *mp,
             }
         }
     }
-    pl->cost_us = glp_mip_obj_val(b->lp);
+    pl->cost_us = colval(b, vals, mp->T);
     st = milp_plan_check(net, sp, pl, err);
     if (st != CCS_OK) {
         ccs_err_prefix(err, "decoding the GLPK solution: ");
@@ -893,168 +918,446 @@ static int ms_left(double deadline)
     return ms > (double)INT_MAX ? INT_MAX : (int)ms;
 }
 
+/* ---- GLPK's error hook ----
+ *
+ * GLPK reports a fatal error (a bad argument, an internal failure, no
+ * memory) by printing a message and calling abort() unless its error hook
+ * jumps away.  Every GLPK call of this module runs under milp_glpk_call:
+ * the hook longjmps back to it, GLPK's message (captured through the
+ * terminal hook, which GLPK switches on for it) becomes the status
+ * message, and the GLPK environment is freed, as GLPK requires after such
+ * a jump -- which frees every GLPK object of the thread, so the callee must
+ * hold its GLPK objects where the caller can forget them (env_freed). */
+
+typedef struct glpk_trap {
+    jmp_buf jb;
+    char msg[240];       /* GLPK's output while the error is reported */
+    size_t len;
+} glpk_trap_t;
+
+static void trap_error(void *info)
+{
+    longjmp(((glpk_trap_t *)info)->jb, 1);
+}
+
+/* With terminal output off only an error reaches this hook (GLPK turns the
+ * output on to report it).  Keep the text, print nothing. */
+static int trap_term(void *info, const char *s)
+{
+    glpk_trap_t *tr = info;
+
+    for (; *s != '\0' && tr->len + 1 < sizeof(tr->msg); s++)
+        tr->msg[tr->len++] = *s == '\n' ? ' ' : *s;
+    tr->msg[tr->len] = '\0';
+    return 1;
+}
+
+ccs_status_t milp_glpk_call(milp_glpk_fn fn, void *arg, bool *env_freed,
+                            ccs_err_t *err)
+{
+    /* On the heap: its value must survive the longjmp. */
+    glpk_trap_t *tr = calloc(1, sizeof(*tr));    /* owned here */
+    ccs_status_t st;
+    int prev;
+
+    *env_freed = false;
+    if (tr == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    prev = glp_term_out(GLP_OFF);
+    glp_term_hook(trap_term, tr);
+    glp_error_hook(trap_error, tr);
+    if (setjmp(tr->jb) == 0) {
+        st = fn(arg, err);
+        glp_error_hook(NULL, NULL);
+        glp_term_hook(NULL, NULL);
+    } else {
+        /* GLPK's state is undefined now; its manual asks for this. */
+        glp_free_env();
+        *env_freed = true;
+        while (tr->len > 0 && tr->msg[tr->len - 1] == ' ')
+            tr->msg[--tr->len] = '\0';
+        st = ccs_err_set(err, CCS_ERR_SOLVER, "milp: GLPK error: %s",
+                         tr->msg);
+    }
+    glp_term_out(prev);
+    free(tr);
+    return st;
+}
+
+/* ---- solve ---- */
+
+/* One solve; every pointer is released by solve_free, GLPK objects by
+ * glp_free_env instead when a GLPK error freed the environment. */
+typedef struct solve_ctx {
+    const milp_net_t *net;        /* borrowed: inputs */
+    const milp_spec_t *sp;
+    const double *conc;
+    const milp_plan_t *warm;
+    const milp_solve_opts_t *o;
+    mb_t b;                       /* owned: the model */
+    tmap_t mp;
+    glp_prob *sub;                /* owned: the LNS's sub-MIP, or NULL */
+    double *x;                    /* owned: [ncols + 1] incumbent vector */
+    double *y;                    /* owned: [ncols + 1] candidate vector */
+    double *lpx;                  /* owned: [ncols + 1] root LP values */
+    char *fix;                    /* owned: [ncols + 1] LNS fixing mask */
+    double t0, deadline;
+    milp_plan_t *out;             /* owned until milp_solve's *out */
+    milp_stats_t s;
+} solve_ctx_t;
+
+/* Intopt parameters shared by the main search and the LNS's sub-MIPs:
+ * the presolver stays off so that the callback sees the original
+ * columns (glp_ios_heur_sol takes values for them). */
+static void iocp_init(glp_iocp *io, double deadline, double gap,
+                      cbinfo_t *ci, bool glpk_heur)
+{
+    glp_init_iocp(io);
+    io->msg_lev = GLP_MSG_OFF;
+    io->presolve = GLP_OFF;
+    io->tm_lim = ms_left(deadline);
+    io->mip_gap = gap;
+    io->cb_func = mip_cb;
+    io->cb_info = ci;
+    io->br_tech = GLP_BR_DTH;
+    io->bt_tech = GLP_BT_BLB;
+    io->sr_heur = glpk_heur ? GLP_ON : GLP_OFF;
+    io->fp_heur = GLP_OFF;
+    io->mir_cuts = GLP_OFF;
+}
+
+/* The LNS accepts a solution that is better by this much (relative). */
+#define LNS_EPS 1e-6
+
+/* One sub-MIP of the large-neighbourhood search: the model with every
+ * column j where fix[j] != 0 fixed at the incumbent's value and the
+ * objective cut off below the incumbent's, solved by glp_intopt with the
+ * presolver (node limit `nodes`).  A better solution replaces the
+ * incumbent after it has passed the check of every row of the full model
+ * (warm_finish). */
+static void lns_try(solve_ctx_t *c, int32_t nodes, bool *better)
+{
+    glp_iocp io;
+    cbinfo_t ci = { 0 };
+    int nc = c->b.ncols, rc, mst, row, ind[2] = { 0, c->mp.T };
+    double inc = c->x[c->mp.T], val[2] = { 0, 1 };
+
+    *better = false;
+    c->s.lns_tried++;
+    c->sub = glp_create_prob();
+    glp_copy_prob(c->sub, c->b.lp, GLP_OFF);
+    for (int j = 1; j <= nc; j++) {
+        if (c->fix[j]) {
+            double v = round(c->x[j]);
+
+            glp_set_col_bnds(c->sub, j, GLP_FX, v, v);
+        }
+    }
+    /* Only a better solution is wanted: a cutoff row on T.  The
+     * incumbent is then infeasible, so it is not offered; the presolver
+     * removes the fixed columns and the rows they settle. */
+    row = glp_add_rows(c->sub, 1);
+    glp_set_row_name(c->sub, row, "lns_cutoff");
+    glp_set_mat_row(c->sub, row, 1, ind, val);
+    glp_set_row_bnds(c->sub, row, GLP_UP, 0, inc * (1 - LNS_EPS));
+    ci.node_limit = nodes;
+    iocp_init(&io, c->deadline, c->o->mip_gap, &ci, c->o->glpk_heuristics);
+    io.presolve = GLP_ON;
+    rc = glp_intopt(c->sub, &io);
+    c->s.lns_nodes += ci.nodes;
+    if (rc == GLP_ETMLIM)
+        c->s.time_limit_hit = true;
+    mst = glp_mip_status(c->sub);
+    if ((mst != GLP_OPT && mst != GLP_FEAS) ||
+        glp_mip_obj_val(c->sub) >= inc * (1 - LNS_EPS))
+        goto done;
+    for (int j = 1; j <= nc; j++) {
+        c->y[j] = glp_mip_col_val(c->sub, j);
+        if (glp_get_col_kind(c->b.lp, j) != GLP_CV)
+            c->y[j] = round(c->y[j]);
+    }
+    if (warm_finish(&c->b, &c->mp, c->y) &&
+        c->y[c->mp.T] < inc * (1 - LNS_EPS)) {
+        memcpy(c->x, c->y, ((size_t)nc + 1) * sizeof(double));
+        *better = true;
+    }
+
+done:
+    glp_delete_prob(c->sub);
+    c->sub = NULL;
+}
+
+/* Large-neighbourhood search from the warm start, before branching
+ * (RINS-style; GLPK has none): sub-MIPs of the same model that fix part
+ * of the integer columns at the incumbent, in a fixed order, repeated
+ * while one improves (at most LNS_PASSES passes; a neighbourhood is not
+ * tried twice on one incumbent):
+ *   split  every binary fixed (trees, roots, piece sizes): the exact
+ *          split S_m and piece counts for the incumbent's trees;
+ *   sub m  the binaries of every other sub fixed: sub m's tree, root and
+ *          piece size re-optimised against the others' loads (M > 1);
+ *   rins   every integer column whose root-LP value equals the
+ *          incumbent's fixed (when that fixes at least a third of them).
+ * Node limits, not time, bound each sub-MIP, and their number is at most
+ * MILP_LNS_WORK / rows (at least 2): deterministic. */
+#define LNS_PASSES 3
+
+static void lns_run(solve_ctx_t *c, int32_t nodes)
+{
+    int nc = c->b.ncols, nint = 0, nfix;
+    int32_t budget = MILP_LNS_WORK / (c->s.rows > 0 ? c->s.rows : 1);
+
+    if (budget < 2)
+        budget = 2;
+    int32_t M = c->sp->coll == CCS_COLL_ALLTOALL ? 1 : c->sp->m;
+    int32_t version = 0;
+    int32_t tried_at[MILP_MAX_M + 2];   /* incumbent version of the last
+                                           try, per neighbourhood */
+    bool better;
+
+    for (int32_t h = 0; h < M + 2; h++)
+        tried_at[h] = -1;
+    for (int j = 1; j <= nc; j++)
+        nint += glp_get_col_kind(c->b.lp, j) != GLP_CV;
+    for (int pass = 0; pass < LNS_PASSES; pass++) {
+        for (int32_t hood = -1; hood <= M; hood++) {
+            if (now_s() >= c->deadline || c->s.lns_tried >= budget)
+                return;
+            if (hood >= 0 && hood < M && M == 1)
+                continue;          /* one sub: that is the whole model */
+            /* Same incumbent, same sub-MIP, same answer: skip. */
+            if (tried_at[hood + 1] == version)
+                continue;
+            tried_at[hood + 1] = version;
+            nfix = 0;
+            for (int j = 1; j <= nc; j++) {
+                int kind = glp_get_col_kind(c->b.lp, j);
+                bool mine = hood >= 0 && hood < M &&
+                            j >= c->mp.col_first[hood] &&
+                            j < c->mp.col_first[hood + 1];
+
+                if (hood == M)     /* rins */
+                    c->fix[j] = kind != GLP_CV &&
+                                fabs(c->lpx[j] - c->x[j]) < 1e-6;
+                else               /* split, sub m */
+                    c->fix[j] = kind == GLP_BV && !mine;
+                nfix += c->fix[j];
+            }
+            if (hood == M && 3 * nfix < nint)
+                continue;
+            lns_try(c, nodes, &better);
+            if (better) {
+                c->s.lns_improved++;
+                version++;
+                tried_at[hood + 1] = version;
+            }
+        }
+    }
+}
+
+static ccs_status_t solve_body(void *arg, ccs_err_t *err)
+{
+    solve_ctx_t *c = arg;
+    const milp_solve_opts_t *o = c->o;
+    milp_stats_t *s = &c->s;
+    cbinfo_t ci = { 0 };
+    glp_smcp sm;
+    glp_iocp io;
+    int rc, mst;
+    size_t nvec;
+    ccs_status_t st;
+
+    c->b.lp = glp_create_prob();
+    glp_set_prob_name(c->b.lp, "ccsynth_milp");
+    if (c->sp->coll == CCS_COLL_ALLTOALL)
+        st = build_a2a_model(&c->b, &c->mp, c->net, c->sp, err);
+    else
+        st = build_tree_model(&c->b, &c->mp, c->net, c->sp, c->conc, err);
+    if (st != CCS_OK)
+        return st;
+    s->rows = glp_get_num_rows(c->b.lp);
+    s->cols = glp_get_num_cols(c->b.lp);
+    s->ints = glp_get_num_int(c->b.lp);
+    if (o->write_lp != NULL && glp_write_lp(c->b.lp, NULL, o->write_lp) != 0)
+        return ccs_err_set(err, CCS_ERR_IO, "milp: cannot write LP file '%s'",
+                           o->write_lp);
+
+    nvec = (size_t)c->b.ncols + 1;
+    c->x = calloc(nvec, sizeof(double));
+    c->y = calloc(nvec, sizeof(double));
+    c->lpx = calloc(nvec, sizeof(double));
+    c->fix = calloc(nvec, 1);
+    if (c->x == NULL || c->y == NULL || c->lpx == NULL || c->fix == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    if (c->warm != NULL && o->use_warm) {
+        if (c->sp->coll == CCS_COLL_ALLTOALL)
+            warm_a2a(&c->mp, c->net, c->warm, c->x);
+        else
+            warm_tree(&c->mp, c->net, c->sp, c->conc, c->warm, c->x);
+        s->warm_offered = warm_finish(&c->b, &c->mp, c->x);
+        if (s->warm_offered)
+            s->warm_us = c->x[c->mp.T];
+    }
+
+    /* Root LP.  Chunk counts, big-M ready times and piece counts differ
+     * by orders of magnitude: let GLPK scale rows and columns (as glpsol
+     * does). */
+    glp_scale_prob(c->b.lp, GLP_SF_AUTO);
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = ms_left(c->deadline);
+    rc = glp_simplex(c->b.lp, &sm);
+    if (rc == GLP_ETMLIM ||
+        (rc == 0 && glp_get_status(c->b.lp) != GLP_OPT &&
+         now_s() >= c->deadline)) {
+        s->time_limit_hit = true;
+        s->outcome = MILP_OUT_NOSOL;
+        return CCS_OK;
+    }
+    if (rc != 0 || glp_get_status(c->b.lp) != GLP_OPT)
+        return ccs_err_set(err, CCS_ERR_SOLVER,
+                           "milp: root LP failed (glp_simplex %d, status %d)",
+                           rc, glp_get_status(c->b.lp));
+    s->lp_us = glp_get_obj_val(c->b.lp);
+    for (int j = 1; j <= c->b.ncols; j++)
+        c->lpx[j] = glp_get_col_prim(c->b.lp, j);
+    ci.node_limit = o->node_limit;
+    if (ci.node_limit < 0) {
+        int32_t lim = MILP_NODE_WORK / (s->rows > 0 ? s->rows : 1);
+
+        ci.node_limit = lim < 60 ? 60 : (lim > 1000 ? 1000 : lim);
+    }
+    s->node_limit = ci.node_limit;
+
+    /* Improve the warm start by sub-MIPs, then branch from it. */
+    s->lns_us = s->warm_us;
+    if (s->warm_offered && o->lns) {
+        lns_run(c, ci.node_limit);
+        s->lns_us = c->x[c->mp.T];
+    }
+
+    ci.bound = s->lp_us;
+    ci.warm = s->warm_offered ? c->x : NULL;
+    iocp_init(&io, c->deadline, o->mip_gap, &ci, o->glpk_heuristics);
+    rc = glp_intopt(c->b.lp, &io);
+    s->nodes = ci.nodes;
+    s->node_limit_hit = ci.node_hit;
+    s->warm_accepted = ci.warm_accepted;
+    if (rc == GLP_ETMLIM)
+        s->time_limit_hit = true;
+    else if (rc != 0 && rc != GLP_ESTOP && rc != GLP_EMIPGAP)
+        return ccs_err_set(err, CCS_ERR_SOLVER,
+                           "milp: glp_intopt failed with code %d", rc);
+    mst = glp_mip_status(c->b.lp);
+    if (mst == GLP_NOFEAS)
+        return ccs_err_set(err, CCS_ERR_SOLVER,
+                           "milp: GLPK reports the model infeasible");
+    if (mst != GLP_OPT && mst != GLP_FEAS) {
+        /* A limit before the incumbent was offered: an improved LNS
+         * incumbent is still a solution, the bare heuristic is not. */
+        if (s->lns_improved == 0) {
+            s->outcome = MILP_OUT_NOSOL;
+            return CCS_OK;
+        }
+        s->obj_us = c->x[c->mp.T];
+        s->bound_us = fmin(ci.bound, s->obj_us);
+        s->outcome = MILP_OUT_LIMIT;
+        s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+        return decode(&c->b, &c->mp, c->net, c->sp, c->x, &c->out, err);
+    }
+    s->obj_us = glp_mip_obj_val(c->b.lp);
+    if (rc == 0 && mst == GLP_OPT)
+        s->bound_us = s->obj_us;     /* the search closed the tree */
+    else
+        s->bound_us = fmin(ci.bound, s->obj_us);
+    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT))
+        s->outcome = MILP_OUT_OPTIMAL;
+    else
+        s->outcome = MILP_OUT_LIMIT;
+    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+    return decode(&c->b, &c->mp, c->net, c->sp, NULL, &c->out, err);
+}
+
 ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
                         const double *conc, const milp_plan_t *warm,
                         const milp_solve_opts_t *o, milp_plan_t **out,
                         milp_stats_t *stats, ccs_err_t *err)
 {
-    mb_t b = { 0 };
-    tmap_t mp = { 0 };
-    cbinfo_t ci = { 0 };
-    glp_smcp sm;
-    glp_iocp io;
-    double *x = NULL;           /* owned here: warm vector */
-    double t0 = now_s(), deadline;
-    milp_stats_t s = { 0 };
-    int prev_term, rc, mst;
+    solve_ctx_t c;
+    bool freed = false;
     ccs_status_t st;
 
     st = validate_spec(net, sp, o, err);
     if (st != CCS_OK)
         return st;
-    /* GLPK prints unless told not to; restore the caller's setting. */
-    prev_term = glp_term_out(GLP_OFF);
-    deadline = t0 + o->time_limit_s;
-    s.obj_us = NAN;
-    s.gap = NAN;
-    s.bound_us = NAN;
-    s.lp_us = NAN;
-    b.lp = glp_create_prob();
-    glp_set_prob_name(b.lp, "ccsynth_milp");
-    if (sp->coll == CCS_COLL_ALLTOALL)
-        st = build_a2a_model(&b, &mp, net, sp, err);
-    else
-        st = build_tree_model(&b, &mp, net, sp, conc, err);
-    if (st != CCS_OK)
-        goto cleanup;
-    s.rows = glp_get_num_rows(b.lp);
-    s.cols = glp_get_num_cols(b.lp);
-    s.ints = glp_get_num_int(b.lp);
-    if (o->write_lp != NULL && glp_write_lp(b.lp, NULL, o->write_lp) != 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "milp: cannot write LP file '%s'",
-                         o->write_lp);
-        goto cleanup;
+    memset(&c, 0, sizeof(c));
+    c.net = net;
+    c.sp = sp;
+    c.conc = conc;
+    c.warm = warm;
+    c.o = o;
+    c.t0 = now_s();
+    c.deadline = c.t0 + o->time_limit_s;
+    c.s.obj_us = NAN;
+    c.s.gap = NAN;
+    c.s.bound_us = NAN;
+    c.s.lp_us = NAN;
+    c.s.warm_us = NAN;
+    c.s.lns_us = NAN;
+    st = milp_glpk_call(solve_body, &c, &freed, err);
+    if (freed) {
+        c.b.lp = NULL;       /* freed with GLPK's environment */
+        c.sub = NULL;
     }
-
-    if (warm != NULL && o->use_warm) {
-        x = calloc((size_t)b.ncols + 1, sizeof(double));
-        if (x == NULL) {
-            st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
-            goto cleanup;
-        }
-        if (sp->coll == CCS_COLL_ALLTOALL)
-            warm_a2a(&mp, net, warm, x);
-        else
-            warm_tree(&mp, net, sp, conc, warm, x);
-        s.warm_offered = warm_finish(&b, &mp, x);
+    if (st == CCS_OK) {
+        c.s.time_s = now_s() - c.t0;
+        *stats = c.s;
+        *out = c.out;
+        c.out = NULL;
     }
-
-    /* Root LP: the presolver stays off so that the callback sees the
-     * original columns (glp_ios_heur_sol takes values for them). */
-    /* Chunk counts, big-M ready times and piece counts differ by orders
-     * of magnitude: let GLPK scale rows and columns (as glpsol does). */
-    glp_scale_prob(b.lp, GLP_SF_AUTO);
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    sm.tm_lim = ms_left(deadline);
-    rc = glp_simplex(b.lp, &sm);
-    if (rc == GLP_ETMLIM || (rc == 0 && glp_get_status(b.lp) != GLP_OPT &&
-                             now_s() >= deadline)) {
-        s.time_limit_hit = true;
-        s.outcome = MILP_OUT_NOSOL;
-        goto done;
-    }
-    if (rc != 0 || glp_get_status(b.lp) != GLP_OPT) {
-        st = ccs_err_set(err, CCS_ERR_SOLVER,
-                         "milp: root LP failed (glp_simplex %d, status %d)",
-                         rc, glp_get_status(b.lp));
-        goto cleanup;
-    }
-    s.lp_us = glp_get_obj_val(b.lp);
-    ci.bound = s.lp_us;
-    ci.warm = s.warm_offered ? x : NULL;
-    ci.node_limit = o->node_limit;
-    if (ci.node_limit < 0) {
-        int32_t lim = MILP_NODE_WORK / (s.rows > 0 ? s.rows : 1);
-
-        ci.node_limit = lim < 60 ? 60 : (lim > 1000 ? 1000 : lim);
-    }
-
-    glp_init_iocp(&io);
-    io.msg_lev = GLP_MSG_OFF;
-    io.presolve = GLP_OFF;
-    io.tm_lim = ms_left(deadline);
-    io.mip_gap = o->mip_gap;
-    io.cb_func = mip_cb;
-    io.cb_info = &ci;
-    io.br_tech = GLP_BR_DTH;
-    io.bt_tech = GLP_BT_BLB;
-    io.sr_heur = o->glpk_heuristics ? GLP_ON : GLP_OFF;
-    io.fp_heur = GLP_OFF;
-    io.mir_cuts = GLP_OFF;
-    rc = glp_intopt(b.lp, &io);
-    s.nodes = ci.nodes;
-    s.node_limit_hit = ci.node_hit;
-    s.warm_accepted = ci.warm_accepted;
-    if (rc == GLP_ETMLIM)
-        s.time_limit_hit = true;
-    else if (rc != 0 && rc != GLP_ESTOP && rc != GLP_EMIPGAP) {
-        st = ccs_err_set(err, CCS_ERR_SOLVER,
-                         "milp: glp_intopt failed with code %d", rc);
-        goto cleanup;
-    }
-    mst = glp_mip_status(b.lp);
-    if (mst != GLP_OPT && mst != GLP_FEAS) {
-        if (mst == GLP_NOFEAS) {
-            st = ccs_err_set(err, CCS_ERR_SOLVER,
-                             "milp: GLPK reports the model infeasible");
-            goto cleanup;
-        }
-        s.outcome = MILP_OUT_NOSOL;
-        goto done;
-    }
-    s.obj_us = glp_mip_obj_val(b.lp);
-    if (rc == 0 && mst == GLP_OPT)
-        s.bound_us = s.obj_us;     /* the search closed the tree */
-    else
-        s.bound_us = fmin(ci.bound, s.obj_us);
-    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT))
-        s.outcome = MILP_OUT_OPTIMAL;
-    else
-        s.outcome = MILP_OUT_LIMIT;
-    s.gap = s.obj_us > 0 ? (s.obj_us - s.bound_us) / s.obj_us : 0;
-    st = decode(&b, &mp, net, sp, out, err);
-    if (st != CCS_OK)
-        goto cleanup;
-
-done:
-    s.time_s = now_s() - t0;
-    *stats = s;
-    st = CCS_OK;
-
-cleanup:
-    free(x);
-    tmap_free(&mp);
-    mb_free(&b);
-    glp_term_out(prev_term);
+    milp_plan_destroy(c.out);
+    if (c.sub != NULL)
+        glp_delete_prob(c.sub);
+    free(c.x);
+    free(c.y);
+    free(c.lpx);
+    free(c.fix);
+    tmap_free(&c.mp);
+    mb_free(&c.b);
     return st;
+}
+
+typedef struct read_lp_ctx {
+    const char *path;
+    glp_prob *lp;            /* owned, unless GLPK's environment was freed */
+    int32_t rows, cols;
+} read_lp_ctx_t;
+
+static ccs_status_t read_lp_body(void *arg, ccs_err_t *err)
+{
+    read_lp_ctx_t *c = arg;
+
+    c->lp = glp_create_prob();
+    if (glp_read_lp(c->lp, NULL, c->path) != 0)
+        return ccs_err_set(err, CCS_ERR_PARSE,
+                           "milp: glp_read_lp could not read '%s'", c->path);
+    c->rows = glp_get_num_rows(c->lp);
+    c->cols = glp_get_num_cols(c->lp);
+    return CCS_OK;
 }
 
 ccs_status_t milp_read_lp(const char *path, int32_t *rows, int32_t *cols,
                           ccs_err_t *err)
 {
-    glp_prob *lp = glp_create_prob();
-    int prev = glp_term_out(GLP_OFF);
-    int rc = glp_read_lp(lp, NULL, path);
+    read_lp_ctx_t c = { path, NULL, 0, 0 };
+    bool freed = false;
+    ccs_status_t st = milp_glpk_call(read_lp_body, &c, &freed, err);
 
-    glp_term_out(prev);
-    if (rc != 0) {
-        glp_delete_prob(lp);
-        return ccs_err_set(err, CCS_ERR_PARSE,
-                           "milp: glp_read_lp could not read '%s'", path);
+    if (!freed && c.lp != NULL)
+        glp_delete_prob(c.lp);
+    if (st == CCS_OK) {
+        *rows = c.rows;
+        *cols = c.cols;
     }
-    *rows = glp_get_num_rows(lp);
-    *cols = glp_get_num_cols(lp);
-    glp_delete_prob(lp);
-    return CCS_OK;
+    return st;
 }

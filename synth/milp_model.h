@@ -22,6 +22,10 @@ typedef struct milp_solve_opts {
     const char *write_lp;    /* dump the model in CPLEX LP form, or NULL */
     bool use_warm;           /* offer `warm` through glp_ios_heur_sol */
     bool glpk_heuristics;    /* GLPK's own rounding heuristic */
+    bool lns;                /* improve the warm start by sub-MIPs before
+                                branching (large-neighbourhood search,
+                                docs/milp.md); each sub-MIP has the same
+                                node limit as the main search */
 } milp_solve_opts_t;
 
 void milp_solve_opts_init(milp_solve_opts_t *o);
@@ -29,6 +33,9 @@ void milp_solve_opts_init(milp_solve_opts_t *o);
 /* Automatic node limit: about this many rows x nodes of work (a few
  * seconds of GLPK on one core for the instances in the bench). */
 #define MILP_NODE_WORK 120000
+/* The LNS solves at most this many rows x sub-MIPs (at least 2 sub-MIPs):
+ * each is presolved and node-limited, about one root LP's work. */
+#define MILP_LNS_WORK 40000
 
 typedef enum {
     MILP_OUT_OPTIMAL = 0,    /* search finished (within mip_gap) */
@@ -47,12 +54,20 @@ typedef struct milp_stats {
     bool warm_offered;       /* the heuristic solution was feasible and
                                 offered */
     bool warm_accepted;      /* GLPK took it as an incumbent */
+    double warm_us;          /* objective of the warm start in the model;
+                                NAN when not offered */
+    double lns_us;           /* incumbent after the LNS (= warm_us when it
+                                found nothing better); NAN without one */
+    int32_t lns_tried;       /* sub-MIPs solved */
+    int32_t lns_improved;    /* ... that improved the incumbent */
+    int32_t lns_nodes;       /* their subproblems, in all */
     double obj_us;           /* incumbent objective; NAN without one */
     double bound_us;         /* best bound on the optimum */
     double lp_us;            /* root LP relaxation */
     double gap;              /* (obj - bound) / obj; NAN without one */
     double time_s;           /* wall time of the solve */
     int32_t nodes;           /* subproblems generated */
+    int32_t node_limit;      /* the limit used (0: none) */
     int32_t rows, cols, ints;
 } milp_stats_t;
 
@@ -66,6 +81,16 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
                         const double *conc, const milp_plan_t *warm,
                         const milp_solve_opts_t *o, milp_plan_t **out,
                         milp_stats_t *stats, ccs_err_t *err);
+
+/* Run fn(arg, err) with GLPK's error hook and terminal hook set, so that
+ * a fatal GLPK error (which would otherwise abort the process) returns
+ * CCS_ERR_SOLVER with GLPK's message.  After such an error GLPK's
+ * environment has been freed, and with it every GLPK object of the
+ * thread: *env_freed says so, and fn's GLPK objects must then be
+ * forgotten, not deleted.  GLPK's terminal output is off during fn. */
+typedef ccs_status_t (*milp_glpk_fn)(void *arg, ccs_err_t *err);
+ccs_status_t milp_glpk_call(milp_glpk_fn fn, void *arg, bool *env_freed,
+                            ccs_err_t *err);
 
 /* Read a CPLEX LP file back with glp_read_lp (the tests check --write-lp
  * with it); returns the row and column counts read.  CCS_ERR_PARSE on

@@ -1,6 +1,9 @@
 /* test_milp.c - the AdapCC-style MILP: optimum against enumeration, plan
  * structure, verified output for every collective on several topologies,
- * warm start, fallback, LP dump, determinism. */
+ * the solver improving on its warm start (and the simulator agreeing),
+ * warm start, time-limit and node-limit fallbacks, GLPK's error hook, LP
+ * dump, determinism. */
+#include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 #include "../../synth/algo.h"
 #include "../../synth/milp_heur.h"
 #include "../../synth/milp_model.h"
+#include "../../synth/sim.h"
 #include "../../synth/verify.h"
 #include "harness.h"
 
@@ -184,6 +188,8 @@ TEST(two_gpu_by_hand)
     topo_destroy(t);
 }
 
+static void check_aggregation(const ccs_sched_t *s, const char *what);
+
 static ccs_status_t synth(const char *topo, ccs_coll_t coll, int32_t root,
                           double tl, ccs_sched_t **out, ccs_err_t *err)
 {
@@ -197,7 +203,7 @@ static ccs_status_t synth(const char *topo, ccs_coll_t coll, int32_t root,
     algo_params_init(&p);
     p.coll = coll;
     p.root = root;
-    p.milp_m = 2;
+    p.milp_m = coll == CCS_COLL_ALLTOALL ? 0 : 2;
     p.size_bytes = 8 << 20;
     p.chunk_sizes = "1M,4M";
     p.time_limit_s = tl;
@@ -223,9 +229,15 @@ TEST(verifies_everywhere)
             CHECK_MSG(st == CCS_OK, "%s %s: %s", topos[i],
                       ccs_coll_str(colls[j]), ccs_err_msg(&err, st));
             if (st == CCS_OK) {
+                char what[64];
+
                 st = verify_sched(s, NULL, &err);
                 CHECK_MSG(st == CCS_OK, "%s %s: %s", topos[i],
                           ccs_coll_str(colls[j]), ccs_err_msg(&err, st));
+                snprintf(what, sizeof(what), "%s %s", topos[i],
+                         ccs_coll_str(colls[j]));
+                if (colls[j] != CCS_COLL_ALLTOALL)
+                    check_aggregation(s, what);
             }
             ccs_sched_destroy(s);
         }
@@ -356,6 +368,380 @@ TEST(deterministic)
     ccs_sched_destroy(s2);
 }
 
+/* Simulated time of a plan's schedule at `bytes` (rank mode); the
+ * schedule must verify.  NAN on failure. */
+static double sim_plan(const topo_t *t, const milp_plan_t *pl, int32_t root,
+                       double bytes)
+{
+    ccs_sched_t *s = NULL;
+    sim_opts_t so;
+    sim_result_t res;
+    ccs_err_t err = { { 0 } };
+    double v = NAN;
+
+    sim_opts_init(&so);
+    if (milp_emit(t, pl, root, &s, &err) == CCS_OK &&
+        verify_sched(s, NULL, &err) == CCS_OK &&
+        sim_run(s, t, bytes, &so, &res, &err) == CCS_OK) {
+        v = res.time_s;
+        sim_result_free(&res);
+    }
+    if (isnan(v))
+        fprintf(stderr, "sim_plan: %s\n", err.msg);
+    ccs_sched_destroy(s);
+    return v;
+}
+
+/* The solver must do better than the plan it is warm-started from, and
+ * the better objective must be a faster schedule in the simulator (at
+ * 256 MiB, where the model's load term dominates).
+ *  - adapcc-hetero, M = 6: the heuristic roots two subs in the 50 Gb/s
+ *    servers and splits equally; the LNS's split sub-MIP moves the data to
+ *    the four subs rooted behind 100 Gb/s NICs (branch and bound alone
+ *    does not find it within its node limit: lns off is not in the
+ *    table).
+ *  - ring:4, M = 2: branch and bound alone proves the optimum, 10%
+ *    below the heuristic; the simulator measures the model's time.
+ *  - milp_hetero (three 2-GPU servers, one with a 50 Gb/s NIC), M = 3:
+ *    branch and bound alone re-roots and re-splits. */
+TEST(solver_beats_warm_start)
+{
+    static const struct {
+        const char *topo;
+        int32_t m;
+        uint32_t c, q0, q1, q2, nodes;
+        bool lns;
+        double gain;       /* objective at most (1 - gain) x heuristic's */
+    } cases[] = {
+        { "topologies/adapcc-hetero.yaml", 6, 256, 1, 4, 0, 5, true, 0.30 },
+        { "ring:4", 2, 32, 1, 4, 0, 400, false, 0.08 },
+        { "tests/data/topo/milp_hetero.yaml", 3, 64, 1, 4, 16, 400, false,
+          0.05 },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = NULL;
+        milp_net_t *net = NULL;
+        milp_plan_t *heur = NULL, *sol = NULL;
+        double *conc = NULL, t_heur, t_sol;
+        milp_spec_t sp;
+        milp_solve_opts_t o;
+        milp_stats_t stats;
+        ccs_err_t err = { { 0 } };
+
+        CHECK_STATUS(topo_load(cases[i].topo, NULL, &t, &err), CCS_OK);
+        if (t == NULL)
+            continue;
+        CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+        spec_init(&sp, CCS_COLL_ALLREDUCE, -1, cases[i].m, cases[i].c,
+                  cases[i].q0, cases[i].q1);
+        sp.unit_bytes = 256.0 * (1 << 20) / cases[i].c;    /* 256 MiB */
+        if (cases[i].q2 > 0)
+            sp.cand[sp.ncand++] = cases[i].q2;
+        CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
+        CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
+        heur->cost_us = milp_plan_cost(net, &sp, conc, heur, NULL);
+        milp_solve_opts_init(&o);
+        o.lns = cases[i].lns;
+        o.node_limit = (int32_t)cases[i].nodes;
+        o.time_limit_s = 60;
+        CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats,
+                                &err), CCS_OK);
+        CHECK(stats.warm_accepted);
+        CHECK_NEAR(stats.warm_us, heur->cost_us, 1e-9);
+        CHECK(sol != NULL);
+        if (sol == NULL)
+            goto next;
+        CHECK_MSG(stats.obj_us <= (1 - cases[i].gain) * heur->cost_us,
+                  "%s lns=%d: MILP %.1f us, heuristic %.1f us",
+                  cases[i].topo, cases[i].lns, stats.obj_us, heur->cost_us);
+        if (!cases[i].lns)
+            CHECK_EQ_INT(stats.lns_tried, 0);
+        else
+            CHECK(stats.lns_improved > 0 && stats.lns_us < stats.warm_us);
+        CHECK_STATUS(milp_plan_check(net, &sp, sol, &err), CCS_OK);
+        CHECK_NEAR(milp_plan_cost(net, &sp, conc, sol, NULL), stats.obj_us,
+                   1e-6);
+        t_heur = sim_plan(t, heur, -1, sp.nchunks * sp.unit_bytes);
+        t_sol = sim_plan(t, sol, -1, sp.nchunks * sp.unit_bytes);
+        CHECK_MSG(t_sol < t_heur,
+                  "%s lns=%d: simulated %.1f us (MILP) vs %.1f us "
+                  "(heuristic)", cases[i].topo, cases[i].lns, 1e6 * t_sol,
+                  1e6 * t_heur);
+next:
+        milp_plan_destroy(sol);
+        milp_plan_destroy(heur);
+        free(conc);
+        milp_net_destroy(net);
+        topo_destroy(t);
+    }
+}
+
+/* Time limit: on the 24-GPU cluster 1 ms does not cover the root LP, so
+ * the solve ends without an incumbent and says so; the algorithm then
+ * writes the heuristic's (verified) schedule and reports it. */
+TEST(time_limit_fallback)
+{
+    topo_t *t = NULL;
+    milp_net_t *net = NULL;
+    milp_plan_t *heur = NULL, *sol = NULL;
+    double *conc = NULL;
+    milp_spec_t sp;
+    milp_solve_opts_t o;
+    milp_stats_t stats;
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+    char text[4096] = "";
+    FILE *rep = tmpfile();
+
+    CHECK_STATUS(topo_load("topologies/adapcc-hetero.yaml", NULL, &t, &err),
+                 CCS_OK);
+    if (t == NULL || rep == NULL)
+        return;
+    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 4, 256, 1, 4);
+    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
+    CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
+    milp_solve_opts_init(&o);
+    o.time_limit_s = 1e-3;
+    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
+                 CCS_OK);
+    CHECK(stats.time_limit_hit);
+    CHECK_EQ_INT(stats.outcome, MILP_OUT_NOSOL);
+    CHECK(sol == NULL);
+    CHECK(isnan(stats.obj_us));
+
+    algo_params_init(&p);
+    p.coll = CCS_COLL_ALLREDUCE;
+    p.time_limit_s = 1e-3;
+    p.report = rep;
+    CHECK_STATUS(algo_synthesize("milp", t, &p, &s, &err), CCS_OK);
+    CHECK(s != NULL);
+    if (s != NULL)
+        CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
+    rewind(rep);
+    text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+    CHECK_STR_CONTAINS(text, "no-solution (time limit)");
+    CHECK_STR_CONTAINS(text, "no incumbent: using the heuristic");
+    fclose(rep);
+    ccs_sched_destroy(s);
+    milp_plan_destroy(heur);
+    free(conc);
+    milp_net_destroy(net);
+    topo_destroy(t);
+}
+
+/* A fatal GLPK error (here a column index out of range) would abort the
+ * process; under milp_glpk_call it is a status with GLPK's message, and
+ * GLPK works again afterwards. */
+static ccs_status_t bad_glpk_call(void *arg, ccs_err_t *err)
+{
+    glp_prob **lp = arg;
+
+    (void)err;
+    *lp = glp_create_prob();
+    glp_add_cols(*lp, 1);
+    glp_set_col_bnds(*lp, 7, GLP_FX, 0, 0);    /* no column 7: fatal */
+    return CCS_OK;
+}
+
+static ccs_status_t good_glpk_call(void *arg, ccs_err_t *err)
+{
+    glp_prob *lp = glp_create_prob();
+    int *cols = arg;
+
+    (void)err;
+    *cols = glp_add_cols(lp, 3) + 2;
+    glp_delete_prob(lp);
+    return CCS_OK;
+}
+
+TEST(glpk_error_is_trapped)
+{
+    glp_prob *lp = NULL;
+    bool freed = false;
+    int cols = 0;
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(milp_glpk_call(bad_glpk_call, &lp, &freed, &err),
+                 CCS_ERR_SOLVER);
+    CHECK(freed);                 /* lp went with GLPK's environment */
+    CHECK_STR_CONTAINS(err.msg, "GLPK error");
+    CHECK_STR_CONTAINS(err.msg, "glp_set_col_bnds");
+    CHECK_STATUS(milp_glpk_call(good_glpk_call, &cols, &freed, &err),
+                 CCS_OK);
+    CHECK(!freed);
+    CHECK_EQ_INT(cols, 3);
+}
+
+/* Every GPU aggregates (a_{m,g} = 1, docs/milp.md): in a reduce each
+ * chunk is reduced into a receiver exactly once per tree arc, n - 1
+ * times in all, and in a broadcast each chunk is received n - 1 times.
+ * Without aggregation a relay would forward its children's data apart
+ * and the counts would be higher. */
+static void check_aggregation(const ccs_sched_t *s, const char *what)
+{
+    uint32_t C = s->nchunks, n = s->nranks;
+    uint32_t *rr = calloc(C, sizeof(uint32_t));   /* owned here */
+    uint32_t *rv = calloc(C, sizeof(uint32_t));   /* owned here */
+    bool up = s->coll == CCS_COLL_ALLREDUCE || s->coll == CCS_COLL_REDUCE;
+    bool down = s->coll == CCS_COLL_ALLREDUCE ||
+                s->coll == CCS_COLL_BROADCAST;
+
+    CHECK(rr != NULL && rv != NULL);
+    for (uint32_t r = 0; rr != NULL && rv != NULL && r < n; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+
+            for (uint32_t k = 0; k < op->nchunks; k++) {
+                if (op->kind == CCS_OP_RECV_REDUCE)
+                    rr[op->chunk + k]++;
+                else if (op->kind == CCS_OP_RECV)
+                    rv[op->chunk + k]++;
+            }
+        }
+    }
+    for (uint32_t c = 0; rr != NULL && rv != NULL && c < C; c++) {
+        CHECK_MSG(rr[c] == (up ? n - 1 : 0) && rv[c] == (down ? n - 1 : 0),
+                  "%s: chunk %u reduced %u times, received %u times (n = %u)",
+                  what, c, rr[c], rv[c], n);
+        if (rr[c] != (up ? n - 1 : 0) || rv[c] != (down ? n - 1 : 0))
+            break;
+    }
+    free(rr);
+    free(rv);
+}
+
+/* milp_plan_check rejects every kind of broken plan: what the model's flow
+ * rows (one parent per non-root GPU, an in-tree to the root) and split row
+ * rule out. */
+TEST(plan_check_rejects)
+{
+    static const struct {
+        const char *what;
+        int32_t root0, parent[4];
+        uint32_t count0, piece0;
+        const char *msg;
+    } cases[] = {
+        { "valid", 0, { -1, 0, 0, 2 }, 8, 1, NULL },
+        { "cycle", 0, { -1, 2, 1, 0 }, 8, 1, "cycle" },
+        { "root has a parent", 0, { 1, 0, 0, 0 }, 8, 1, "bad root" },
+        { "no parent", 0, { -1, 0, -1, 0 }, 8, 1, "not an overlay arc" },
+        { "self loop", 0, { -1, 1, 0, 0 }, 8, 1, "not an overlay arc" },
+        { "split short", 0, { -1, 0, 0, 0 }, 7, 1, "sum to" },
+        { "piece 0", 0, { -1, 0, 0, 0 }, 8, 0, "piece size 0" },
+    };
+    topo_t *t = NULL;
+    milp_net_t *net = NULL;
+    milp_spec_t sp;
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(topo_load("switch:4", NULL, &t, &err), CCS_OK);
+    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 1, 8, 1, 4);
+    for (size_t i = 0; net != NULL && i < sizeof(cases) / sizeof(cases[0]);
+         i++) {
+        milp_plan_t *pl = NULL;
+        ccs_status_t st;
+
+        CHECK_STATUS(milp_plan_create(sp.coll, 4, 1, 8, &pl, &err), CCS_OK);
+        if (pl == NULL)
+            continue;
+        pl->root[0] = cases[i].root0;
+        memcpy(pl->parent, cases[i].parent, sizeof(cases[i].parent));
+        pl->count[0] = cases[i].count0;
+        pl->piece[0] = cases[i].piece0;
+        st = milp_plan_check(net, &sp, pl, &err);
+        if (cases[i].msg == NULL) {
+            CHECK_MSG(st == CCS_OK, "%s: %s", cases[i].what, err.msg);
+        } else {
+            CHECK_MSG(st == CCS_ERR_INTERNAL, "%s: accepted", cases[i].what);
+            CHECK_STR_CONTAINS(err.msg, cases[i].msg);
+        }
+        milp_plan_destroy(pl);
+    }
+    /* Across servers only the sub's gateways talk (cluster:2x4, sub 0:
+     * gateways 0 and 4): rank 1 -> rank 5 is no overlay arc. */
+    milp_net_destroy(net);
+    net = NULL;
+    topo_destroy(t);
+    t = NULL;
+    CHECK_STATUS(topo_load("cluster:2x4", NULL, &t, &err), CCS_OK);
+    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    if (net != NULL) {
+        milp_plan_t *pl = NULL;
+        int32_t par[8] = { -1, 0, 0, 0, 0, 4, 4, 4 };
+
+        spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 1, 8, 1, 4);
+        CHECK_STATUS(milp_plan_create(sp.coll, 8, 1, 8, &pl, &err), CCS_OK);
+        if (pl != NULL) {
+            pl->root[0] = 0;
+            pl->count[0] = 8;
+            pl->piece[0] = 1;
+            memcpy(pl->parent, par, sizeof(par));
+            CHECK_STATUS(milp_plan_check(net, &sp, pl, &err), CCS_OK);
+            pl->parent[5] = 1;
+            CHECK_STATUS(milp_plan_check(net, &sp, pl, &err),
+                         CCS_ERR_INTERNAL);
+            CHECK_STR_CONTAINS(err.msg, "not an overlay arc");
+        }
+        milp_plan_destroy(pl);
+    }
+    milp_net_destroy(net);
+    topo_destroy(t);
+}
+
+/* The solver's options reach GLPK as given: --mip-gap 0 is a gap target
+ * of 0 (not the default), --node-limit 0 is no limit; the report says
+ * what was used. */
+TEST(options_reach_the_solver)
+{
+    static const struct {
+        double gap;
+        int32_t nodes;
+        const char *want1, *want2;
+    } cases[] = {
+        { -1, 0, "gap target 1%", NULL },    /* defaults: sized limit */
+        { 0, 0, "gap target 0%", NULL },
+        { 0.05, 7, "gap target 5%", "node limit 7\n" },
+        { 0.5, -1, "gap target 50%", "node limit 0\n" },
+    };
+    topo_t *t = NULL;
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(topo_load("cluster:2x4", NULL, &t, &err), CCS_OK);
+    for (size_t i = 0; t != NULL && i < sizeof(cases) / sizeof(cases[0]);
+         i++) {
+        algo_params_t p;
+        ccs_sched_t *s = NULL;
+        char text[4096] = "";
+        FILE *rep = tmpfile();
+
+        CHECK(rep != NULL);
+        if (rep == NULL)
+            continue;
+        algo_params_init(&p);
+        p.milp_m = 2;
+        p.mip_gap = cases[i].gap;
+        p.milp_nodes = cases[i].nodes;
+        p.time_limit_s = 30;
+        p.report = rep;
+        CHECK_STATUS(algo_synthesize("milp", t, &p, &s, &err), CCS_OK);
+        rewind(rep);
+        text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        CHECK_STR_CONTAINS(text, cases[i].want1);
+        if (cases[i].want2 != NULL)
+            CHECK_STR_CONTAINS(text, cases[i].want2);
+        else
+            CHECK(strstr(text, "node limit 0\n") == NULL &&
+                  strstr(text, "node limit") != NULL);
+        fclose(rep);
+        ccs_sched_destroy(s);
+    }
+    topo_destroy(t);
+}
+
 TEST(bad_inputs)
 {
     topo_t *t = NULL;
@@ -384,6 +770,11 @@ int main(void)
     RUN(warm_start_and_fallback);
     RUN(write_lp_reads_back);
     RUN(deterministic);
+    RUN(solver_beats_warm_start);
+    RUN(time_limit_fallback);
+    RUN(glpk_error_is_trapped);
+    RUN(plan_check_rejects);
+    RUN(options_reach_the_solver);
     RUN(bad_inputs);
     return TEST_SUMMARY();
 }
