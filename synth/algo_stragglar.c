@@ -445,6 +445,7 @@ typedef struct srch {
     uint64_t rng;         /* xorshift state; 0: no noise */
     int64_t noise;        /* noise amplitude */
     int64_t wrel;         /* receiver bonus at the least rank slack */
+    int64_t rpct;         /* receiver bonus scale, percent (100: as is) */
     uint32_t salt;        /* varies the random edges kept between runs */
     holdings_t h;
     int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
@@ -633,8 +634,9 @@ static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
         for (uint32_t g = 0; g < m; g++) {
             int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
             int64_t rel = rs - rsmin;
-            s->rprio[g] = srch_rurgency(rs) +
-                          (rel < 20 ? (s->wrel >> rel) : 0);
+            s->rprio[g] = (srch_rurgency(rs) +
+                           (rel < 20 ? (s->wrel >> rel) : 0)) *
+                          s->rpct / 100;
             if (bounded && rs < 0)
                 return CCS_OK;
         }
@@ -809,6 +811,41 @@ static uint32_t srch_runs(uint32_t n)
     return (uint32_t)budget;
 }
 
+/* Second chance at LB + 1 for odd n where the runs above failed (just
+ * below a power of 2: one rank idles every round while the straggler is
+ * busy, so at LB + 1 almost any further round without a receive is
+ * fatal).  Scaling the receiver bonus changes which rank idles and which
+ * pairs go one way.  Noise-free runs; one aims at T itself, one at T + 1
+ * (its slacks are looser, and the plan counts only if it still finishes
+ * within T).  From the sweep of n = 3..256: x2 at T gives 101, 181, 225;
+ * x1/2 at T + 1 gives 203, 209, 221, 223; nothing else tried (x1/4..x4,
+ * either target) gave more. */
+static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
+                                  uint32_t T, bool *ok, ccs_err_t *err)
+{
+    static const struct { int64_t rpct; uint32_t slack; } var[] = {
+        { 200, 0 }, { 50, 1 },
+    };
+    uint32_t T0 = s->T;
+    ccs_status_t st = CCS_OK;
+
+    for (size_t i = 0; i < sizeof(var) / sizeof(var[0]) && !*ok; i++) {
+        s->T = T + var[i].slack;
+        s->rng = 0;
+        s->noise = 0;
+        s->wrel = 4 * SRCH_WR;
+        s->rpct = var[i].rpct;
+        s->salt = 0;
+        st = srch_run(s, tmp, true, ok, err);
+        if (st != CCS_OK)
+            break;
+        *ok = *ok && tmp->nrounds <= T;
+    }
+    s->rpct = 100;
+    s->T = T0;
+    return st;
+}
+
 static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
                                 ccs_err_t *err)
 {
@@ -826,6 +863,7 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
         return st;
     s.n = n;
     s.m = m;
+    s.rpct = 100;
     /* All owned by s, freed by srch_free. */
     s.xround = malloc(m * sizeof(*s.xround));
     s.cprio = malloc(m * sizeof(*s.cprio));
@@ -876,6 +914,13 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
             }
         }
     }
+    /* Targets from LB + 2 on (first_target): the variants still try LB + 1
+     * first (n > 224 odd: 225 reaches it). */
+    if (s.T > lb + 1 && n % 2 == 1) {
+        st = srch_variants(&s, tmp, lb + 1, &ok, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
     for (; !ok; s.T++) {
         /* LB itself rarely works beyond small n: a quarter of the runs. */
         uint32_t runs = s.T == lb ? (srch_runs(n) + 3) / 4
@@ -892,6 +937,11 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
             s.wrel = 4 * SRCH_WR;
             s.salt = (uint32_t)(s.rng >> 17);
             st = srch_run(&s, tmp, bounded, &ok, err);
+            if (st != CCS_OK)
+                goto cleanup;
+        }
+        if (!ok && s.T == lb + 1 && n % 2 == 1) {
+            st = srch_variants(&s, tmp, lb + 1, &ok, err);
             if (st != CCS_OK)
                 goto cleanup;
         }
