@@ -523,17 +523,10 @@ static ccs_status_t read_op(const uint8_t *b, const hdr_t *h, uint32_t r,
     has_src = op->kind == CCS_OP_RECV_REDUCE || op->kind == CCS_OP_COPY ||
               op->kind == CCS_OP_REDUCE_LOCAL;
     if (comm) {
-        /* Name the chunk too: "send of in[2] to peer 7 out of range". */
-        char what[80];
+        char what[160];
 
-        ccs_op_chunk_desc(op, what, sizeof(what));
-        if (op->peer < 0 || (uint32_t)op->peer >= h->nranks)
-            OP_FAIL("peer", 8, "%s %s peer %d out of range 0..%u", what,
-                    op->kind == CCS_OP_SEND ? "to" : "from", op->peer,
-                    h->nranks - 1);
-        if ((uint32_t)op->peer == r)
-            OP_FAIL("peer", 8, "%s %s itself", what,
-                    op->kind == CCS_OP_SEND ? "to" : "from");
+        if (ccs_op_peer_problem(op, r, h->nranks, what, sizeof(what)))
+            OP_FAIL("peer", 8, "%s", what);
     }
     if (!comm && op->peer != -1)
         OP_FAIL("peer", 8, "local %s has peer %d (must be -1)",

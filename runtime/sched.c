@@ -21,17 +21,30 @@ const char *ccs_buf_str(ccs_buf_t buf)
     return ((unsigned)buf < CCS_BUF_COUNT) ? buf_names[buf] : "?";
 }
 
-void ccs_op_chunk_desc(const ccs_op_t *op, char *buf, size_t len)
+bool ccs_op_peer_problem(const ccs_op_t *op, uint32_t r, uint32_t nranks,
+                         char *msg, size_t len)
 {
     const char *kind = ccs_op_kind_str((ccs_op_kind_t)op->kind);
     const char *b = ccs_buf_str((ccs_buf_t)op->buf);
     const char *prep = op->kind == CCS_OP_SEND ? "of" : "into";
+    const char *dir = op->kind == CCS_OP_SEND ? "to" : "from";
+    char what[80];   /* "send of in[2]", "recv_reduce into out[4..5]" */
 
+    if (op->peer >= 0 && (uint32_t)op->peer < nranks &&
+        (uint32_t)op->peer != r)
+        return false;
     if (op->nchunks <= 1)
-        snprintf(buf, len, "%s %s %s[%u]", kind, prep, b, op->chunk);
+        snprintf(what, sizeof(what), "%s %s %s[%u]", kind, prep, b,
+                 op->chunk);
     else
-        snprintf(buf, len, "%s %s %s[%u..%" PRIu64 "]", kind, prep, b,
-                 op->chunk, (uint64_t)op->chunk + op->nchunks - 1);
+        snprintf(what, sizeof(what), "%s %s %s[%u..%" PRIu64 "]", kind, prep,
+                 b, op->chunk, (uint64_t)op->chunk + op->nchunks - 1);
+    if ((uint32_t)op->peer == r)
+        snprintf(msg, len, "%s %s itself", what, dir);
+    else
+        snprintf(msg, len, "%s %s peer %d out of range 0..%u", what, dir,
+                 op->peer, nranks - 1);
+    return true;
 }
 
 ccs_status_t ccs_sched_create(ccs_coll_t coll, uint32_t nranks,
@@ -426,17 +439,10 @@ static ccs_status_t validate_op(const ccs_sched_t *s, uint32_t r, uint32_t i,
     comm = op->kind == CCS_OP_SEND || op->kind == CCS_OP_RECV ||
            op->kind == CCS_OP_RECV_REDUCE;
     if (comm) {
-        /* Name the chunk too: "send of in[2] to peer 7 out of range". */
-        char what[80];
+        char what[160];
 
-        ccs_op_chunk_desc(op, what, sizeof(what));
-        if (op->peer < 0 || (uint32_t)op->peer >= s->nranks)
-            OP_FAIL("%s %s peer %d out of range 0..%u", what,
-                    op->kind == CCS_OP_SEND ? "to" : "from", op->peer,
-                    s->nranks - 1);
-        if ((uint32_t)op->peer == r)
-            OP_FAIL("%s %s itself", what,
-                    op->kind == CCS_OP_SEND ? "to" : "from");
+        if (ccs_op_peer_problem(op, r, s->nranks, what, sizeof(what)))
+            OP_FAIL("%s", what);
     } else if (op->peer != -1) {
         OP_FAIL("local %s has peer %d (must be -1)", ccs_op_kind_str(op->kind),
                 op->peer);

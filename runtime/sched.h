@@ -126,9 +126,13 @@ typedef struct ccs_sched {
 /* ---- Names ---- */
 const char *ccs_op_kind_str(ccs_op_kind_t kind);   /* "send", ... */
 const char *ccs_buf_str(ccs_buf_t buf);            /* "in", "out", "scratch" */
-/* "send of in[2]", "recv_reduce into out[4..5]": the op and its chunks, for
- * messages (any field values, valid or not). */
-void ccs_op_chunk_desc(const ccs_op_t *op, char *buf, size_t len);
+/* A communicating op's peer, seen from rank r of nranks: false when it is
+ * another rank in range; otherwise true with msg naming the op, its chunks
+ * and the problem ("send of in[2] to peer 7 out of range 0..1",
+ * "recv_reduce into out[4..5] from itself").  Shared by the validator and
+ * the file reader so both say the same. */
+bool ccs_op_peer_problem(const ccs_op_t *op, uint32_t r, uint32_t nranks,
+                         char *msg, size_t len);
 
 /* ---- Lifetime and building ---- */
 

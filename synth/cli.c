@@ -120,13 +120,14 @@ bool cli_parse_int(const char *s, long lo, long hi, long *out)
 static bool split_number(const char *s, double *v, const char **unit)
 {
     char *end;
+    size_t len;
 
     /* Sizes, times and bandwidths are never negative, not even -0. */
-    if (s == NULL || s[0] == '-' || decimal_len(s) == 0)
+    if (s == NULL || s[0] == '-' || (len = decimal_len(s)) == 0)
         return false;
     errno = 0;
     *v = strtod(s, &end);
-    if (errno != 0 || end != s + decimal_len(s) || !isfinite(*v) || *v < 0)
+    if (errno != 0 || end != s + len || !isfinite(*v) || *v < 0)
         return false;
     while (*end == ' ')
         end++;
