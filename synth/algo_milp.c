@@ -34,6 +34,7 @@
 #include "algo.h"
 #include "milp_heur.h"
 #include "milp_model.h"
+#include "mtree.h"
 #include "sim.h"
 
 #define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
@@ -488,6 +489,40 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
     return CCS_OK;
 }
 
+/* The heuristic plan, with MultiTree's trees (one per root, built top-down
+ * and link-balanced: mtree.c) as one more candidate on a single group of
+ * GPUs (a torus, a mesh, dgx1, one switch), where their arcs are overlay
+ * arcs; the issue allows MultiTree's trees as the warm start. */
+static ccs_status_t heur_with_mtree(const topo_t *t, const milp_net_t *net,
+                                    const milp_spec_t *sp,
+                                    milp_plan_t **out, ccs_err_t *err)
+{
+    mtree_t *mt = NULL;         /* owned here */
+    int32_t *roots = NULL;      /* owned here */
+    milp_trees_t ext = { 0, NULL, NULL };
+    ccs_status_t st;
+
+    if (net->nsrv == 1 && sp->coll != CCS_COLL_ALLTOALL) {
+        st = mtree_build(t, NULL, &mt, err);
+        if (st != CCS_OK)
+            return st;
+        roots = malloc((size_t)mt->nranks * sizeof(*roots));
+        if (roots == NULL) {
+            mtree_destroy(mt);
+            return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        }
+        for (int32_t r = 0; r < mt->nranks; r++)
+            roots[r] = r;
+        ext.ntrees = mt->nranks;
+        ext.root = roots;
+        ext.parent = mt->parent;
+    }
+    st = milp_heur_plan_ext(net, sp, &ext, out, err);
+    free(roots);
+    mtree_destroy(mt);
+    return st;
+}
+
 static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                ccs_sched_t **out, ccs_err_t *err)
 {
@@ -510,7 +545,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     st = make_spec(net, p, &sp, err);
     if (st != CCS_OK)
         goto cleanup;
-    st = milp_heur_plan(net, &sp, &heur, err);
+    st = heur_with_mtree(t, net, &sp, &heur, err);
     if (st != CCS_OK)
         goto cleanup;
     st = milp_concurrency(net, &sp, heur, &conc, err);
