@@ -777,52 +777,121 @@ static void tree_load(const milp_net_t *net, ccs_coll_t coll,
     }
 }
 
-/* M of the external trees (MultiTree's), chosen greedily: each sub takes
- * the unused tree (any tree rooted at the collective's root when rooted)
- * that keeps the busiest pipe's time lowest, then the sum of squared pipe
- * times (ties: the lower index).  false when no tree fits. */
+/* Busiest pipe time and sum of squared pipe times of the loads acc. */
+static void load_score(const milp_net_t *net, const double *acc,
+                       double *mx, double *sq)
+{
+    *mx = 0;
+    *sq = 0;
+    for (int32_t q = 0; q < net->npipes; q++) {
+        double x = acc[q] / net->pipe_bw_Bps[q];
+
+        *mx = x > *mx ? x : *mx;
+        *sq += x * x;
+    }
+}
+
+static bool score_less(double mx, double sq, double best_mx, double best_sq)
+{
+    return mx < best_mx * (1 - 1e-12) ||
+           (mx <= best_mx * (1 + 1e-12) && sq < best_sq * (1 - 1e-12));
+}
+
+/* Subsets of M distinct trees out of this many are enumerated; above it
+ * the trees are picked greedily. */
+#define HEUR_EXT_SUBSETS 5000.0
+
+/* M of the external trees (MultiTree's).  Unrooted collectives: M
+ * distinct trees whose summed pipe loads have the lowest busiest pipe,
+ * then the lowest sum of squares (every subset when there are at most
+ * HEUR_EXT_SUBSETS, ties: the first in lexicographic order; else
+ * greedily, one sub at a time).  Rooted: the tree of the collective's
+ * root in every sub.  false when no tree fits.  acc, tmp: [npipes]
+ * scratch; idx, best_idx: [M] scratch. */
 static bool pick_ext_trees(const milp_net_t *net, const milp_spec_t *sp,
                            const milp_trees_t *ext, double *acc,
-                           double *tmp, bool *used, milp_plan_t *p)
+                           double *tmp, int32_t *idx, int32_t *best_idx,
+                           milp_plan_t *p)
 {
-    int32_t n = net->n, np = net->npipes;
+    int32_t n = net->n, np = net->npipes, M = sp->m, nt = ext->ntrees;
+    double subsets = 1, best_mx = INFINITY, best_sq = INFINITY;
 
-    memset(acc, 0, (size_t)np * sizeof(double));
-    memset(used, 0, (size_t)ext->ntrees * sizeof(bool));
-    for (int32_t m = 0; m < sp->m; m++) {
-        int32_t best = -1;
-        double best_max = INFINITY, best_sq = INFINITY;
+    for (int32_t i = 0; i < nt; i++)
+        if (ext->root[i] < 0 || ext->root[i] >= n)
+            return false;
+    if (sp->root >= 0) {
+        int32_t i = 0;
 
-        for (int32_t i = 0; i < ext->ntrees; i++) {
-            const int32_t *par = ext->parent + (size_t)i * n;
-            double mx = 0, sq = 0;
+        while (i < nt && ext->root[i] != sp->root)
+            i++;
+        if (i == nt)
+            return false;
+        for (int32_t m = 0; m < M; m++)
+            best_idx[m] = i;
+    } else if (M > nt) {
+        return false;
+    } else {
+        for (int32_t k = 0; k < M; k++)
+            subsets = subsets * (double)(nt - k) / (double)(k + 1);
+        if (subsets <= HEUR_EXT_SUBSETS) {
+            for (int32_t k = 0; k < M; k++)
+                idx[k] = k;
+            for (;;) {
+                double mx, sq;
+                int32_t k = M - 1;
 
-            if (ext->root[i] < 0 || ext->root[i] >= n ||
-                (sp->root >= 0 ? ext->root[i] != sp->root : used[i]))
-                continue;
-            memcpy(tmp, acc, (size_t)np * sizeof(double));
-            tree_load(net, sp->coll, par, tmp);
-            for (int32_t q = 0; q < np; q++) {
-                double x = tmp[q] / net->pipe_bw_Bps[q];
-
-                mx = x > mx ? x : mx;
-                sq += x * x;
+                memset(acc, 0, (size_t)np * sizeof(double));
+                for (int32_t m = 0; m < M; m++)
+                    tree_load(net, sp->coll,
+                              ext->parent + (size_t)idx[m] * n, acc);
+                load_score(net, acc, &mx, &sq);
+                if (score_less(mx, sq, best_mx, best_sq)) {
+                    best_mx = mx;
+                    best_sq = sq;
+                    memcpy(best_idx, idx, (size_t)M * sizeof(int32_t));
+                }
+                while (k >= 0 && idx[k] == nt - M + k)
+                    k--;
+                if (k < 0)
+                    break;
+                idx[k]++;
+                for (int32_t j = k + 1; j < M; j++)
+                    idx[j] = idx[j - 1] + 1;
             }
-            if (mx < best_max * (1 - 1e-12) ||
-                (mx <= best_max * (1 + 1e-12) && sq < best_sq * (1 - 1e-12)))
-            {
-                best = i;
-                best_max = mx;
-                best_sq = sq;
+        } else {
+            memset(acc, 0, (size_t)np * sizeof(double));
+            for (int32_t m = 0; m < M; m++) {
+                best_idx[m] = -1;
+                best_mx = INFINITY;
+                best_sq = INFINITY;
+                for (int32_t i = 0; i < nt; i++) {
+                    double mx, sq;
+                    bool taken = false;
+
+                    for (int32_t j = 0; j < m; j++)
+                        taken = taken || best_idx[j] == i;
+                    if (taken)
+                        continue;
+                    memcpy(tmp, acc, (size_t)np * sizeof(double));
+                    tree_load(net, sp->coll, ext->parent + (size_t)i * n,
+                              tmp);
+                    load_score(net, tmp, &mx, &sq);
+                    if (score_less(mx, sq, best_mx, best_sq)) {
+                        best_idx[m] = i;
+                        best_mx = mx;
+                        best_sq = sq;
+                    }
+                }
+                tree_load(net, sp->coll,
+                          ext->parent + (size_t)best_idx[m] * n, acc);
             }
         }
-        if (best < 0)
-            return false;
-        used[best] = true;
-        tree_load(net, sp->coll, ext->parent + (size_t)best * n, acc);
-        memcpy(p->parent + (size_t)m * n, ext->parent + (size_t)best * n,
+    }
+    for (int32_t m = 0; m < M; m++) {
+        memcpy(p->parent + (size_t)m * n,
+               ext->parent + (size_t)best_idx[m] * n,
                (size_t)n * sizeof(int32_t));
-        p->root[m] = ext->root[best];
+        p->root[m] = ext->root[best_idx[m]];
     }
     return true;
 }
@@ -839,7 +908,7 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
 {
     milp_plan_t *p = NULL;
     double *acc = NULL;         /* owned here: ext tree picking */
-    bool *used = NULL;          /* owned here */
+    int32_t *idx = NULL;        /* owned here: [2 M] */
     int32_t order[MILP_MAX_RANKS];
     int32_t n = net->n, ns = net->nsrv;
     int32_t nshapes = ns > 2 ? 2 * HEUR_NSHAPE : HEUR_NSHAPE;
@@ -890,14 +959,14 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
             best_shape = shape;
     }
     if (ext != NULL && ext->ntrees > 0) {
-        acc = calloc((size_t)net->npipes + 1, 2 * sizeof(double));
-        used = calloc((size_t)ext->ntrees, sizeof(bool));
-        if (acc == NULL || used == NULL) {
+        acc = calloc(2 * ((size_t)net->npipes + 1), sizeof(double));
+        idx = calloc(2 * (size_t)sp->m, sizeof(int32_t));
+        if (acc == NULL || idx == NULL) {
             st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
             goto cleanup;
         }
-        if (pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, used,
-                           p)) {
+        if (pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, idx,
+                           idx + sp->m, p)) {
             st = heur_score(net, sp, p, &best, &pick, &better, err);
             if (st != CCS_OK)
                 goto cleanup;
@@ -908,7 +977,8 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
     if (best_shape >= 0)
         heur_trees(net, sp, order, best_shape, p);
     else
-        pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, used, p);
+        pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, idx,
+                       idx + sp->m, p);
     for (int32_t m = 0; m < sp->m; m++)
         p->piece[m] = pick;
     p->cost_us = best;
@@ -917,7 +987,7 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
 
 cleanup:
     free(acc);
-    free(used);
+    free(idx);
     milp_plan_destroy(p);
     return st;
 }
