@@ -2,7 +2,8 @@
  * structure, verified output for every collective on several topologies,
  * the solver improving on its warm start (and the simulator agreeing),
  * warm start, time-limit and node-limit fallbacks, GLPK's error hook, LP
- * dump, determinism. */
+ * dump, determinism, the default plan on one switch against ring, and the
+ * heap and MultiTree warm starts as feasible points of the model. */
 #include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
