@@ -162,15 +162,36 @@ double milp_plan_cost(const milp_net_t *net, const milp_spec_t *sp,
 /* AdapCC-style parallel trees: sub m's root is the gateway of the group
  * with the (m mod groups)-th largest egress bandwidth (the collective's
  * root when rooted); each non-root gateway sends to the root.  Inside a
- * group, three shapes are tried: every GPU to the gateway (star), a chain
- * in rank order rotated to start at the gateway, and the shortest-path
+ * group, six shapes are tried: every GPU to the gateway (star), a chain
+ * in rank order rotated to start at the gateway, the shortest-path
  * tree (each GPU to the first GPU on its route to the gateway; on direct
- * networks such as rings and tori this follows the links).  Equal split;
+ * networks such as rings and tori this follows the links), and k-ary
+ * heaps (k = 2, 3, 4) whose inner nodes are the GPUs with the fewest tree
+ * arcs in the earlier subs (on one group with a free root, the root is
+ * the least loaded GPU too): shallow, load-balanced trees.  Equal split;
  * one piece size for all subs; the shape and piece size with the lowest
  * model cost (each shape with its own concurrency) win.  Alltoall: every
  * flow direct.  *out owned by the caller. */
 ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
                             milp_plan_t **out, ccs_err_t *err);
+
+/* Trees built elsewhere (MultiTree's, one per root on direct networks),
+ * offered to the heuristic as one more candidate: tree i is rooted at
+ * root[i] with parent[i * n + v] (-1 at the root).  Borrowed. */
+typedef struct milp_trees {
+    int32_t ntrees;
+    const int32_t *root;       /* [ntrees] */
+    const int32_t *parent;     /* [ntrees * n] */
+} milp_trees_t;
+
+/* milp_heur_plan with the external trees as one more candidate (ext may
+ * be NULL): M of them picked greedily (distinct trees, or those rooted at
+ * the collective's root; each keeps the busiest pipe lowest), used only
+ * when every arc is an overlay arc and the plan costs less in the model
+ * than every built-in shape. */
+ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
+                                const milp_trees_t *ext, milp_plan_t **out,
+                                ccs_err_t *err);
 
 /* ---- IR emission (algo_milp.c) ---- */
 

@@ -1223,9 +1223,20 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
         c->lpx[j] = glp_get_col_prim(c->b.lp, j);
     ci.node_limit = o->node_limit;
     if (ci.node_limit < 0) {
-        int32_t lim = MILP_NODE_WORK / (s->rows > 0 ? s->rows : 1);
+        double r = s->rows > 0 ? (double)s->rows : 1;
+        int32_t lim = (int32_t)(MILP_NODE_WORK / r);
+        /* A node's LP grows about as rows^2: beyond MILP_BIG_ROWS the
+         * limit is 60 (MILP_BIG_ROWS / rows)^2 when that is lower
+         * (17074 rows: 3 nodes, 7334 rows: 16). */
+        int32_t lo = r <= MILP_BIG_ROWS
+                         ? 60
+                         : (int32_t)(60 * (MILP_BIG_ROWS / r) *
+                                     (MILP_BIG_ROWS / r));
 
-        ci.node_limit = lim < 60 ? 60 : (lim > 1000 ? 1000 : lim);
+        lo = lo < 1 ? 1 : lo;
+        if (r > MILP_BIG_ROWS && lim > lo)
+            lim = lo;
+        ci.node_limit = lim < lo ? lo : (lim > 1000 ? 1000 : lim);
     }
     s->node_limit = ci.node_limit;
 

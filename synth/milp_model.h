@@ -17,7 +17,8 @@ typedef struct milp_solve_opts {
     double mip_gap;          /* relative gap at which to stop, >= 0 */
     int32_t node_limit;      /* stop after this many subproblems (0: no
                                 limit; -1: MILP_NODE_WORK / rows, clamped
-                                to [60, 1000]); deterministic, unlike
+                                to [60, 1000]; lower for big models,
+                                MILP_BIG_ROWS); deterministic, unlike
                                 time */
     const char *write_lp;    /* dump the model in CPLEX LP form, or NULL */
     bool use_warm;           /* offer `warm` through glp_ios_heur_sol */
@@ -33,6 +34,9 @@ void milp_solve_opts_init(milp_solve_opts_t *o);
 /* Automatic node limit: about this many rows x nodes of work (a few
  * seconds of GLPK on one core for the instances in the bench). */
 #define MILP_NODE_WORK 120000
+/* Above this many rows the node limit is at most
+ * 60 (MILP_BIG_ROWS / rows)^2 (at least 1): a node's LP costs ~rows^2. */
+#define MILP_BIG_ROWS 4000.0
 /* The LNS solves at most this many rows x sub-MIPs (at least 2 sub-MIPs):
  * each is presolved and node-limited, about one root LP's work. */
 #define MILP_LNS_WORK 40000

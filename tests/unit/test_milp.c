@@ -2,7 +2,8 @@
  * structure, verified output for every collective on several topologies,
  * the solver improving on its warm start (and the simulator agreeing),
  * warm start, time-limit and node-limit fallbacks, GLPK's error hook, LP
- * dump, determinism. */
+ * dump, determinism, the default plan on one switch against ring, and the
+ * heap and MultiTree warm starts as feasible points of the model. */
 #include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "../../synth/algo.h"
 #include "../../synth/milp_heur.h"
 #include "../../synth/milp_model.h"
+#include "../../synth/mtree.h"
 #include "../../synth/sim.h"
 #include "../../synth/verify.h"
 #include "harness.h"
@@ -762,6 +764,188 @@ TEST(bad_inputs)
     topo_destroy(t);
 }
 
+/* Simulated time (rank mode) of `algo`'s allreduce at `bytes` with the
+ * default options; the report, when `rep` is given.  NAN on failure. */
+static double sim_default(const topo_t *t, const char *algo, double bytes,
+                          FILE *rep)
+{
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    sim_opts_t so;
+    sim_result_t res;
+    ccs_err_t err = { { 0 } };
+    double v = NAN;
+
+    algo_params_init(&p);
+    p.coll = CCS_COLL_ALLREDUCE;
+    p.size_bytes = bytes;
+    p.time_limit_s = 600;   /* the node limit stops it: deterministic */
+    p.report = rep;
+    sim_opts_init(&so);
+    if (algo_synthesize(algo, t, &p, &s, &err) == CCS_OK &&
+        verify_sched(s, NULL, &err) == CCS_OK &&
+        sim_run(s, t, bytes, &so, &res, &err) == CCS_OK) {
+        v = res.time_s;
+        sim_result_free(&res);
+    }
+    if (isnan(v))
+        fprintf(stderr, "sim_default %s: %s\n", algo, err.msg);
+    ccs_sched_destroy(s);
+    return v;
+}
+
+/* Issue 7's quality target on a uniform switch: with the default options
+ * (M = n up to 16 GPUs on one switch), AllReduce of 256 MiB simulates
+ * within 5% of ring on switch:4, 8 and 16.  On switch:16 the M = 16 model
+ * has 17074 rows: the node limit is 3 (60 (4000 / rows)^2). */
+TEST(switch_default_near_ring)
+{
+    static const char *topos[] = { "switch:4", "switch:8", "switch:16" };
+
+    for (size_t i = 0; i < sizeof(topos) / sizeof(topos[0]); i++) {
+        topo_t *t = NULL;
+        ccs_err_t err = { { 0 } };
+        char text[8192] = "";
+        FILE *rep = tmpfile();
+        double tm, tr;
+
+        CHECK(rep != NULL);
+        CHECK_STATUS(topo_load(topos[i], NULL, &t, &err), CCS_OK);
+        if (t == NULL || rep == NULL) {
+            if (rep != NULL)
+                fclose(rep);
+            topo_destroy(t);
+            continue;
+        }
+        tm = sim_default(t, "milp", 256.0 * (1 << 20), rep);
+        tr = sim_default(t, "ring", 256.0 * (1 << 20), NULL);
+        CHECK_MSG(tm <= 1.05 * tr, "%s: milp %.1f us, ring %.1f us",
+                  topos[i], 1e6 * tm, 1e6 * tr);
+        rewind(rep);
+        text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        if (i == 2) {
+            CHECK_STR_CONTAINS(text, "M=16,");
+            CHECK_STR_CONTAINS(text, "node limit 3\n");
+        }
+        fclose(rep);
+        topo_destroy(t);
+    }
+}
+
+/* Solve from `heur` with the LNS off and one node: the warm start must be
+ * a feasible point of the full model (milp_solve checks every row before
+ * offering it) with the heuristic's objective. */
+static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
+                                milp_plan_t *heur, const char *what)
+{
+    milp_plan_t *sol = NULL;
+    double *conc = NULL;
+    milp_solve_opts_t o;
+    milp_stats_t stats;
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(milp_plan_check(net, sp, heur, &err), CCS_OK);
+    CHECK_STATUS(milp_concurrency(net, sp, heur, &conc, &err), CCS_OK);
+    if (conc == NULL)
+        return;
+    heur->cost_us = milp_plan_cost(net, sp, conc, heur, NULL);
+    milp_solve_opts_init(&o);
+    o.lns = false;
+    o.node_limit = 1;
+    o.time_limit_s = 60;
+    CHECK_STATUS(milp_solve(net, sp, conc, heur, &o, &sol, &stats, &err),
+                 CCS_OK);
+    CHECK_MSG(stats.warm_offered && stats.warm_accepted,
+              "%s: warm start not taken", what);
+    CHECK_NEAR(stats.warm_us, heur->cost_us, 1e-6);
+    CHECK(sol != NULL && stats.obj_us <= heur->cost_us * (1 + 1e-9));
+    milp_plan_destroy(sol);
+    free(conc);
+}
+
+/* The new warm-start shapes: on switch:16 at M = 4 the k-ary heaps over
+ * the least-loaded GPUs (depth 2, model 1450 us; the chains cost 1994 us),
+ * on torus:4x4 at M = 4 four of MultiTree's trees (12901 us; the
+ * shortest-path trees cost 17243 us).  Both are feasible points of the
+ * full model. */
+TEST(new_warm_starts_feasible)
+{
+    topo_t *t = NULL;
+    milp_net_t *net = NULL;
+    milp_plan_t *heur = NULL, *ext_plan = NULL;
+    mtree_t *mt = NULL;
+    milp_spec_t sp;
+    ccs_err_t err = { { 0 } };
+    int32_t roots[16];
+
+    CHECK_STATUS(topo_load("switch:16", NULL, &t, &err), CCS_OK);
+    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 4, 1024, 1, 4);
+    sp.unit_bytes = 256 << 10;
+    sp.cand[sp.ncand++] = 16;
+    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
+    if (heur != NULL) {
+        CHECK_MSG(heur->cost_us < 1500, "switch:16 heuristic %.1f us",
+                  heur->cost_us);
+        for (int32_t m = 0; m < 4; m++)
+            for (int32_t u = 0; u < 16; u++) {
+                int32_t v = heur->parent[m * 16 + u], d = 0;
+
+                while (v >= 0 && d < 16) {
+                    v = heur->parent[m * 16 + v];
+                    d++;
+                }
+                CHECK_MSG(d <= 2, "sub %d rank %d at depth %d", m, u,
+                          d + 1);
+            }
+        check_warm_feasible(net, &sp, heur, "switch:16 heaps");
+    }
+    milp_plan_destroy(heur);
+    heur = NULL;
+    milp_net_destroy(net);
+    net = NULL;
+    topo_destroy(t);
+    t = NULL;
+
+    CHECK_STATUS(topo_load("torus:4x4", NULL, &t, &err), CCS_OK);
+    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    CHECK_STATUS(mtree_build(t, NULL, &mt, &err), CCS_OK);
+    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
+    if (mt != NULL && heur != NULL) {
+        milp_trees_t ext = { 16, roots, mt->parent };
+
+        for (int32_t r = 0; r < 16; r++)
+            roots[r] = r;
+        CHECK_STATUS(milp_heur_plan_ext(net, &sp, &ext, &ext_plan, &err),
+                     CCS_OK);
+        CHECK(ext_plan != NULL &&
+              ext_plan->cost_us < 0.8 * heur->cost_us);
+        /* Every sub is one of MultiTree's trees. */
+        for (int32_t m = 0; ext_plan != NULL && m < 4; m++)
+            CHECK(memcmp(ext_plan->parent + m * 16,
+                         mt->parent + ext_plan->root[m] * 16,
+                         16 * sizeof(int32_t)) == 0);
+        if (ext_plan != NULL)
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree");
+        /* Rooted: the root's tree in every sub. */
+        milp_plan_destroy(ext_plan);
+        ext_plan = NULL;
+        sp.coll = CCS_COLL_REDUCE;
+        sp.root = 5;
+        CHECK_STATUS(milp_heur_plan_ext(net, &sp, &ext, &ext_plan, &err),
+                     CCS_OK);
+        for (int32_t m = 0; ext_plan != NULL && m < 4; m++)
+            CHECK_EQ_INT(ext_plan->root[m], 5);
+        if (ext_plan != NULL)
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 reduce");
+    }
+    milp_plan_destroy(ext_plan);
+    milp_plan_destroy(heur);
+    mtree_destroy(mt);
+    milp_net_destroy(net);
+    topo_destroy(t);
+}
+
 int main(void)
 {
     RUN(optimum_matches_enumeration);
@@ -776,5 +960,7 @@ int main(void)
     RUN(plan_check_rejects);
     RUN(options_reach_the_solver);
     RUN(bad_inputs);
+    RUN(switch_default_near_ring);
+    RUN(new_warm_starts_feasible);
     return TEST_SUMMARY();
 }
