@@ -574,14 +574,18 @@ static int32_t srch_pick(const srch_t *s, uint32_t u, uint32_t v)
  * plus the straggler's partner), so at most that many can send; while the
  * straggler is busy (r < m) n - 2 non-stragglers are free, so at most
  * 2 floor((n - 2) / 2) receive; after it, all m non-stragglers can. */
+uint32_t stragglar_round_capacity(uint32_t n, uint32_t r)
+{
+    uint32_t m = n - 1, cap = r < m ? ((n - 2) & ~1u) : m;
+
+    if (r < 32 && (UINT32_C(1) << r) - 1 < cap)
+        cap = (UINT32_C(1) << r) - 1;
+    return cap;
+}
+
 static int64_t srch_cap(uint32_t n, uint32_t r)
 {
-    uint32_t m = n - 1;
-    int64_t cap = r < m ? (int64_t)((n - 2) & ~1u) : (int64_t)m;
-
-    if (r < 62 && (INT64_C(1) << r) - 1 < cap)
-        cap = (INT64_C(1) << r) - 1;
-    return cap;
+    return (int64_t)stragglar_round_capacity(n, r);
 }
 
 /* Capacity of rounds 0..r-1.  A plan of T rounds can waste
