@@ -439,6 +439,13 @@ cleanup:
 #define SRCH_BIG (INT64_C(1) << 34)  /* the straggler exchange */
 #define SRCH_TOPK 4u
 #define SRCH_DENSE_N 48u
+/* Beam (srch_beam) for odd n the runs leave at LB + 2: width, children per
+ * state, and the largest n (a beam costs about W * B runs; at 12 x 2 that
+ * is 1.2-1.7 s for n = 111..127, and about 3-5 s at n = 213..251 even at
+ * 6 x 2, over the 2 s planning target, so larger n keep LB + 2). */
+#define SRCH_BEAM_W 12u
+#define SRCH_BEAM_B 2u
+#define SRCH_BEAM_MAX_N 128u
 
 typedef struct srch {
     uint32_t n, m, T, aw, na;
@@ -447,6 +454,7 @@ typedef struct srch {
     int64_t wrel;         /* receiver bonus at the least rank slack */
     int64_t rpct;         /* receiver bonus scale, percent (100: as is) */
     uint32_t salt;        /* varies the random edges kept between runs */
+    int64_t waste;        /* receives wasted before the current round */
     holdings_t h;
     int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
     int64_t *cprio;       /* [m] priority of sending the chunk this round */
@@ -560,214 +568,503 @@ static int32_t srch_pick(const srch_t *s, uint32_t u, uint32_t v)
     return -1;
 }
 
+/* Most useful receives any plan can make in round r (the capacity of the
+ * counting argument, docs/stragglar.md): in round r < K = ceil(log2 n)
+ * at most 2^r - 1 ranks hold a complete chunk (holders at most double,
+ * plus the straggler's partner), so at most that many can send; while the
+ * straggler is busy (r < m) n - 2 non-stragglers are free, so at most
+ * 2 floor((n - 2) / 2) receive; after it, all m non-stragglers can. */
+uint32_t stragglar_round_capacity(uint32_t n, uint32_t r)
+{
+    uint32_t m = n - 1, cap = r < m ? ((n - 2) & ~1u) : m;
+
+    if (r < 32 && (UINT32_C(1) << r) - 1 < cap)
+        cap = (UINT32_C(1) << r) - 1;
+    return cap;
+}
+
+static int64_t srch_cap(uint32_t n, uint32_t r)
+{
+    return (int64_t)stragglar_round_capacity(n, r);
+}
+
+/* Capacity of rounds 0..r-1.  A plan of T rounds can waste
+ * srch_capsum(n, T) - m (m - 1) receives; below zero T is out of reach. */
+static int64_t srch_capsum(uint32_t n, uint32_t r)
+{
+    int64_t cap = 0;
+
+    for (uint32_t q = 0; q < r; q++)
+        cap += srch_cap(n, q);
+    return cap;
+}
+
+/* What a run does after a round: go on, stop with every chunk everywhere,
+ * or give up (a slack went negative, or the target is passed). */
+typedef enum { SRCH_GO, SRCH_DONE, SRCH_STOP } srch_next_t;
+
+/* Plan round r of a run on the state in s (holdings, straggler rounds)
+ * and append it to p. */
+static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
+                               bool bounded, srch_next_t *next,
+                               ccs_err_t *err)
+{
+    uint32_t n = s->n, m = s->m, sigma = n - 1, maxrounds = 4 * n + 64;
+    ccs_status_t st;
+    uint32_t rr, na = 0, left = s->T > r ? s->T - r : 0;
+    int64_t rsmin;
+    int32_t ne = 0;
+    bool done = true;
+
+    for (uint32_t g = 0; g < n && done; g++)
+        done = s->h.nhave[g] == m;
+    if (done) {
+        *next = SRCH_DONE;
+        return CCS_OK;
+    }
+    if (r >= maxrounds)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "stragglar: n=%u: no progress after %u "
+                           "rounds", n, r);
+    if (bounded && r >= s->T) {
+        *next = SRCH_STOP;
+        return CCS_OK;
+    }
+    {   /* Receives wasted so far: no later round can make up for them,
+         * so past the budget T is out of reach. */
+        int64_t got = 0;
+        for (uint32_t g = 0; g < m; g++)
+            got += (int64_t)s->h.nhave[g] - (s->xround[g] >= 0 ? 1 : 0);
+        s->waste = srch_capsum(n, r) - got;
+        if (bounded && s->waste > srch_capsum(n, s->T) -
+                                       (int64_t)m * ((int64_t)m - 1)) {
+            *next = SRCH_STOP;
+            return CCS_OK;
+        }
+    }
+
+    /* Active chunks, their slack and priority. */
+    for (uint32_t c = 0; c < m; c++) {
+        int64_t cs;
+        if (s->xround[c] < 0 || s->h.count[c] == m)
+            continue;
+        cs = (int64_t)left - (int64_t)srch_need(s->h.count[c], r, m);
+        if (bounded && cs < 0) {
+            *next = SRCH_STOP;
+            return CCS_OK;
+        }
+        s->curg[c] = srch_urgency(cs);
+        s->cprio[c] = s->curg[c] + srch_noise(s);
+        s->act[na++] = c;
+    }
+    for (uint32_t i = 1; i < na; i++) { /* insertion sort, stable */
+        uint32_t c = s->act[i], j = i;
+        while (j > 0 && srch_before(s, c, s->act[j - 1])) {
+            s->act[j] = s->act[j - 1];
+            j--;
+        }
+        s->act[j] = c;
+    }
+    s->aw = (na + 63) / 64;
+    if (s->aw == 0)
+        s->aw = 1;
+    memset(s->abits, 0, (size_t)n * s->aw * sizeof(*s->abits));
+    for (uint32_t i = 0; i < na; i++) {
+        for (uint32_t g = 0; g < n; g++) {
+            if (hold_has(&s->h, g, s->act[i]))
+                s->abits[(size_t)g * s->aw + i / 64] |= UINT64_C(1)
+                                                        << (i % 64);
+        }
+    }
+    rsmin = INT64_MAX;
+    for (uint32_t g = 0; g < m; g++) {
+        int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
+        if (rs < rsmin)
+            rsmin = rs;
+    }
+    for (uint32_t g = 0; g < m; g++) {
+        int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
+        int64_t rel = rs - rsmin;
+        s->rprio[g] = (srch_rurgency(rs) +
+                       (rel < 20 ? (s->wrel >> rel) : 0)) *
+                      s->rpct / 100;
+        if (bounded && rs < 0) {
+            *next = SRCH_STOP;
+            return CCS_OK;
+        }
+    }
+    s->rprio[sigma] = 0;
+
+    st = plan_add_round(p, &rr, err);
+    if (st != CCS_OK)
+        return st;
+
+    /* Weights of every pair; the straggler receives nothing. */
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t v = u + 1; v < n; v++) {
+            int64_t wt = 0;
+            int32_t cu = -1, cv = -1;
+            if (v == sigma && r < m) {
+                if (s->xround[u] < 0)
+                    wt = SRCH_BIG + s->rprio[u] + srch_noise(s);
+            } else {
+                if (v != sigma) {
+                    cu = srch_pick(s, u, v);
+                    if (cu >= 0)
+                        wt += SRCH_WR + s->cprio[cu] + s->rprio[v];
+                }
+                cv = srch_pick(s, v, u);
+                if (cv >= 0)
+                    wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
+            }
+            s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
+            s->ch[(size_t)u * n + v] = cu;
+            s->ch[(size_t)v * n + u] = cv;
+        }
+        s->w[(size_t)u * n + u] = 0;
+    }
+    /* Sparsify: each vertex keeps its SRCH_TOPK heaviest edges (the
+     * straggler keeps all); an edge stays if either end keeps it. */
+    memset(s->keep, 0, (size_t)n * n);
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t k = 0;
+        if (n <= SRCH_DENSE_N || u == sigma) {
+            for (uint32_t v = 0; v < n; v++)
+                s->keep[(size_t)u * n + v] = 1;
+            continue;
+        }
+        /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
+         * the weight to 1/16 of a receive, ties broken by a hash of
+         * the pair, so that equal rows do not all pick the same few
+         * partners: hubs leave most vertices unmatched) and
+         * SRCH_TOPK random ones (the hash alone). */
+        {
+            int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
+            uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
+            for (uint32_t v = 0; v < n; v++) {
+                int64_t wt = s->w[(size_t)u * n + v], key, hk2;
+                uint32_t hv, j;
+                if (wt <= 0)
+                    continue;
+                hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
+                      s->salt ^ r * 97u) * 2654435761u;
+                hk2 = (int64_t)(hv >> 8);
+                key = ((wt >> 12) << 24) | hk2;
+                if (nh < SRCH_TOPK || key > hk[nh - 1]) {
+                    j = nh < SRCH_TOPK ? nh++ : nh - 1;
+                    for (; j > 0 && hk[j - 1] < key; j--) {
+                        hk[j] = hk[j - 1];
+                        hvx[j] = hvx[j - 1];
+                    }
+                    hk[j] = key;
+                    hvx[j] = v;
+                }
+                if (nr < SRCH_TOPK || hk2 > rk[nr - 1]) {
+                    j = nr < SRCH_TOPK ? nr++ : nr - 1;
+                    for (; j > 0 && rk[j - 1] < hk2; j--) {
+                        rk[j] = rk[j - 1];
+                        rvx[j] = rvx[j - 1];
+                    }
+                    rk[j] = hk2;
+                    rvx[j] = v;
+                }
+            }
+            for (k = 0; k < nh; k++)
+                s->keep[(size_t)u * n + hvx[k]] = 1;
+            for (k = 0; k < nr; k++)
+                s->keep[(size_t)u * n + rvx[k]] = 1;
+        }
+    }
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t v = u + 1; v < n; v++) {
+            int64_t wt = s->w[(size_t)u * n + v];
+            if (wt > 0 && (s->keep[(size_t)u * n + v] ||
+                           s->keep[(size_t)v * n + u]))
+                s->edges[ne++] = (match_edge_t){ (int32_t)u,
+                                                 (int32_t)v, wt };
+        }
+    }
+    st = match_max_weight((int32_t)n, s->edges, ne, false, s->mate, err);
+    if (st != CCS_OK)
+        return st;
+
+    for (uint32_t g = 0; g < n; g++)
+        s->got[g] = -1;
+    for (uint32_t u = 0; u < n; u++) {
+        int32_t v = s->mate[u], cu, cv;
+        if (v < 0 || (uint32_t)v < u)
+            continue;
+        if ((uint32_t)v == sigma && r < m) {
+            plan_pair(p, r, (int32_t)u, (int32_t)u, (int32_t)sigma,
+                      (int32_t)u);
+            s->xround[u] = (int32_t)r;
+            continue;
+        }
+        cu = s->ch[(size_t)u * n + (uint32_t)v];
+        cv = s->ch[(size_t)(uint32_t)v * n + u];
+        plan_pair(p, r, (int32_t)u, cu, v, cv);
+        if (cu >= 0)
+            s->got[v] = cu;
+        if (cv >= 0)
+            s->got[u] = cv;
+    }
+    for (uint32_t u = 0; u < m; u++) {
+        if (s->xround[u] == (int32_t)r) {
+            hold_add(&s->h, u, u);
+            hold_add(&s->h, sigma, u);
+        }
+    }
+    for (uint32_t g = 0; g < n; g++) {
+        if (s->got[g] >= 0)
+            hold_add(&s->h, g, (uint32_t)s->got[g]);
+    }
+    *next = SRCH_GO;
+    return CCS_OK;
+}
+
+/* Empty holdings, nobody has met the straggler, no rounds. */
+static void srch_reset(srch_t *s, stragglar_plan_t *p)
+{
+    memset(s->h.bits, 0, (size_t)s->n * s->h.words * sizeof(*s->h.bits));
+    memset(s->h.count, 0, s->m * sizeof(*s->h.count));
+    memset(s->h.nhave, 0, s->n * sizeof(*s->h.nhave));
+    for (uint32_t u = 0; u < s->m; u++)
+        s->xround[u] = -1;
+    p->nrounds = 0;
+}
+
 /* One run for target T.  Returns CCS_OK with *ok = true and the plan in p
  * (canonical ranks, not yet renamed) when it finished within T rounds;
  * *ok = false when it gave up (with `bounded`) or needed more. */
 static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
                              bool *ok, ccs_err_t *err)
 {
-    uint32_t n = s->n, m = s->m, sigma = n - 1, maxrounds = 4 * n + 64;
-    ccs_status_t st = CCS_OK;
-
     *ok = false;
-    memset(s->h.bits, 0, (size_t)n * s->h.words * sizeof(*s->h.bits));
-    memset(s->h.count, 0, m * sizeof(*s->h.count));
-    memset(s->h.nhave, 0, n * sizeof(*s->h.nhave));
-    for (uint32_t u = 0; u < m; u++)
-        s->xround[u] = -1;
-    p->nrounds = 0;
-
+    srch_reset(s, p);
     for (uint32_t r = 0;; r++) {
-        uint32_t rr, na = 0, left = s->T > r ? s->T - r : 0;
-        int64_t rsmin;
-        int32_t ne = 0;
-        bool done = true;
-
-        for (uint32_t g = 0; g < n && done; g++)
-            done = s->h.nhave[g] == m;
-        if (done)
-            break;
-        if (r >= maxrounds)
-            return ccs_err_set(err, CCS_ERR_INTERNAL,
-                               "stragglar: n=%u: no progress after %u "
-                               "rounds", n, r);
-        if (bounded && r >= s->T)
+        srch_next_t next;
+        ccs_status_t st = srch_round(s, p, r, bounded, &next, err);
+        if (st != CCS_OK)
+            return st;
+        if (next == SRCH_STOP)
             return CCS_OK;
-
-        /* Active chunks, their slack and priority. */
-        for (uint32_t c = 0; c < m; c++) {
-            int64_t cs;
-            if (s->xround[c] < 0 || s->h.count[c] == m)
-                continue;
-            cs = (int64_t)left - (int64_t)srch_need(s->h.count[c], r, m);
-            if (bounded && cs < 0)
-                return CCS_OK;
-            s->curg[c] = srch_urgency(cs);
-            s->cprio[c] = s->curg[c] + srch_noise(s);
-            s->act[na++] = c;
-        }
-        for (uint32_t i = 1; i < na; i++) { /* insertion sort, stable */
-            uint32_t c = s->act[i], j = i;
-            while (j > 0 && srch_before(s, c, s->act[j - 1])) {
-                s->act[j] = s->act[j - 1];
-                j--;
-            }
-            s->act[j] = c;
-        }
-        s->aw = (na + 63) / 64;
-        if (s->aw == 0)
-            s->aw = 1;
-        memset(s->abits, 0, (size_t)n * s->aw * sizeof(*s->abits));
-        for (uint32_t i = 0; i < na; i++) {
-            for (uint32_t g = 0; g < n; g++) {
-                if (hold_has(&s->h, g, s->act[i]))
-                    s->abits[(size_t)g * s->aw + i / 64] |= UINT64_C(1)
-                                                            << (i % 64);
-            }
-        }
-        rsmin = INT64_MAX;
-        for (uint32_t g = 0; g < m; g++) {
-            int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
-            if (rs < rsmin)
-                rsmin = rs;
-        }
-        for (uint32_t g = 0; g < m; g++) {
-            int64_t rs = (int64_t)left - (int64_t)(m - s->h.nhave[g]);
-            int64_t rel = rs - rsmin;
-            s->rprio[g] = (srch_rurgency(rs) +
-                           (rel < 20 ? (s->wrel >> rel) : 0)) *
-                          s->rpct / 100;
-            if (bounded && rs < 0)
-                return CCS_OK;
-        }
-        s->rprio[sigma] = 0;
-
-        st = plan_add_round(p, &rr, err);
-        if (st != CCS_OK)
-            return st;
-
-        /* Weights of every pair; the straggler receives nothing. */
-        for (uint32_t u = 0; u < n; u++) {
-            for (uint32_t v = u + 1; v < n; v++) {
-                int64_t wt = 0;
-                int32_t cu = -1, cv = -1;
-                if (v == sigma && r < m) {
-                    if (s->xround[u] < 0)
-                        wt = SRCH_BIG + s->rprio[u] + srch_noise(s);
-                } else {
-                    if (v != sigma) {
-                        cu = srch_pick(s, u, v);
-                        if (cu >= 0)
-                            wt += SRCH_WR + s->cprio[cu] + s->rprio[v];
-                    }
-                    cv = srch_pick(s, v, u);
-                    if (cv >= 0)
-                        wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
-                }
-                s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
-                s->ch[(size_t)u * n + v] = cu;
-                s->ch[(size_t)v * n + u] = cv;
-            }
-            s->w[(size_t)u * n + u] = 0;
-        }
-        /* Sparsify: each vertex keeps its SRCH_TOPK heaviest edges (the
-         * straggler keeps all); an edge stays if either end keeps it. */
-        memset(s->keep, 0, (size_t)n * n);
-        for (uint32_t u = 0; u < n; u++) {
-            uint32_t k = 0;
-            if (n <= SRCH_DENSE_N || u == sigma) {
-                for (uint32_t v = 0; v < n; v++)
-                    s->keep[(size_t)u * n + v] = 1;
-                continue;
-            }
-            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
-             * the weight to 1/16 of a receive, ties broken by a hash of
-             * the pair, so that equal rows do not all pick the same few
-             * partners: hubs leave most vertices unmatched) and
-             * SRCH_TOPK random ones (the hash alone). */
-            {
-                int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
-                uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
-                for (uint32_t v = 0; v < n; v++) {
-                    int64_t wt = s->w[(size_t)u * n + v], key, hk2;
-                    uint32_t hv, j;
-                    if (wt <= 0)
-                        continue;
-                    hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
-                          s->salt ^ r * 97u) * 2654435761u;
-                    hk2 = (int64_t)(hv >> 8);
-                    key = ((wt >> 12) << 24) | hk2;
-                    if (nh < SRCH_TOPK || key > hk[nh - 1]) {
-                        j = nh < SRCH_TOPK ? nh++ : nh - 1;
-                        for (; j > 0 && hk[j - 1] < key; j--) {
-                            hk[j] = hk[j - 1];
-                            hvx[j] = hvx[j - 1];
-                        }
-                        hk[j] = key;
-                        hvx[j] = v;
-                    }
-                    if (nr < SRCH_TOPK || hk2 > rk[nr - 1]) {
-                        j = nr < SRCH_TOPK ? nr++ : nr - 1;
-                        for (; j > 0 && rk[j - 1] < hk2; j--) {
-                            rk[j] = rk[j - 1];
-                            rvx[j] = rvx[j - 1];
-                        }
-                        rk[j] = hk2;
-                        rvx[j] = v;
-                    }
-                }
-                for (k = 0; k < nh; k++)
-                    s->keep[(size_t)u * n + hvx[k]] = 1;
-                for (k = 0; k < nr; k++)
-                    s->keep[(size_t)u * n + rvx[k]] = 1;
-            }
-        }
-        for (uint32_t u = 0; u < n; u++) {
-            for (uint32_t v = u + 1; v < n; v++) {
-                int64_t wt = s->w[(size_t)u * n + v];
-                if (wt > 0 && (s->keep[(size_t)u * n + v] ||
-                               s->keep[(size_t)v * n + u]))
-                    s->edges[ne++] = (match_edge_t){ (int32_t)u,
-                                                     (int32_t)v, wt };
-            }
-        }
-        st = match_max_weight((int32_t)n, s->edges, ne, false, s->mate, err);
-        if (st != CCS_OK)
-            return st;
-
-        for (uint32_t g = 0; g < n; g++)
-            s->got[g] = -1;
-        for (uint32_t u = 0; u < n; u++) {
-            int32_t v = s->mate[u], cu, cv;
-            if (v < 0 || (uint32_t)v < u)
-                continue;
-            if ((uint32_t)v == sigma && r < m) {
-                plan_pair(p, r, (int32_t)u, (int32_t)u, (int32_t)sigma,
-                          (int32_t)u);
-                s->xround[u] = (int32_t)r;
-                continue;
-            }
-            cu = s->ch[(size_t)u * n + (uint32_t)v];
-            cv = s->ch[(size_t)(uint32_t)v * n + u];
-            plan_pair(p, r, (int32_t)u, cu, v, cv);
-            if (cu >= 0)
-                s->got[v] = cu;
-            if (cv >= 0)
-                s->got[u] = cv;
-        }
-        for (uint32_t u = 0; u < m; u++) {
-            if (s->xround[u] == (int32_t)r) {
-                hold_add(&s->h, u, u);
-                hold_add(&s->h, sigma, u);
-            }
-        }
-        for (uint32_t g = 0; g < n; g++) {
-            if (s->got[g] >= 0)
-                hold_add(&s->h, g, (uint32_t)s->got[g]);
-        }
+        if (next == SRCH_DONE)
+            break;
     }
     *ok = !bounded || p->nrounds <= s->T;
     return CCS_OK;
+}
+
+/* ---- Beam search over runs: W states per round, B matchings each. ----
+ *
+ * For odd n just below a power of 2 the counting argument leaves a run at
+ * LB + 1 a budget of only 2^K - n + K wasted receives (K = ceil(log2 n);
+ * n = 63: 7, n = 127: 8), and a single greedy run spends more than that
+ * where the doubling ramp meets the steady state (rounds K..K+4: the
+ * oldest chunk's holders outnumber the ranks that lack it, so pairs go one
+ * way).  Random restarts almost never get through (n = 63: 0 of 200).
+ * The beam keeps the W best states after every round instead, expands
+ * each with B matchings (the first without noise, the others with seeded
+ * noise on the chunk priorities and the kept random edges, as the restarts
+ * use), and drops every child whose waste or slack rules T out
+ * (srch_round).  States are ranked by srch_score.  Deterministic: seeds
+ * come from (n, round, state, child), so the same n gives the same plan. */
+
+/* A run's state after some rounds (holdings and straggler rounds); the
+ * plan rows live in the beam's level store.  Arrays owned by the
+ * snapshot. */
+typedef struct srch_snap {
+    uint64_t *bits;      /* [n * words] */
+    uint32_t *count;     /* [m] */
+    uint32_t *nhave;     /* [n] */
+    int32_t *xround;     /* [m] */
+    uint32_t parent;     /* index in the previous level */
+    int64_t score;
+} srch_snap_t;
+
+static void snap_free(srch_snap_t *x)
+{
+    free(x->bits);
+    free(x->count);
+    free(x->nhave);
+    free(x->xround);
+}
+
+static bool snap_alloc(srch_snap_t *x, const srch_t *s)
+{
+    memset(x, 0, sizeof(*x));
+    x->bits = malloc((size_t)s->n * s->h.words * sizeof(*x->bits));
+    x->count = malloc(s->m * sizeof(*x->count));
+    x->nhave = malloc(s->n * sizeof(*x->nhave));
+    x->xround = malloc(s->m * sizeof(*x->xround));
+    return x->bits && x->count && x->nhave && x->xround;
+}
+
+static void snap_save(srch_snap_t *x, const srch_t *s)
+{
+    memcpy(x->bits, s->h.bits, (size_t)s->n * s->h.words * sizeof(*x->bits));
+    memcpy(x->count, s->h.count, s->m * sizeof(*x->count));
+    memcpy(x->nhave, s->h.nhave, s->n * sizeof(*x->nhave));
+    memcpy(x->xround, s->xround, s->m * sizeof(*x->xround));
+}
+
+static void snap_load(const srch_snap_t *x, srch_t *s)
+{
+    memcpy(s->h.bits, x->bits, (size_t)s->n * s->h.words * sizeof(*x->bits));
+    memcpy(s->h.count, x->count, s->m * sizeof(*x->count));
+    memcpy(s->h.nhave, x->nhave, s->n * sizeof(*x->nhave));
+    memcpy(s->xround, x->xround, s->m * sizeof(*x->xround));
+}
+
+/* Beam order of a state after round r - 1: the least rank slack first
+ * (a rank at slack 0 must receive in every remaining round, and the
+ * states that die are those where one rank ran out), then the least chunk
+ * slack, then chunks held (the fewest receives wasted).  Slacks above 8
+ * count as 8: far from the deadline they say nothing. */
+static int64_t srch_score(const srch_t *s, uint32_t r)
+{
+    int64_t held = 0, rsmin = 8, csmin = 8;
+    uint32_t left = s->T > r ? s->T - r : 0;
+
+    for (uint32_t g = 0; g < s->m; g++) {
+        int64_t rs = (int64_t)left - (int64_t)(s->m - s->h.nhave[g]);
+        held += s->h.nhave[g];
+        rsmin = rs < rsmin ? rs : rsmin;
+    }
+    for (uint32_t c = 0; c < s->m; c++) {
+        int64_t cs;
+        if (s->xround[c] < 0 || s->h.count[c] == s->m)
+            continue;
+        cs = (int64_t)left - (int64_t)srch_need(s->h.count[c], r, s->m);
+        csmin = cs < csmin ? cs : csmin;
+    }
+    return (rsmin * 16 + csmin) * (INT64_C(1) << 32) + held;
+}
+
+/* Beam search for target s->T; *ok and p (canonical labels, s->xround of
+ * the winning state) as srch_run. */
+static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
+                              uint32_t B, bool *ok, ccs_err_t *err)
+{
+    uint32_t n = s->n, T = s->T, ncur = 1, nnext;
+    size_t rowsz = (size_t)W * n;
+    srch_snap_t *cur = calloc(W, sizeof(*cur)), *nxt = calloc(W, sizeof(*nxt));
+    /* Level store, all owned here: the row of round r of beam entry i at
+     * [r * W * n + i * n], its parent entry at par[r * W + i]. */
+    int32_t *lpeer = malloc((T + 1) * rowsz * sizeof(*lpeer));
+    int32_t *lsend = malloc((T + 1) * rowsz * sizeof(*lsend));
+    uint32_t *par = malloc((size_t)(T + 1) * W * sizeof(*par));
+    ccs_status_t st = CCS_OK;
+
+    *ok = false;
+    if (cur == NULL || nxt == NULL || lpeer == NULL || lsend == NULL ||
+        par == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+        goto cleanup;
+    }
+    for (uint32_t i = 0; i < W; i++) {
+        if (!snap_alloc(&cur[i], s) || !snap_alloc(&nxt[i], s)) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+            goto cleanup;
+        }
+    }
+    /* p keeps T + 1 rows; round r writes row r only. */
+    p->nrounds = 0;
+    for (uint32_t r = 0; r <= T; r++) {
+        uint32_t rr;
+        st = plan_add_round(p, &rr, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
+    s->noise = (int64_t)(SRCH_WR / 2);
+    s->wrel = 4 * SRCH_WR;
+    s->rpct = 100;
+    srch_reset(s, p);
+    snap_save(&cur[0], s);
+    for (uint32_t r = 0; r <= T && ncur > 0 && !*ok; r++) {
+        nnext = 0;
+        for (uint32_t b = 0; b < ncur && !*ok; b++) {
+            for (uint32_t j = 0; j < B; j++) {
+                srch_next_t next;
+                int64_t sc;
+                uint32_t at;
+                snap_load(&cur[b], s);
+                p->nrounds = r;
+                s->rng = j == 0 ? 0
+                                : (UINT64_C(0x9E3779B97F4A7C15) ^
+                                   ((uint64_t)n << 40) ^
+                                   ((uint64_t)r << 24) ^
+                                   ((uint64_t)b << 12) ^ j);
+                s->salt = (uint32_t)(s->rng >> 17);
+                st = srch_round(s, p, r, true, &next, err);
+                if (st != CCS_OK)
+                    goto cleanup;
+                if (next == SRCH_DONE) {
+                    /* Done before round r: rebuild rounds 0..r-1 from
+                     * entry b of level r. */
+                    uint32_t e = b;
+                    for (uint32_t q = r; q-- > 0;) {
+                        memcpy(&p->peer[(size_t)q * n],
+                               &lpeer[(size_t)q * rowsz + (size_t)e * n],
+                               n * sizeof(*lpeer));
+                        memcpy(&p->send[(size_t)q * n],
+                               &lsend[(size_t)q * rowsz + (size_t)e * n],
+                               n * sizeof(*lsend));
+                        e = par[(size_t)q * W + e];
+                    }
+                    p->nrounds = r;
+                    *ok = true;
+                    break;
+                }
+                if (next == SRCH_STOP)
+                    continue;
+                sc = srch_score(s, r + 1);
+                if (nnext == W && sc <= nxt[W - 1].score)
+                    continue;
+                at = nnext < W ? nnext++ : W - 1;
+                {   /* keep nxt sorted by score, best first */
+                    srch_snap_t tmp = nxt[at];
+                    int32_t *rp = &lpeer[(size_t)r * rowsz];
+                    int32_t *rs = &lsend[(size_t)r * rowsz];
+                    uint32_t *pr = &par[(size_t)r * W];
+                    while (at > 0 && nxt[at - 1].score < sc) {
+                        nxt[at] = nxt[at - 1];
+                        memcpy(&rp[(size_t)at * n], &rp[(size_t)(at - 1) * n],
+                               n * sizeof(*rp));
+                        memcpy(&rs[(size_t)at * n], &rs[(size_t)(at - 1) * n],
+                               n * sizeof(*rs));
+                        pr[at] = pr[at - 1];
+                        at--;
+                    }
+                    nxt[at] = tmp;
+                    memcpy(&rp[(size_t)at * n], &p->peer[(size_t)r * n],
+                           n * sizeof(*rp));
+                    memcpy(&rs[(size_t)at * n], &p->send[(size_t)r * n],
+                           n * sizeof(*rs));
+                    pr[at] = b;
+                }
+                snap_save(&nxt[at], s);
+                nxt[at].score = sc;
+            }
+        }
+        {
+            srch_snap_t *t = cur;
+            cur = nxt;
+            nxt = t;
+            ncur = nnext;
+        }
+    }
+cleanup:
+    for (uint32_t i = 0; i < W && cur && nxt; i++) {
+        snap_free(&cur[i]);
+        snap_free(&nxt[i]);
+    }
+    free(cur);
+    free(nxt);
+    free(lpeer);
+    free(lsend);
+    free(par);
+    return st;
 }
 
 /* Rename ranks (and their chunks) so that round r's straggler partner is
@@ -942,6 +1239,11 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
         }
         if (!ok && s.T == lb + 1 && n % 2 == 1) {
             st = srch_variants(&s, tmp, lb + 1, &ok, err);
+            if (st != CCS_OK)
+                goto cleanup;
+        }
+        if (!ok && s.T == lb + 1 && n % 2 == 1 && n <= SRCH_BEAM_MAX_N) {
+            st = srch_beam(&s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, &ok, err);
             if (st != CCS_OK)
                 goto cleanup;
         }

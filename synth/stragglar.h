@@ -29,6 +29,13 @@ typedef struct stragglar_plan {
  * last chunk, held by two ranks, needs ceil(log2 n) - 1 doublings. */
 uint32_t stragglar_lower_bound(uint32_t n);
 
+/* Upper bound on the useful receives (complete chunks a non-straggler
+ * lacked) of phase-1 round r in any plan for n ranks: 2^r - 1 in the
+ * doubling ramp, 2 floor((n-2)/2) while the straggler is busy (r < n-1),
+ * n - 1 after.  The search drops a run once the receives it has wasted
+ * against these bounds exceed what T rounds can spare. */
+uint32_t stragglar_round_capacity(uint32_t n, uint32_t r);
+
 /* Plan phase 1 for n ranks (2 <= n <= CCS_MAX_RANKS; non-powers of 2 are
  * planned by matchings and limited to n <= 4096).  The plan is checked
  * (every transfer useful, nothing received twice, everything complete at
