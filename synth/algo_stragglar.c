@@ -599,6 +599,24 @@ static int64_t srch_capsum(uint32_t n, uint32_t r)
     return cap;
 }
 
+/* Insert (key, v) into the SRCH_TOPK largest keys seen, kept sorted in
+ * descending order in key[0..*len) with their vertices in vx. */
+static void topk_insert(int64_t *key, uint32_t *vx, uint32_t *len,
+                        int64_t k, uint32_t v)
+{
+    uint32_t j;
+
+    if (*len == SRCH_TOPK && k <= key[*len - 1])
+        return;
+    j = *len < SRCH_TOPK ? (*len)++ : *len - 1;
+    for (; j > 0 && key[j - 1] < k; j--) {
+        key[j] = key[j - 1];
+        vx[j] = vx[j - 1];
+    }
+    key[j] = k;
+    vx[j] = v;
+}
+
 /* What a run does after a round: go on, stop with every chunk everywhere,
  * or give up (a slack went negative, or the target is passed). */
 typedef enum { SRCH_GO, SRCH_DONE, SRCH_STOP } srch_next_t;
@@ -743,31 +761,15 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
             uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
             for (uint32_t v = 0; v < n; v++) {
                 int64_t wt = s->w[(size_t)u * n + v], key, hk2;
-                uint32_t hv, j;
+                uint32_t hv;
                 if (wt <= 0)
                     continue;
                 hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
                       s->salt ^ r * 97u) * 2654435761u;
                 hk2 = (int64_t)(hv >> 8);
                 key = ((wt >> 12) << 24) | hk2;
-                if (nh < SRCH_TOPK || key > hk[nh - 1]) {
-                    j = nh < SRCH_TOPK ? nh++ : nh - 1;
-                    for (; j > 0 && hk[j - 1] < key; j--) {
-                        hk[j] = hk[j - 1];
-                        hvx[j] = hvx[j - 1];
-                    }
-                    hk[j] = key;
-                    hvx[j] = v;
-                }
-                if (nr < SRCH_TOPK || hk2 > rk[nr - 1]) {
-                    j = nr < SRCH_TOPK ? nr++ : nr - 1;
-                    for (; j > 0 && rk[j - 1] < hk2; j--) {
-                        rk[j] = rk[j - 1];
-                        rvx[j] = rvx[j - 1];
-                    }
-                    rk[j] = hk2;
-                    rvx[j] = v;
-                }
+                topk_insert(hk, hvx, &nh, key, v);
+                topk_insert(rk, rvx, &nr, hk2, v);
             }
             for (k = 0; k < nh; k++)
                 s->keep[(size_t)u * n + hvx[k]] = 1;
