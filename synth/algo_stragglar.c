@@ -440,11 +440,13 @@ cleanup:
 #define SRCH_TOPK 4u
 #define SRCH_DENSE_N 48u
 /* Beam (srch_beam) for odd n the runs leave at LB + 2: width, children per
- * state, and the largest n (a beam costs about W * B runs; at 12 x 2 that
- * is 1.2-1.7 s for n = 111..127, and about 3-5 s at n = 213..251 even at
- * 6 x 2, over the 2 s planning target, so larger n keep LB + 2). */
+ * state in the first SRCH_BEAM_ROUNDS rounds after the ramp (one after
+ * them), and the largest n.  12 x 2 over 40 rounds plans n = 111..127 in
+ * 0.6-0.8 s; at n = 213..231 it takes 2.5-2.9 s, over the 2 s planning
+ * target, so larger n keep LB + 2 (docs/stragglar.md). */
 #define SRCH_BEAM_W 12u
 #define SRCH_BEAM_B 2u
+#define SRCH_BEAM_ROUNDS 40u
 #define SRCH_BEAM_MAX_N 128u
 
 typedef struct srch {
@@ -948,7 +950,7 @@ static int64_t srch_score(const srch_t *s, uint32_t r)
 static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
                               uint32_t B, bool *ok, ccs_err_t *err)
 {
-    uint32_t n = s->n, T = s->T, ncur = 1, nnext;
+    uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = 0;
     size_t rowsz = (size_t)W * n;
     srch_snap_t *cur = calloc(W, sizeof(*cur)), *nxt = calloc(W, sizeof(*nxt));
     /* Level store, all owned here: the row of round r of beam entry i at
@@ -978,6 +980,8 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         if (st != CCS_OK)
             goto cleanup;
     }
+    while ((1u << lg) < n)
+        lg++;
     s->noise = (int64_t)(SRCH_WR / 2);
     s->wrel = 4 * SRCH_WR;
     s->rpct = 100;
@@ -985,8 +989,12 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
     snap_save(&cur[0], s);
     for (uint32_t r = 0; r <= T && ncur > 0 && !*ok; r++) {
         nnext = 0;
+        /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the
+         * ramp, where the waste happens; after them each state goes on
+         * as one noise-free run and the beam only ranks them. */
+        uint32_t nb = r < lg + SRCH_BEAM_ROUNDS ? B : 1;
         for (uint32_t b = 0; b < ncur && !*ok; b++) {
-            for (uint32_t j = 0; j < B; j++) {
+            for (uint32_t j = 0; j < nb; j++) {
                 srch_next_t next;
                 int64_t sc;
                 uint32_t at;
