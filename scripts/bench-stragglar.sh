@@ -28,7 +28,7 @@ for n in $(seq 2 "$NMAX"); do
 done
 echo "worst excess over LB for n=2..$NMAX: +$worst"
 
-for n in 1024 512 256 254 128 100; do
+for n in 1024 512 256 255 254 247 231 128 127 100; do
     [ "$n" -le "$NMAX" ] || [ "$n" -eq 1024 ] || [ "$n" -eq 512 ] || continue
     ts=()
     for i in $(seq "$RUNS"); do

@@ -29,10 +29,12 @@
  * the receiver's OUT.  With --pipeline K every chunk index below stands for
  * K consecutive chunks and every op moves K chunks.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "algo.h"
 #include "match.h"
@@ -440,14 +442,16 @@ cleanup:
 #define SRCH_TOPK 4u
 #define SRCH_DENSE_N 48u
 /* Beam (srch_beam) for odd n the runs leave at LB + 2: width, children per
- * state in the first SRCH_BEAM_ROUNDS rounds after the ramp (one after
- * them), and the largest n.  12 x 2 over 40 rounds plans n = 111..127 in
- * 0.6-0.8 s; at n = 213..231 it takes 2.5-2.9 s, over the 2 s planning
- * target, so larger n keep LB + 2 (docs/stragglar.md). */
+ * state in the first SRCH_BEAM_ROUNDS rounds after the ramp (then each
+ * state is run to the end on its own, best first), and the largest n.
+ * 12 x 2 over 40 rounds on 2 threads: n = 111..127 in 0.4-0.6 s, n =
+ * 213..237 in 1.35-1.55 s, failures above 237 cost up to 1.65 s in all
+ * (docs/stragglar.md). */
 #define SRCH_BEAM_W 12u
 #define SRCH_BEAM_B 2u
 #define SRCH_BEAM_ROUNDS 40u
-#define SRCH_BEAM_MAX_N 128u
+#define SRCH_BEAM_MAX_N 256u
+#define SRCH_BEAM_THREADS 4u  /* at most; the plan does not depend on it */
 
 typedef struct srch {
     uint32_t n, m, T, aw, na;
@@ -489,6 +493,43 @@ static void srch_free(srch_t *s)
     free(s->edges);
     free(s->mate);
     free(s->got);
+}
+
+/* Scratch and state for n ranks, all owned by s (srch_free); on failure
+ * nothing is left allocated. */
+static ccs_status_t srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
+{
+    uint32_t m = n - 1;
+    ccs_status_t st;
+
+    memset(s, 0, sizeof(*s));
+    st = hold_init(&s->h, n, err);
+    if (st != CCS_OK)
+        return st;
+    s->n = n;
+    s->m = m;
+    s->rpct = 100;
+    s->xround = malloc(m * sizeof(*s->xround));
+    s->cprio = malloc(m * sizeof(*s->cprio));
+    s->curg = malloc(m * sizeof(*s->curg));
+    s->act = malloc(m * sizeof(*s->act));
+    s->abits = malloc((size_t)n * ((m + 63) / 64) * sizeof(*s->abits));
+    s->rprio = malloc(n * sizeof(*s->rprio));
+    s->w = malloc((size_t)n * n * sizeof(*s->w));
+    s->ch = malloc((size_t)n * n * sizeof(*s->ch));
+    s->keep = malloc((size_t)n * n);
+    s->row = malloc(n * sizeof(*s->row));
+    s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
+    s->mate = malloc(n * sizeof(*s->mate));
+    s->got = malloc(n * sizeof(*s->got));
+    if (!s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
+        !s->rprio || !s->w || !s->ch || !s->keep || !s->row || !s->edges ||
+        !s->mate || !s->got) {
+        srch_free(s);
+        memset(s, 0, sizeof(*s));
+        return ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+    }
+    return CCS_OK;
 }
 
 static uint64_t srch_rand(srch_t *s)
@@ -920,6 +961,15 @@ static void snap_load(const srch_snap_t *x, srch_t *s)
     memcpy(s->xround, x->xround, s->m * sizeof(*x->xround));
 }
 
+static void snap_copy(srch_snap_t *dst, const srch_snap_t *src,
+                      const srch_t *s)
+{
+    memcpy(dst->bits, src->bits, (size_t)s->n * s->h.words * sizeof(*dst->bits));
+    memcpy(dst->count, src->count, s->m * sizeof(*dst->count));
+    memcpy(dst->nhave, src->nhave, s->n * sizeof(*dst->nhave));
+    memcpy(dst->xround, src->xround, s->m * sizeof(*dst->xround));
+}
+
 /* Beam order of a state after round r - 1: the least rank slack first
  * (a rank at slack 0 must receive in every remaining round, and the
  * states that die are those where one rank ran out), then the least chunk
@@ -945,14 +995,157 @@ static int64_t srch_score(const srch_t *s, uint32_t r)
     return (rsmin * 16 + csmin) * (INT64_C(1) << 32) + held;
 }
 
+/* Rounds 0..r-1 of beam entry e of level r into p (p->nrounds = r):
+ * the entry's row, then its parent's, back to round 0. */
+static void beam_path(stragglar_plan_t *p, const int32_t *lpeer,
+                      const int32_t *lsend, const uint32_t *par, uint32_t W,
+                      uint32_t r, uint32_t e)
+{
+    size_t n = p->n, rowsz = (size_t)W * n;
+
+    for (uint32_t q = r; q-- > 0;) {
+        memcpy(&p->peer[(size_t)q * n], &lpeer[(size_t)q * rowsz + e * n],
+               n * sizeof(*lpeer));
+        memcpy(&p->send[(size_t)q * n], &lsend[(size_t)q * rowsz + e * n],
+               n * sizeof(*lsend));
+        e = par[(size_t)q * W + e];
+    }
+    p->nrounds = r;
+}
+
+/* One expansion (state b, child j) of a beam level: its outcome, and for
+ * SRCH_GO the state and row it leads to. */
+typedef struct beam_kid {
+    srch_snap_t snap;        /* arrays owned */
+    int32_t *peer, *send;    /* owned; [n] the child's round */
+    srch_next_t next;
+    bool won;                /* completion phase: finished within T */
+} beam_kid_t;
+
+/* A worker: its own search scratch and plan rows (the caller's for
+ * worker 0), and the slice of the level it expands. */
+typedef struct beam_worker {
+    srch_t *s;
+    stragglar_plan_t *p;     /* T + 1 rows */
+    pthread_t tid;
+    bool started;
+    ccs_status_t st;
+    ccs_err_t err;
+    /* the job */
+    const srch_snap_t *cur;
+    beam_kid_t *kids;
+    const int32_t *lpeer, *lsend;
+    const uint32_t *par;
+    uint32_t W, B, r, base, first, step, count, complete;
+} beam_worker_t;
+
+static void beam_expand(beam_worker_t *w, uint32_t idx)
+{
+    srch_t *s = w->s;
+    beam_kid_t *k = &w->kids[idx];
+    uint32_t b = idx / w->B, j = idx % w->B, r = w->r, n = s->n;
+
+    snap_load(&w->cur[b], s);
+    w->p->nrounds = r;
+    s->rng = j == 0 ? 0
+                    : (UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)n << 40) ^
+                       ((uint64_t)r << 24) ^ ((uint64_t)b << 12) ^ j);
+    s->salt = (uint32_t)(s->rng >> 17);
+    w->st = srch_round(s, w->p, r, true, &k->next, &w->err);
+    if (w->st != CCS_OK || k->next != SRCH_GO)
+        return;
+    k->snap.score = srch_score(s, r + 1);
+    snap_save(&k->snap, s);
+    memcpy(k->peer, &w->p->peer[(size_t)r * n], n * sizeof(*k->peer));
+    memcpy(k->send, &w->p->send[(size_t)r * n], n * sizeof(*k->send));
+}
+
+/* Run state b from round r to the end without noise; k->won when it
+ * finishes within T (the plan is then in w->p, the state in w->s). */
+static void beam_complete(beam_worker_t *w, uint32_t b)
+{
+    srch_t *s = w->s;
+    beam_kid_t *k = &w->kids[b];
+
+    snap_load(&w->cur[b], s);
+    beam_path(w->p, w->lpeer, w->lsend, w->par, w->W, w->r, b);
+    s->rng = 0;
+    s->salt = 0;
+    k->won = false;
+    for (uint32_t q = w->r;; q++) {
+        srch_next_t next;
+        w->st = srch_round(s, w->p, q, true, &next, &w->err);
+        if (w->st != CCS_OK || next == SRCH_STOP)
+            return;
+        if (next == SRCH_DONE) {
+            k->won = w->p->nrounds <= s->T;
+            return;
+        }
+    }
+}
+
+static void *beam_work(void *arg)
+{
+    beam_worker_t *w = arg;
+
+    for (uint32_t i = w->base + w->first; i < w->count && w->st == CCS_OK;
+         i += w->step) {
+        if (w->complete)
+            beam_complete(w, i);
+        else
+            beam_expand(w, i);
+    }
+    return NULL;
+}
+
+/* Run the job on every worker: workers 1.. on threads (inline when a
+ * thread cannot be started), worker 0 in the caller.  Each item is done
+ * by exactly one worker and written to its own slot, so the result does
+ * not depend on the number of threads. */
+static ccs_status_t beam_run(beam_worker_t *wk, uint32_t nw, ccs_err_t *err)
+{
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t i = 0; i < nw; i++) {
+        wk[i].st = CCS_OK;
+        wk[i].first = i;
+        wk[i].step = nw;
+        wk[i].started = i > 0 && pthread_create(&wk[i].tid, NULL, beam_work,
+                                                &wk[i]) == 0;
+    }
+    beam_work(&wk[0]);
+    for (uint32_t i = 1; i < nw; i++) {
+        if (wk[i].started)
+            pthread_join(wk[i].tid, NULL);
+        else
+            beam_work(&wk[i]);
+    }
+    for (uint32_t i = 0; i < nw && st == CCS_OK; i++) {
+        if (wk[i].st != CCS_OK) {
+            st = wk[i].st;
+            if (err != NULL)
+                *err = wk[i].err;
+        }
+    }
+    return st;
+}
+
 /* Beam search for target s->T; *ok and p (canonical labels, s->xround of
- * the winning state) as srch_run. */
+ * the winning state) as srch_run.  Children and completions run on up to
+ * SRCH_BEAM_THREADS threads; each writes its own slot and the beam takes
+ * them in index order, so the plan is the same on any machine. */
 static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
                               uint32_t B, bool *ok, ccs_err_t *err)
 {
-    uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = 0;
+    uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = 0, win, r, nw = 1;
+    uint32_t nkids = W * B;
     size_t rowsz = (size_t)W * n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     srch_snap_t *cur = calloc(W, sizeof(*cur)), *nxt = calloc(W, sizeof(*nxt));
+    beam_kid_t *kids = calloc(nkids, sizeof(*kids));
+    beam_worker_t wk[SRCH_BEAM_THREADS];
+    srch_t ws[SRCH_BEAM_THREADS];
+    stragglar_plan_t wp[SRCH_BEAM_THREADS];
     /* Level store, all owned here: the row of round r of beam entry i at
      * [r * W * n + i * n], its parent entry at par[r * W + i]. */
     int32_t *lpeer = malloc((T + 1) * rowsz * sizeof(*lpeer));
@@ -961,8 +1154,13 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
     ccs_status_t st = CCS_OK;
 
     *ok = false;
-    if (cur == NULL || nxt == NULL || lpeer == NULL || lsend == NULL ||
-        par == NULL) {
+    memset(wk, 0, sizeof(wk));
+    memset(ws, 0, sizeof(ws));
+    memset(wp, 0, sizeof(wp));
+    if (cpus > 1)
+        nw = cpus < SRCH_BEAM_THREADS ? (uint32_t)cpus : SRCH_BEAM_THREADS;
+    if (cur == NULL || nxt == NULL || kids == NULL || lpeer == NULL ||
+        lsend == NULL || par == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
@@ -972,90 +1170,100 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
             goto cleanup;
         }
     }
-    /* p keeps T + 1 rows; round r writes row r only. */
-    p->nrounds = 0;
-    for (uint32_t r = 0; r <= T; r++) {
-        uint32_t rr;
-        st = plan_add_round(p, &rr, err);
-        if (st != CCS_OK)
+    for (uint32_t i = 0; i < nkids; i++) {
+        kids[i].peer = malloc(n * sizeof(*kids[i].peer));
+        kids[i].send = malloc(n * sizeof(*kids[i].send));
+        if (!snap_alloc(&kids[i].snap, s) || kids[i].peer == NULL ||
+            kids[i].send == NULL) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
             goto cleanup;
+        }
+    }
+    /* Worker 0 is the caller's state and plan; the others get copies
+     * (owned here: ws[i] and wp[i] for i >= 1). */
+    for (uint32_t i = 0; i < nw; i++) {
+        wk[i].s = i == 0 ? s : &ws[i];
+        wk[i].p = i == 0 ? p : &wp[i];
+        if (i > 0) {
+            st = srch_init(&ws[i], n, err);
+            if (st != CCS_OK)
+                goto cleanup;
+            ws[i].T = T;
+            wp[i].n = n;
+        }
+        wk[i].p->nrounds = 0;
+        for (uint32_t q = 0; q <= T; q++) {
+            uint32_t rr;
+            st = plan_add_round(wk[i].p, &rr, err);
+            if (st != CCS_OK)
+                goto cleanup;
+        }
+        wk[i].s->noise = (int64_t)(SRCH_WR / 2);
+        wk[i].s->wrel = 4 * SRCH_WR;
+        wk[i].s->rpct = 100;
+        wk[i].kids = kids;
+        wk[i].lpeer = lpeer;
+        wk[i].lsend = lsend;
+        wk[i].par = par;
+        wk[i].W = W;
+        wk[i].B = B;
     }
     while ((1u << lg) < n)
         lg++;
-    s->noise = (int64_t)(SRCH_WR / 2);
-    s->wrel = 4 * SRCH_WR;
-    s->rpct = 100;
+    /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the ramp,
+     * where the waste happens. */
+    win = lg + SRCH_BEAM_ROUNDS < T ? lg + SRCH_BEAM_ROUNDS : T;
     srch_reset(s, p);
     snap_save(&cur[0], s);
-    for (uint32_t r = 0; r <= T && ncur > 0 && !*ok; r++) {
+    for (r = 0; r < win && ncur > 0 && !*ok; r++) {
+        for (uint32_t i = 0; i < nw; i++) {
+            wk[i].cur = cur;
+            wk[i].r = r;
+            wk[i].base = 0;
+            wk[i].count = ncur * B;
+            wk[i].complete = 0;
+        }
+        st = beam_run(wk, nw, err);
+        if (st != CCS_OK)
+            goto cleanup;
         nnext = 0;
-        /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the
-         * ramp, where the waste happens; after them each state goes on
-         * as one noise-free run and the beam only ranks them. */
-        uint32_t nb = r < lg + SRCH_BEAM_ROUNDS ? B : 1;
-        for (uint32_t b = 0; b < ncur && !*ok; b++) {
-            for (uint32_t j = 0; j < nb; j++) {
-                srch_next_t next;
-                int64_t sc;
-                uint32_t at;
-                snap_load(&cur[b], s);
-                p->nrounds = r;
-                s->rng = j == 0 ? 0
-                                : (UINT64_C(0x9E3779B97F4A7C15) ^
-                                   ((uint64_t)n << 40) ^
-                                   ((uint64_t)r << 24) ^
-                                   ((uint64_t)b << 12) ^ j);
-                s->salt = (uint32_t)(s->rng >> 17);
-                st = srch_round(s, p, r, true, &next, err);
-                if (st != CCS_OK)
-                    goto cleanup;
-                if (next == SRCH_DONE) {
-                    /* Done before round r: rebuild rounds 0..r-1 from
-                     * entry b of level r. */
-                    uint32_t e = b;
-                    for (uint32_t q = r; q-- > 0;) {
-                        memcpy(&p->peer[(size_t)q * n],
-                               &lpeer[(size_t)q * rowsz + (size_t)e * n],
-                               n * sizeof(*lpeer));
-                        memcpy(&p->send[(size_t)q * n],
-                               &lsend[(size_t)q * rowsz + (size_t)e * n],
-                               n * sizeof(*lsend));
-                        e = par[(size_t)q * W + e];
-                    }
-                    p->nrounds = r;
-                    *ok = true;
-                    break;
-                }
-                if (next == SRCH_STOP)
-                    continue;
-                sc = srch_score(s, r + 1);
-                if (nnext == W && sc <= nxt[W - 1].score)
-                    continue;
-                at = nnext < W ? nnext++ : W - 1;
-                {   /* keep nxt sorted by score, best first */
-                    srch_snap_t tmp = nxt[at];
-                    int32_t *rp = &lpeer[(size_t)r * rowsz];
-                    int32_t *rs = &lsend[(size_t)r * rowsz];
-                    uint32_t *pr = &par[(size_t)r * W];
-                    while (at > 0 && nxt[at - 1].score < sc) {
-                        nxt[at] = nxt[at - 1];
-                        memcpy(&rp[(size_t)at * n], &rp[(size_t)(at - 1) * n],
-                               n * sizeof(*rp));
-                        memcpy(&rs[(size_t)at * n], &rs[(size_t)(at - 1) * n],
-                               n * sizeof(*rs));
-                        pr[at] = pr[at - 1];
-                        at--;
-                    }
-                    nxt[at] = tmp;
-                    memcpy(&rp[(size_t)at * n], &p->peer[(size_t)r * n],
-                           n * sizeof(*rp));
-                    memcpy(&rs[(size_t)at * n], &p->send[(size_t)r * n],
-                           n * sizeof(*rs));
-                    pr[at] = b;
-                }
-                snap_save(&nxt[at], s);
-                nxt[at].score = sc;
+        for (uint32_t idx = 0; idx < ncur * B; idx++) {
+            beam_kid_t *k = &kids[idx];
+            int64_t sc = k->snap.score;
+            uint32_t at;
+            if (k->next == SRCH_DONE) {
+                /* Done before round r: state idx / B is complete. */
+                snap_load(&cur[idx / B], s);
+                beam_path(p, lpeer, lsend, par, W, r, idx / B);
+                *ok = true;
+                break;
             }
+            if (k->next == SRCH_STOP)
+                continue;
+            if (nnext == W && sc <= nxt[W - 1].score)
+                continue;
+            at = nnext < W ? nnext++ : W - 1;
+            {   /* keep nxt sorted by score, best first */
+                srch_snap_t tmp = nxt[at];
+                int32_t *rp = &lpeer[(size_t)r * rowsz];
+                int32_t *rs = &lsend[(size_t)r * rowsz];
+                uint32_t *pr = &par[(size_t)r * W];
+                while (at > 0 && nxt[at - 1].score < sc) {
+                    nxt[at] = nxt[at - 1];
+                    memcpy(&rp[(size_t)at * n], &rp[(size_t)(at - 1) * n],
+                           n * sizeof(*rp));
+                    memcpy(&rs[(size_t)at * n], &rs[(size_t)(at - 1) * n],
+                           n * sizeof(*rs));
+                    pr[at] = pr[at - 1];
+                    at--;
+                }
+                nxt[at] = tmp;
+                memcpy(&rp[(size_t)at * n], k->peer, n * sizeof(*rp));
+                memcpy(&rs[(size_t)at * n], k->send, n * sizeof(*rs));
+                pr[at] = idx / B;
+            }
+            snap_copy(&nxt[at], &k->snap, s);
+            nxt[at].score = sc;
         }
         {
             srch_snap_t *t = cur;
@@ -1064,11 +1272,55 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
             ncur = nnext;
         }
     }
+    /* After the window the beam would only rank noise-free runs, so the
+     * states are run to the end, nw at a time in score order; the best
+     * ranked one that finishes within T wins (the same states succeed as
+     * in lockstep, and a failing one usually stops early on the waste
+     * budget). */
+    for (uint32_t b0 = 0; b0 < ncur && !*ok; b0 += nw) {
+        uint32_t cnt = ncur - b0 < nw ? ncur - b0 : nw;
+        for (uint32_t i = 0; i < nw; i++) { /* worker i: state b0 + i */
+            wk[i].cur = cur;
+            wk[i].r = r;
+            wk[i].complete = 1;
+            wk[i].base = b0;
+            wk[i].count = b0 + cnt;
+        }
+        st = beam_run(wk, nw, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        for (uint32_t i = 0; i < cnt && !*ok; i++) {
+            if (!kids[b0 + i].won)
+                continue;
+            *ok = true;
+            if (i > 0) {
+                /* Worker i's plan and state are the winners. */
+                memcpy(p->peer, wk[i].p->peer,
+                       (size_t)wk[i].p->nrounds * n * sizeof(*p->peer));
+                memcpy(p->send, wk[i].p->send,
+                       (size_t)wk[i].p->nrounds * n * sizeof(*p->send));
+                p->nrounds = wk[i].p->nrounds;
+                memcpy(s->xround, wk[i].s->xround,
+                       s->m * sizeof(*s->xround));
+            }
+        }
+    }
 cleanup:
     for (uint32_t i = 0; i < W && cur && nxt; i++) {
         snap_free(&cur[i]);
         snap_free(&nxt[i]);
     }
+    for (uint32_t i = 0; i < nkids && kids; i++) {
+        snap_free(&kids[i].snap);
+        free(kids[i].peer);
+        free(kids[i].send);
+    }
+    for (uint32_t i = 1; i < SRCH_BEAM_THREADS; i++) {
+        srch_free(&ws[i]);
+        free(wp[i].peer);
+        free(wp[i].send);
+    }
+    free(kids);
     free(cur);
     free(nxt);
     free(lpeer);
@@ -1153,6 +1405,22 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
     return st;
 }
 
+/* Odd n whose runs missed target T (or skipped it, first_target): the
+ * variants, then the beam (n <= SRCH_BEAM_MAX_N), both aiming at T. */
+static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
+                                       uint32_t T, bool *ok, ccs_err_t *err)
+{
+    uint32_t T0 = s->T;
+    ccs_status_t st = srch_variants(s, tmp, T, ok, err);
+
+    if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
+        s->T = T;
+        st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, ok, err);
+        s->T = T0;
+    }
+    return st;
+}
+
 static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
                                 ccs_err_t *err)
 {
@@ -1164,32 +1432,11 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
 
     while ((1u << lg) < n)
         lg++;
-    memset(&s, 0, sizeof(s));
-    st = hold_init(&s.h, n, err);
+    st = srch_init(&s, n, err);
     if (st != CCS_OK)
         return st;
-    s.n = n;
-    s.m = m;
-    s.rpct = 100;
-    /* All owned by s, freed by srch_free. */
-    s.xround = malloc(m * sizeof(*s.xround));
-    s.cprio = malloc(m * sizeof(*s.cprio));
-    s.curg = malloc(m * sizeof(*s.curg));
-    s.act = malloc(m * sizeof(*s.act));
-    s.abits = malloc((size_t)n * ((m + 63) / 64) * sizeof(*s.abits));
-    s.rprio = malloc(n * sizeof(*s.rprio));
-    s.w = malloc((size_t)n * n * sizeof(*s.w));
-    s.ch = malloc((size_t)n * n * sizeof(*s.ch));
-    s.keep = malloc((size_t)n * n);
-    s.row = malloc(n * sizeof(*s.row));
-    s.edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s.edges));
-    s.mate = malloc(n * sizeof(*s.mate));
-    s.got = malloc(n * sizeof(*s.got));
     tmp = calloc(1, sizeof(*tmp)); /* owned here: the run's scratch plan */
-    if (!s.xround || !s.cprio || !s.curg || !s.act || !s.abits ||
-        !s.rprio || !s.w || !s.ch || !s.keep || !s.row || !s.edges ||
-        !s.mate || !s.got ||
-        tmp == NULL) {
+    if (tmp == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
@@ -1224,7 +1471,7 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
     /* Targets from LB + 2 on (first_target): the variants still try LB + 1
      * first (n > 224 odd: 225 reaches it). */
     if (s.T > lb + 1 && n % 2 == 1) {
-        st = srch_variants(&s, tmp, lb + 1, &ok, err);
+        st = srch_second_chance(&s, tmp, lb + 1, &ok, err);
         if (st != CCS_OK)
             goto cleanup;
     }
@@ -1248,12 +1495,7 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
                 goto cleanup;
         }
         if (!ok && s.T == lb + 1 && n % 2 == 1) {
-            st = srch_variants(&s, tmp, lb + 1, &ok, err);
-            if (st != CCS_OK)
-                goto cleanup;
-        }
-        if (!ok && s.T == lb + 1 && n % 2 == 1 && n <= SRCH_BEAM_MAX_N) {
-            st = srch_beam(&s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, &ok, err);
+            st = srch_second_chance(&s, tmp, lb + 1, &ok, err);
             if (st != CCS_OK)
                 goto cleanup;
         }

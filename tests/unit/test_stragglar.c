@@ -150,7 +150,7 @@ TEST(round_capacity_bound)
  * LB + 2 with restarts alone), and the schedules verify. */
 TEST(beam_odd_below_pow2)
 {
-    static const uint32_t ns[] = { 111, 127 };
+    static const uint32_t ns[] = { 111, 127, 213 };
     for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
         ccs_err_t err = { { 0 } };
         verify_report_t rep;
