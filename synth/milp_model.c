@@ -243,6 +243,142 @@ static void mip_cb(glp_tree *tree, void *info)
 
 /* ---- the tree model ---- */
 
+/* What the fill of sub m costs at least (docs/milp.md, "Fill bounds"):
+ * per piece size q_k the cheapest reduce and broadcast hop of the sub's
+ * arcs, one piece on the slowest pipe (D_k), the per-piece alpha, and
+ * the smallest depth any tree of the sub can have (the least
+ * eccentricity of a possible root in the overlay). */
+typedef struct fill_data {
+    double tup[MILP_MAX_CAND];  /* us; 0 when the collective has no reduce */
+    double tdn[MILP_MAX_CAND];  /* us; 0 when it has no broadcast */
+    double dk[MILP_MAX_CAND];   /* us */
+    double ahat;                /* us */
+    int32_t depth;              /* >= 1; 0: no tree (n < 2 or no arcs) */
+} fill_data_t;
+
+/* Hop distance of every GPU to root r along sub m's arcs (u -> v: u's
+ * parent is v); the largest one, or -1 when some GPU cannot reach r. */
+static int32_t sub_ecc(const tmap_t *mp, int32_t n, int32_t m, int32_t r)
+{
+    int32_t dist[MILP_MAX_RANKS], far = 0, seen = 1;
+
+    for (int32_t g = 0; g < n; g++)
+        dist[g] = -1;
+    dist[r] = 0;
+    for (int32_t d = 0; seen < n; d++) {
+        int32_t grew = 0;
+
+        for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++)
+            if (dist[mp->arc_v[a]] == d && dist[mp->arc_u[a]] < 0) {
+                dist[mp->arc_u[a]] = d + 1;
+                far = d + 1;
+                grew++;
+            }
+        if (grew == 0)
+            return -1;
+        seen += grew;
+    }
+    return far;
+}
+
+static void fill_data(const tmap_t *mp, const milp_net_t *net,
+                      const milp_spec_t *sp, const double *conc, int32_t m,
+                      fill_data_t *fd)
+{
+    int32_t a0 = mp->arc_off[m], a1 = mp->arc_off[m + 1];
+    bool up = milp_coll_up(sp->coll), down = milp_coll_down(sp->coll);
+
+    memset(fd, 0, sizeof(*fd));
+    if (a1 == a0 || net->n < 2)
+        return;
+    fd->ahat = milp_alpha_hat_us(net, sp, m);
+    for (int32_t k = 0; k < sp->ncand; k++) {
+        fd->tup[k] = INFINITY;
+        fd->tdn[k] = INFINITY;
+        for (int32_t a = a0; a < a1; a++) {
+            fd->tup[k] = fmin(fd->tup[k],
+                              milp_hop_us(net, sp, conc, mp->arc_u[a],
+                                          mp->arc_v[a], sp->cand[k]));
+            fd->tdn[k] = fmin(fd->tdn[k],
+                              milp_hop_us(net, sp, conc, mp->arc_v[a],
+                                          mp->arc_u[a], sp->cand[k]));
+        }
+        fd->dk[k] = milp_piece_us(net, sp, conc, sp->cand[k]);
+        fd->tup[k] = up ? fd->tup[k] : 0;
+        fd->tdn[k] = down ? fd->tdn[k] : 0;
+    }
+    for (int32_t r = 0; r < net->n; r++) {
+        int32_t e;
+
+        if (sp->root >= 0 && r != sp->root)
+            continue;
+        e = sub_ecc(mp, net->n, m, r);
+        if (e > 0 && (fd->depth == 0 || e < fd->depth))
+            fd->depth = e;
+    }
+}
+
+/* Least T - L of sub m with c chunks and a tree of depth >= d (the T_m
+ * row with E >= d tup, G >= d tdn, p >= max(1, ceil(c / q_k))). */
+static double fill_phi(const fill_data_t *fd, const milp_spec_t *sp,
+                       int32_t d, int64_t c)
+{
+    double best = INFINITY;
+
+    for (int32_t k = 0; k < sp->ncand; k++) {
+        int64_t p = (c + sp->cand[k] - 1) / sp->cand[k];
+
+        p = p < 1 ? 1 : p;
+        best = fmin(best, (double)d * (fd->tup[k] + fd->tdn[k]) +
+                              fd->ahat * (double)(p - 1) - fd->dk[k]);
+    }
+    return best;
+}
+
+/* Fill cuts of sub m (valid inequalities, docs/milp.md "Fill bounds").
+ * Every tree of the sub has depth >= fd.depth = d, so with piece size q_k
+ * E >= d tup(k) and G >= d tdn(k): rows `emin`/`gmin`.  With them and
+ * p >= max(1, ceil(c / q_k)) the T_m row gives T - L >= phi_d(c_m); phi
+ * is concave-like in c, so the only useful edge of its lower convex hull
+ * over [clo, C] is the chord: row `fill_m`, T - L - beta c_m >= alpha. */
+static void add_fill_cuts(mb_t *b, const tmap_t *mp, const milp_spec_t *sp,
+                          const fill_data_t *fd, int32_t m)
+{
+    int32_t K = sp->ncand, d = fd->depth;
+    int64_t clo = sp->nchunks >= (uint32_t)sp->m ? 1 : 0;
+    int64_t C = (int64_t)sp->nchunks;
+    double beta, alpha, lo = INFINITY;
+    char nm[64];
+
+    if (d < 1)
+        return;
+    for (int32_t s = 0; s < 2; s++) {
+        const double *t = s == 0 ? fd->tup : fd->tdn;
+
+        if (t[0] == 0)
+            continue;           /* no reduce (s = 0) / broadcast (s = 1) */
+        mb_add(b, s == 0 ? mp->E[m] : mp->G[m], 1);
+        for (int32_t k = 0; k < K; k++)
+            mb_add(b, mp->w[m * K + k], -(double)d * t[k]);
+        snprintf(nm, sizeof(nm), "%s_%d", s == 0 ? "emin" : "gmin", m);
+        mb_row(b, nm, GLP_LO, 0, 0);
+    }
+    if (C <= clo)
+        return;
+    /* The chord from clo to C, lowered until no integer c is below it. */
+    beta = (fill_phi(fd, sp, d, C) - fill_phi(fd, sp, d, clo)) /
+           (double)(C - clo);
+    for (int64_t c = clo; c <= C; c++)
+        lo = fmin(lo, fill_phi(fd, sp, d, c) - beta * (double)c);
+    alpha = lo - 1e-6 * (1 + fabs(lo));   /* rounding must not cut */
+    mb_add(b, mp->T, 1);
+    mb_add(b, mp->L, -1);
+    mb_add(b, mp->c[m], -beta);
+    snprintf(nm, sizeof(nm), "fill_%d", m);
+    mb_row(b, nm, GLP_LO, alpha, 0);
+}
+
+
 static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
                                      const milp_net_t *net,
                                      const milp_spec_t *sp,
@@ -355,6 +491,7 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
     for (int32_t m = 0; m < M; m++) {
         int32_t a0 = mp->arc_off[m], a1 = mp->arc_off[m + 1];
         double ahat = milp_alpha_hat_us(net, sp, m);
+        fill_data_t fd;
 
         /* One root. */
         for (int32_t g = 0; g < n; g++)
@@ -525,6 +662,8 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
                    milp_piece_us(net, sp, conc, sp->cand[k]));
         snprintf(nm, sizeof(nm), "T_%d", m);
         mb_row(b, nm, GLP_LO, -ahat, 0);
+        fill_data(mp, net, sp, conc, m, &fd);
+        add_fill_cuts(b, mp, sp, &fd, m);
     }
     for (int32_t m = 0; m < M; m++)
         mb_add(b, mp->c[m], 1);
@@ -1155,6 +1294,80 @@ static void lns_run(solve_ctx_t *c, int32_t nodes)
     }
 }
 
+/* A lower bound on T by case analysis (docs/milp.md, "Fill bounds"),
+ * valid for every integer solution of the tree model; NAN for alltoall.
+ * Some sub m has c_m >= c* = ceil(C / M).  T >= L (T_load) and T >= L +
+ * phi_d(c_m) (the T_m row) for a tree of depth >= d, and L >= L_lp, the
+ * least L of the LP relaxation.  A tree is a star (depth 1), or has depth
+ * >= max(2, least eccentricity); a star at r loads each pipe q with c_m
+ * times the number of its arcs' routes through q.  So T is at least the
+ * least over subs of min(star case, deep case).  The LP for L_lp runs on
+ * a copy of the model (c->sub) so that the root LP's basis stays as it
+ * was for glp_intopt. */
+static double fill_bound(solve_ctx_t *c)
+{
+    const milp_net_t *net = c->net;
+    const milp_spec_t *sp = c->sp;
+    int32_t n = net->n, M = sp->m;
+    int64_t cs = ((int64_t)sp->nchunks + M - 1) / M;
+    bool up = milp_coll_up(sp->coll), down = milp_coll_down(sp->coll);
+    double lbl = 0, best = INFINITY;
+    glp_smcp sm;
+
+    if (sp->coll == CCS_COLL_ALLTOALL || n < 2)
+        return NAN;
+    c->sub = glp_create_prob();
+    glp_copy_prob(c->sub, c->b.lp, GLP_OFF);
+    glp_set_obj_coef(c->sub, c->mp.T, 0);
+    glp_set_obj_coef(c->sub, c->mp.L, 1);
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = ms_left(c->deadline);
+    if (glp_simplex(c->sub, &sm) == 0 && glp_get_status(c->sub) == GLP_OPT)
+        lbl = fmax(0, glp_get_obj_val(c->sub));
+    glp_delete_prob(c->sub);
+    c->sub = NULL;
+    for (int32_t m = 0; m < M; m++) {
+        fill_data_t fd;
+        double deep, star = INFINITY;
+        int32_t d;
+
+        fill_data(&c->mp, net, sp, c->conc, m, &fd);
+        if (fd.depth < 1)
+            return NAN;
+        d = fd.depth < 2 ? 2 : fd.depth;
+        deep = lbl + fmax(0, fill_phi(&fd, sp, d, cs));
+        for (int32_t r = 0; r < n && fd.depth == 1; r++) {
+            double lstar = 0;
+            int32_t arcs = 0;
+
+            if (sp->root >= 0 && r != sp->root)
+                continue;
+            for (int32_t a = c->mp.arc_off[m]; a < c->mp.arc_off[m + 1]; a++)
+                arcs += c->mp.arc_v[a] == r;
+            if (arcs < n - 1)
+                continue;              /* no star at r in this overlay */
+            for (int32_t q = 0; q < net->npipes; q++) {
+                int32_t cnt = 0;
+
+                for (int32_t u = 0; u < n; u++) {
+                    if (u == r)
+                        continue;
+                    cnt += up && route_has(net, u, r, q);
+                    cnt += down && route_has(net, r, u, q);
+                }
+                lstar = fmax(lstar, 1e6 * sp->unit_bytes /
+                                        net->pipe_bw_Bps[q] * (double)cs *
+                                        cnt);
+            }
+            star = fmin(star, fmax(lbl, lstar) +
+                                  fmax(0, fill_phi(&fd, sp, 1, cs)));
+        }
+        best = fmin(best, fmin(deep, star));
+    }
+    return best;
+}
+
 static ccs_status_t solve_body(void *arg, ccs_err_t *err)
 {
     solve_ctx_t *c = arg;
@@ -1219,6 +1432,7 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
                            "milp: root LP failed (glp_simplex %d, status %d)",
                            rc, glp_get_status(c->b.lp));
     s->lp_us = glp_get_obj_val(c->b.lp);
+    s->fill_us = fill_bound(c);
     for (int j = 1; j <= c->b.ncols; j++)
         c->lpx[j] = glp_get_col_prim(c->b.lp, j);
     ci.node_limit = o->node_limit;
@@ -1313,6 +1527,7 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     c.s.gap = NAN;
     c.s.bound_us = NAN;
     c.s.lp_us = NAN;
+    c.s.fill_us = NAN;
     c.s.warm_us = NAN;
     c.s.lns_us = NAN;
     st = milp_glpk_call(solve_body, &c, &freed, err);

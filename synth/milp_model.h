@@ -68,6 +68,9 @@ typedef struct milp_stats {
     double obj_us;           /* incumbent objective; NAN without one */
     double bound_us;         /* best bound on the optimum */
     double lp_us;            /* root LP relaxation */
+    double fill_us;          /* lower bound by the fill case analysis
+                                (fill_bound, docs/milp.md); NAN when
+                                not computed */
     double gap;              /* (obj - bound) / obj; NAN without one */
     double time_s;           /* wall time of the solve */
     int32_t nodes;           /* subproblems generated */
