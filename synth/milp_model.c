@@ -91,6 +91,8 @@ static int mb_col(mb_t *b, const char *name, int kind, int type, double lo,
     glp_set_col_kind(b->lp, j, kind);
     if (kind == GLP_BV)
         return (b->ncols = j);
+    if (type == GLP_DB && lo == hi)
+        type = GLP_FX;  /* GLPK rejects a double bound with lo = hi */
     glp_set_col_bnds(b->lp, j, type, lo, hi);
     return (b->ncols = j);
 }
@@ -122,7 +124,9 @@ static void mb_free(mb_t *b)
 
 static void mb_add(mb_t *b, int col, double coef)
 {
-    if (b->dense[col] == 0 && coef != 0)
+    if (coef == 0)
+        return;         /* else DBL_MIN below would mark an untouched col */
+    if (b->dense[col] == 0)
         b->touched[b->nt++] = col;
     b->dense[col] += coef;
     if (b->dense[col] == 0)
@@ -342,7 +346,7 @@ static double fill_phi(const fill_data_t *fd, const milp_spec_t *sp,
  * is concave-like in c, so the only useful edge of its lower convex hull
  * over [clo, C] is the chord: row `fill_m`, T - L - beta c_m >= alpha. */
 static void add_fill_cuts(mb_t *b, const tmap_t *mp, const milp_spec_t *sp,
-                          const fill_data_t *fd, int32_t m)
+                          const fill_data_t *fd, int32_t m, int32_t nsrv)
 {
     int32_t K = sp->ncand, d = fd->depth;
     int64_t clo = sp->nchunks >= (uint32_t)sp->m ? 1 : 0;
@@ -350,7 +354,9 @@ static void add_fill_cuts(mb_t *b, const tmap_t *mp, const milp_spec_t *sp,
     double beta, alpha, lo = INFINITY;
     char nm[64];
 
-    if (d < 1)
+    /* One group only: multi-server models have the ecut rows, and there
+     * these rows changed GLPK's search for the worse (docs/milp.md). */
+    if (d < 1 || nsrv > 1)
         return;
     for (int32_t s = 0; s < 2; s++) {
         const double *t = s == 0 ? fd->tup : fd->tdn;
@@ -663,7 +669,7 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
         snprintf(nm, sizeof(nm), "T_%d", m);
         mb_row(b, nm, GLP_LO, -ahat, 0);
         fill_data(mp, net, sp, conc, m, &fd);
-        add_fill_cuts(b, mp, sp, &fd, m);
+        add_fill_cuts(b, mp, sp, &fd, m, net->nsrv);
     }
     for (int32_t m = 0; m < M; m++)
         mb_add(b, mp->c[m], 1);

@@ -145,6 +145,11 @@ TEST(optimum_matches_enumeration)
                        stats.obj_us, 1e-6);
             CHECK(stats.bound_us <= stats.obj_us + 1e-6);
         }
+        /* The fill cuts keep the optimum, and the fill bound is below
+         * it. */
+        CHECK_MSG(!(stats.fill_us > best + 1e-6 * best + 1e-6),
+                  "%s: fill bound %.6f us above the optimum %.6f us",
+                  cases[i].topo, stats.fill_us, best);
         milp_plan_destroy(scratch);
         milp_plan_destroy(sol);
         milp_plan_destroy(heur);
@@ -836,7 +841,8 @@ TEST(switch_default_near_ring)
  * a feasible point of the full model (milp_solve checks every row before
  * offering it) with the heuristic's objective. */
 static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
-                                milp_plan_t *heur, const char *what)
+                                milp_plan_t *heur, const char *what,
+                                milp_stats_t *out)
 {
     milp_plan_t *sol = NULL;
     double *conc = NULL;
@@ -859,6 +865,12 @@ static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
               "%s: warm start not taken", what);
     CHECK_NEAR(stats.warm_us, heur->cost_us, 1e-6);
     CHECK(sol != NULL && stats.obj_us <= heur->cost_us * (1 + 1e-9));
+    /* The fill bound is a valid bound: never above a feasible point. */
+    CHECK_MSG(!(stats.fill_us > stats.obj_us + 1e-6),
+              "%s: fill bound %.1f us above the incumbent %.1f us", what,
+              stats.fill_us, stats.obj_us);
+    if (out != NULL)
+        *out = stats;
     milp_plan_destroy(sol);
     free(conc);
 }
@@ -876,6 +888,7 @@ TEST(new_warm_starts_feasible)
     mtree_t *mt = NULL;
     milp_spec_t sp;
     ccs_err_t err = { { 0 } };
+    milp_stats_t st16;
     int32_t roots[16];
 
     CHECK_STATUS(topo_load("switch:16", NULL, &t, &err), CCS_OK);
@@ -898,7 +911,16 @@ TEST(new_warm_starts_feasible)
                 CHECK_MSG(d <= 2, "sub %d rank %d at depth %d", m, u,
                           d + 1);
             }
-        check_warm_feasible(net, &sp, heur, "switch:16 heaps");
+        check_warm_feasible(net, &sp, heur, "switch:16 heaps", &st16);
+        /* The fill cuts lift the root LP above the bandwidth bound
+         * (1118.5 us without them), and the fill bound by case analysis
+         * puts the heaps' 1450 us within 10% of the optimum. */
+        CHECK_MSG(st16.lp_us > 1150, "switch:16 root LP %.1f us",
+                  st16.lp_us);
+        CHECK_MSG(st16.fill_us > 1300 && st16.fill_us > st16.lp_us &&
+                      st16.obj_us < 1.1 * st16.fill_us,
+                  "switch:16 fill bound %.1f us, incumbent %.1f us",
+                  st16.fill_us, st16.obj_us);
     }
     milp_plan_destroy(heur);
     heur = NULL;
@@ -926,7 +948,8 @@ TEST(new_warm_starts_feasible)
                          mt->parent + ext_plan->root[m] * 16,
                          16 * sizeof(int32_t)) == 0);
         if (ext_plan != NULL)
-            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree");
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree",
+                                NULL);
         /* Rooted: the root's tree in every sub. */
         milp_plan_destroy(ext_plan);
         ext_plan = NULL;
@@ -937,7 +960,8 @@ TEST(new_warm_starts_feasible)
         for (int32_t m = 0; ext_plan != NULL && m < 4; m++)
             CHECK_EQ_INT(ext_plan->root[m], 5);
         if (ext_plan != NULL)
-            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 reduce");
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 reduce",
+                                NULL);
     }
     milp_plan_destroy(ext_plan);
     milp_plan_destroy(heur);
