@@ -339,37 +339,25 @@ static double fill_phi(const fill_data_t *fd, const milp_spec_t *sp,
     return best;
 }
 
-/* Fill cuts of sub m (valid inequalities, docs/milp.md "Fill bounds").
+/* Fill cut of sub m (a valid inequality, docs/milp.md "Fill bounds").
  * Every tree of the sub has depth >= fd.depth = d, so with piece size q_k
- * E >= d tup(k) and G >= d tdn(k): rows `emin`/`gmin`.  With them and
- * p >= max(1, ceil(c / q_k)) the T_m row gives T - L >= phi_d(c_m); phi
- * is concave-like in c, so the only useful edge of its lower convex hull
- * over [clo, C] is the chord: row `fill_m`, T - L - beta c_m >= alpha. */
+ * E >= d tup(k) and G >= d tdn(k); with p >= max(1, ceil(c / q_k)) the
+ * T_m row gives T - L >= phi_d(c_m).  phi is concave-like in c, so the
+ * only useful edge of its lower convex hull over [clo, C] is the chord:
+ * row `fill_m`, T - L - beta c_m >= alpha.  (E, G >= d tmin as rows of
+ * their own moved GLPK's search on dgx1 to a worse plan: left out.) */
 static void add_fill_cuts(mb_t *b, const tmap_t *mp, const milp_spec_t *sp,
                           const fill_data_t *fd, int32_t m, int32_t nsrv)
 {
-    int32_t K = sp->ncand, d = fd->depth;
+    int32_t d = fd->depth;
     int64_t clo = sp->nchunks >= (uint32_t)sp->m ? 1 : 0;
     int64_t C = (int64_t)sp->nchunks;
     double beta, alpha, lo = INFINITY;
     char nm[64];
 
     /* One group only: multi-server models have the ecut rows, and there
-     * these rows changed GLPK's search for the worse (docs/milp.md). */
-    if (d < 1 || nsrv > 1)
-        return;
-    for (int32_t s = 0; s < 2; s++) {
-        const double *t = s == 0 ? fd->tup : fd->tdn;
-
-        if (t[0] == 0)
-            continue;           /* no reduce (s = 0) / broadcast (s = 1) */
-        mb_add(b, s == 0 ? mp->E[m] : mp->G[m], 1);
-        for (int32_t k = 0; k < K; k++)
-            mb_add(b, mp->w[m * K + k], -(double)d * t[k]);
-        snprintf(nm, sizeof(nm), "%s_%d", s == 0 ? "emin" : "gmin", m);
-        mb_row(b, nm, GLP_LO, 0, 0);
-    }
-    if (C <= clo)
+     * this row changed GLPK's search for the worse (docs/milp.md). */
+    if (d < 1 || nsrv > 1 || C <= clo)
         return;
     /* The chord from clo to C, lowered until no integer c is below it. */
     beta = (fill_phi(fd, sp, d, C) - fill_phi(fd, sp, d, clo)) /
