@@ -504,6 +504,8 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     mtree_t *mt = NULL;         /* owned here */
     int32_t *roots = NULL;      /* owned here */
     milp_plan_t *ext_plan = NULL; /* owned here until *out_ext */
+    milp_plan_t *ham_plan = NULL; /* owned here */
+    int32_t *hroot = NULL, *hpar = NULL; /* owned here: Hamiltonian trees */
     milp_trees_t ext = { 0, NULL, NULL };
     ccs_status_t st;
 
@@ -527,6 +529,24 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     st = milp_heur_plan_ext(net, sp, &ext, &ext_plan, err);
     if (st != CCS_OK)
         goto cleanup;
+    /* Trees from two edge-disjoint Hamiltonian cycles, instead of
+     * MultiTree's when cheaper in the model (torus:4x4). */
+    st = milp_ham_trees(net, sp, &hroot, &hpar, &ext.ntrees, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    if (ext.ntrees > 0) {
+        ext.root = hroot;
+        ext.parent = hpar;
+        st = milp_heur_plan_ext(net, sp, &ext, &ham_plan, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        if (ham_plan->cost_us < ext_plan->cost_us * (1 - 1e-9)) {
+            milp_plan_t *tmp = ext_plan;
+
+            ext_plan = ham_plan;
+            ham_plan = tmp;
+        }
+    }
     if (ext_plan->cost_us < (*out)->cost_us * (1 - 1e-9)) {
         *out_ext = ext_plan;
         ext_plan = NULL;
@@ -538,6 +558,9 @@ cleanup:
         *out = NULL;
     }
     milp_plan_destroy(ext_plan);
+    milp_plan_destroy(ham_plan);
+    free(hroot);
+    free(hpar);
     free(roots);
     mtree_destroy(mt);
     return st;
