@@ -686,7 +686,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                 stats->node_limit_hit ? " (node limit)" : "",
                 stats->obj_us, stats->bound_us, stats->lp_us,
                 100 * stats->gap, stats->fill_us,
-                100 * (stats->obj_us - stats->fill_us) / stats->obj_us,
+                fmax(0, 100 * (stats->obj_us - stats->fill_us) / stats->obj_us),
                 stats->nodes, stats->time_s,
                 stats->warm_accepted ? "accepted"
                                      : (stats->warm_offered ? "offered"

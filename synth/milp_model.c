@@ -1288,6 +1288,150 @@ static void lns_run(solve_ctx_t *c, int32_t nodes)
     }
 }
 
+/* Least busiest-pipe load L of an allreduce on a network whose overlay
+ * arcs are single pipes of their own, in both directions (a torus, a
+ * mesh, a ring: docs/milp.md, "Edge-count bound"); 0 where that does not
+ * hold or M > EDGE_MAX_M.  A sub's tree uses n - 1 of the E overlay
+ * edges, and an edge used by the subs in S carries sum over S of c_m
+ * chunks each way.  Forgetting which edges form trees, the least maximum
+ * over edges is a small MILP: N_S edges used by exactly the subs in S
+ * (sum N_S <= E, sum over S containing m of N_S = n - 1), c >= 0 summing
+ * to C in decreasing order (the relaxation is symmetric in the subs),
+ * lam >= sum over S of c whenever N_S > 0.  L >= lam * the least
+ * coefficient of those pipes.  Solved on c->sub (freed here). */
+#define EDGE_MAX_M 6
+
+static double edge_load_bound(solve_ctx_t *c)
+{
+    const milp_net_t *net = c->net;
+    const milp_spec_t *sp = c->sp;
+    int32_t n = net->n, M = sp->m, nS = (1 << M) - 1, E = 0;
+    int32_t a0 = c->mp.arc_off[0], a1 = c->mp.arc_off[1];
+    double C = (double)sp->nchunks, coef = INFINITY, lam = 0;
+    int ind[1 + 2 * 64 + 8], colN, colZ, colC, colL, row;
+    double val[1 + 2 * 64 + 8];
+    glp_iocp io;
+
+    if (sp->coll != CCS_COLL_ALLREDUCE || net->nsrv != 1 || M < 2 ||
+        M > EDGE_MAX_M)
+        return 0;
+    /* Same arcs in every sub; each arc one pipe, used by no other arc;
+     * its reverse an arc too. */
+    for (int32_t m = 1; m < M; m++)
+        if (c->mp.arc_off[m + 1] - c->mp.arc_off[m] != a1 - a0)
+            return 0;
+    for (int32_t a = a0; a < a1; a++) {
+        int32_t u = c->mp.arc_u[a], v = c->mp.arc_v[a], idx = u * n + v;
+
+        if (net->route_off[idx + 1] - net->route_off[idx] != 1 ||
+            !milp_arc_allowed(net, sp, 0, v, u))
+            return 0;
+        for (int32_t b = a0; b < a; b++) {
+            int32_t jdx = c->mp.arc_u[b] * n + c->mp.arc_v[b];
+
+            if (net->route_pipe[net->route_off[jdx]] ==
+                net->route_pipe[net->route_off[idx]])
+                return 0;
+        }
+        coef = fmin(coef, 1e6 * sp->unit_bytes /
+                              net->pipe_bw_Bps[net->route_pipe[
+                                  net->route_off[idx]]]);
+        E += u < v;
+    }
+    c->sub = glp_create_prob();
+    glp_set_obj_dir(c->sub, GLP_MIN);
+    colN = glp_add_cols(c->sub, nS);          /* N_S, S = 1..nS */
+    colZ = glp_add_cols(c->sub, nS);          /* z_S: N_S > 0 */
+    colC = glp_add_cols(c->sub, M);
+    colL = glp_add_cols(c->sub, 1);
+    for (int32_t s = 0; s < nS; s++) {
+        glp_set_col_kind(c->sub, colN + s, GLP_IV);
+        glp_set_col_bnds(c->sub, colN + s, GLP_DB, 0, E);
+        glp_set_col_kind(c->sub, colZ + s, GLP_BV);
+    }
+    for (int32_t m = 0; m < M; m++)
+        glp_set_col_bnds(c->sub, colC + m, GLP_DB, 0, C);
+    glp_set_col_bnds(c->sub, colL, GLP_LO, 0, 0);
+    glp_set_obj_coef(c->sub, colL, 1);
+    row = glp_add_rows(c->sub, 1);            /* sum N_S <= E */
+    for (int32_t s = 0; s < nS; s++) {
+        ind[s + 1] = colN + s;
+        val[s + 1] = 1;
+    }
+    glp_set_mat_row(c->sub, row, nS, ind, val);
+    glp_set_row_bnds(c->sub, row, GLP_UP, 0, E);
+    for (int32_t m = 0; m < M; m++) {         /* each tree n - 1 edges */
+        int len = 0;
+
+        for (int32_t s = 0; s < nS; s++)
+            if ((s + 1) >> m & 1) {
+                ind[++len] = colN + s;
+                val[len] = 1;
+            }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_FX, n - 1, n - 1);
+    }
+    for (int32_t s = 0; s < nS; s++) {
+        int len = 0;
+
+        /* N_S <= E z_S */
+        ind[1] = colN + s;
+        val[1] = 1;
+        ind[2] = colZ + s;
+        val[2] = -E;
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, 2, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_UP, 0, 0);
+        /* lam - sum_{m in S} c_m - 2C z_S >= -2C */
+        ind[++len] = colL;
+        val[len] = 1;
+        ind[++len] = colZ + s;
+        val[len] = -2 * C;
+        for (int32_t m = 0; m < M; m++)
+            if ((s + 1) >> m & 1) {
+                ind[++len] = colC + m;
+                val[len] = -1;
+            }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_LO, -2 * C, 0);
+    }
+    for (int32_t m = 0; m <= M; m++) {        /* sum c = C; c decreasing */
+        int len = 0;
+
+        if (m == M) {
+            for (int32_t k = 0; k < M; k++) {
+                ind[++len] = colC + k;
+                val[len] = 1;
+            }
+        } else if (m > 0) {
+            ind[++len] = colC + m - 1;
+            val[len] = 1;
+            ind[++len] = colC + m;
+            val[len] = -1;
+        } else {
+            continue;
+        }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        if (m == M)
+            glp_set_row_bnds(c->sub, row, GLP_FX, C, C);
+        else
+            glp_set_row_bnds(c->sub, row, GLP_LO, 0, 0);
+    }
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_ON;
+    io.tm_lim = ms_left(c->deadline);
+    /* Only a proven optimum is a bound: anything else counts as 0. */
+    if (glp_intopt(c->sub, &io) == 0 && glp_mip_status(c->sub) == GLP_OPT)
+        lam = glp_mip_obj_val(c->sub);
+    glp_delete_prob(c->sub);
+    c->sub = NULL;
+    return lam * coef * (1 - 1e-9);
+}
+
 /* A lower bound on T by case analysis (docs/milp.md, "Fill bounds"),
  * valid for every integer solution of the tree model; NAN for alltoall.
  * Some sub m has c_m >= c* = ceil(C / M).  T >= L (T_load) and T >= L +
@@ -1321,6 +1465,7 @@ static double fill_bound(solve_ctx_t *c)
         lbl = fmax(0, glp_get_obj_val(c->sub));
     glp_delete_prob(c->sub);
     c->sub = NULL;
+    lbl = fmax(lbl, edge_load_bound(c));
     for (int32_t m = 0; m < M; m++) {
         fill_data_t fd;
         double deep, star = INFINITY;

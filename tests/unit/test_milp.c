@@ -875,6 +875,66 @@ static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
     free(conc);
 }
 
+/* torus:4x4, M = 4: the trees of two edge-disjoint Hamiltonian cycles
+ * are trees of depth 8 whose every link carries at most two of them; the
+ * plan picked from them beats MultiTree's in the model, is a feasible
+ * warm start, and ends within 10% of the fill bound, which the
+ * edge-count bound (L >= C / 2 chunks per link) lifts above the LP. */
+static void check_ham_torus(const milp_net_t *net, const milp_spec_t *sp,
+                            const milp_plan_t *mt_plan)
+{
+    int32_t *root = NULL, *parent = NULL, nt = 0, n = net->n;
+    milp_plan_t *ham = NULL;
+    milp_stats_t st;
+    ccs_err_t err = { { 0 } };
+    milp_trees_t ext;
+    int32_t uses[16 * 16] = { 0 };
+
+    CHECK_STATUS(milp_ham_trees(net, sp, &root, &parent, &nt, &err),
+                 CCS_OK);
+    CHECK_EQ_INT(nt, 2 * n);
+    for (int32_t t = 0; t < nt && n == 16; t++) {
+        int32_t depth = 0;
+
+        CHECK_EQ_INT(parent[t * n + root[t]], -1);
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = u, d = 0;
+
+            while (parent[t * n + v] >= 0 && d <= n) {
+                v = parent[t * n + v];
+                d++;
+            }
+            CHECK_EQ_INT(v, root[t]);
+            depth = d > depth ? d : depth;
+            if (u != root[t] && t % n == 0) {   /* one tree per cycle */
+                int32_t w = parent[t * n + u];
+
+                uses[u * n + w]++;
+                uses[w * n + u]++;
+            }
+        }
+        CHECK_EQ_INT(depth, n / 2);
+    }
+    for (int32_t i = 0; i < n * n && n == 16; i++)
+        CHECK(uses[i] <= 1);        /* the two cycles share no edge */
+    ext.ntrees = nt;
+    ext.root = root;
+    ext.parent = parent;
+    CHECK_STATUS(milp_heur_plan_ext(net, sp, &ext, &ham, &err), CCS_OK);
+    if (ham != NULL && mt_plan != NULL) {
+        CHECK_MSG(ham->cost_us < 0.8 * mt_plan->cost_us,
+                  "Hamiltonian trees %.1f us, MultiTree's %.1f us",
+                  ham->cost_us, mt_plan->cost_us);
+        check_warm_feasible(net, sp, ham, "torus:4x4 Hamiltonian", &st);
+        CHECK_MSG(st.fill_us > st.lp_us && st.obj_us < 1.1 * st.fill_us,
+                  "torus:4x4 fill bound %.1f us, LP %.1f us, incumbent "
+                  "%.1f us", st.fill_us, st.lp_us, st.obj_us);
+    }
+    milp_plan_destroy(ham);
+    free(root);
+    free(parent);
+}
+
 /* The new warm-start shapes: on switch:16 at M = 4 the k-ary heaps over
  * the least-loaded GPUs (depth 2, model 1450 us; the chains cost 1994 us),
  * on torus:4x4 at M = 4 four of MultiTree's trees (12901 us; the
@@ -950,6 +1010,7 @@ TEST(new_warm_starts_feasible)
         if (ext_plan != NULL)
             check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree",
                                 NULL);
+        check_ham_torus(net, &sp, ext_plan);
         /* Rooted: the root's tree in every sub. */
         milp_plan_destroy(ext_plan);
         ext_plan = NULL;
