@@ -678,15 +678,18 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                 sp.ncand, stats->rows, stats->cols, stats->ints,
                 so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
         fprintf(p->report,
-                "milp: %s%s%s; objective %.1f us, LP bound %.1f us, root LP "
-                "%.1f us, gap %.2f%%, fill bound %.1f us (gap %.2f%%), "
+                "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
+                "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
+                "%.1f us; fill bound %.1f us), "
                 "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s\n",
                 milp_outcome_str(stats->outcome),
                 stats->time_limit_hit ? " (time limit)" : "",
                 stats->node_limit_hit ? " (node limit)" : "",
-                stats->obj_us, stats->bound_us, stats->lp_us,
-                100 * stats->gap, stats->fill_us,
-                fmax(0, 100 * (stats->obj_us - stats->fill_us) / stats->obj_us),
+                stats->obj_us, stats->bound_us, 100 * stats->gap,
+                stats->glpk_bound_us,
+                fmax(0, 100 * (stats->obj_us - stats->glpk_bound_us) /
+                            stats->obj_us),
+                stats->lp_us, stats->fill_us,
                 stats->nodes, stats->time_s,
                 stats->warm_accepted ? "accepted"
                                      : (stats->warm_offered ? "offered"

@@ -1507,6 +1507,22 @@ static double fill_bound(solve_ctx_t *c)
     return best;
 }
 
+/* The best proven lower bound on the model's optimum: GLPK's (root LP,
+ * raised by the branch and bound) or the fill bound, which is valid for
+ * every integer solution of the model (docs/milp.md, "Fill bounds") and
+ * so counts as well; NAN fill bounds are ignored. */
+static double best_bound(double glpk_bound, double fill_us)
+{
+    return isfinite(fill_us) && fill_us > glpk_bound ? fill_us : glpk_bound;
+}
+
+/* The gap target is met against the best proven bound (a limit stopped
+ * GLPK, but the fill bound closes the gap). */
+static bool gap_met(const milp_stats_t *s, const milp_solve_opts_t *o)
+{
+    return s->gap <= o->mip_gap;
+}
+
 static ccs_status_t solve_body(void *arg, ccs_err_t *err)
 {
     solve_ctx_t *c = arg;
@@ -1624,21 +1640,24 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
             return CCS_OK;
         }
         s->obj_us = c->x[c->mp.T];
-        s->bound_us = fmin(ci.bound, s->obj_us);
-        s->outcome = MILP_OUT_LIMIT;
+        s->glpk_bound_us = fmin(ci.bound, s->obj_us);
+        s->bound_us = fmin(best_bound(ci.bound, s->fill_us), s->obj_us);
         s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+        s->outcome = gap_met(s, c->o) ? MILP_OUT_OPTIMAL : MILP_OUT_LIMIT;
         return decode(&c->b, &c->mp, c->net, c->sp, c->x, &c->out, err);
     }
     s->obj_us = glp_mip_obj_val(c->b.lp);
     if (rc == 0 && mst == GLP_OPT)
         s->bound_us = s->obj_us;     /* the search closed the tree */
     else
-        s->bound_us = fmin(ci.bound, s->obj_us);
-    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT))
+        s->bound_us = fmin(best_bound(ci.bound, s->fill_us), s->obj_us);
+    s->glpk_bound_us = rc == 0 && mst == GLP_OPT ? s->obj_us
+                                                 : fmin(ci.bound, s->obj_us);
+    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT) || gap_met(s, c->o))
         s->outcome = MILP_OUT_OPTIMAL;
     else
         s->outcome = MILP_OUT_LIMIT;
-    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
     return decode(&c->b, &c->mp, c->net, c->sp, NULL, &c->out, err);
 }
 
@@ -1665,6 +1684,7 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     c.s.obj_us = NAN;
     c.s.gap = NAN;
     c.s.bound_us = NAN;
+    c.s.glpk_bound_us = NAN;
     c.s.lp_us = NAN;
     c.s.fill_us = NAN;
     c.s.warm_us = NAN;
