@@ -5,7 +5,9 @@
 # (heuristic -> LNS -> branch and bound), and the simulated AllReduce time
 # of 256 MiB against ring (and multitree on direct networks).  Targets
 # (issue 7): 8 GPUs < 5 s; 16 GPUs at M = 4 < 30 s, solved or within 10%
-# of the LP bound; within 5% of ring on a uniform switch at the defaults;
+# of the bound (the larger of GLPK's LP bound and the proven fill bound,
+# docs/milp.md; GLPK's alone is printed too); within 5% of ring on a
+# uniform switch at the defaults;
 # >= 1.2x faster than ring and dbtree on the heterogeneous cluster.
 # Usage: BUILD=build scripts/bench-milp.sh [RUNS]
 set -eu

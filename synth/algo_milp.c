@@ -504,6 +504,8 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     mtree_t *mt = NULL;         /* owned here */
     int32_t *roots = NULL;      /* owned here */
     milp_plan_t *ext_plan = NULL; /* owned here until *out_ext */
+    milp_plan_t *ham_plan = NULL; /* owned here */
+    int32_t *hroot = NULL, *hpar = NULL; /* owned here: Hamiltonian trees */
     milp_trees_t ext = { 0, NULL, NULL };
     ccs_status_t st;
 
@@ -527,6 +529,24 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     st = milp_heur_plan_ext(net, sp, &ext, &ext_plan, err);
     if (st != CCS_OK)
         goto cleanup;
+    /* Trees from two edge-disjoint Hamiltonian cycles, instead of
+     * MultiTree's when cheaper in the model (torus:4x4). */
+    st = milp_ham_trees(net, sp, &hroot, &hpar, &ext.ntrees, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    if (ext.ntrees > 0) {
+        ext.root = hroot;
+        ext.parent = hpar;
+        st = milp_heur_plan_ext(net, sp, &ext, &ham_plan, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        if (ham_plan->cost_us < ext_plan->cost_us * (1 - 1e-9)) {
+            milp_plan_t *tmp = ext_plan;
+
+            ext_plan = ham_plan;
+            ham_plan = tmp;
+        }
+    }
     if (ext_plan->cost_us < (*out)->cost_us * (1 - 1e-9)) {
         *out_ext = ext_plan;
         ext_plan = NULL;
@@ -538,6 +558,9 @@ cleanup:
         *out = NULL;
     }
     milp_plan_destroy(ext_plan);
+    milp_plan_destroy(ham_plan);
+    free(hroot);
+    free(hpar);
     free(roots);
     mtree_destroy(mt);
     return st;
@@ -655,14 +678,19 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                 sp.ncand, stats->rows, stats->cols, stats->ints,
                 so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
         fprintf(p->report,
-                "milp: %s%s%s; objective %.1f us, LP bound %.1f us, root LP "
-                "%.1f us, gap %.2f%%, %d nodes, %.2f s; warm start %s; "
-                "heuristic %.1f us%s\n",
+                "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
+                "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
+                "%.1f us; fill bound %.1f us), "
+                "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s\n",
                 milp_outcome_str(stats->outcome),
                 stats->time_limit_hit ? " (time limit)" : "",
                 stats->node_limit_hit ? " (node limit)" : "",
-                stats->obj_us, stats->bound_us, stats->lp_us,
-                100 * stats->gap, stats->nodes, stats->time_s,
+                stats->obj_us, stats->bound_us, 100 * stats->gap,
+                stats->glpk_bound_us,
+                fmax(0, 100 * (stats->obj_us - stats->glpk_bound_us) /
+                            stats->obj_us),
+                stats->lp_us, stats->fill_us,
+                stats->nodes, stats->time_s,
                 stats->warm_accepted ? "accepted"
                                      : (stats->warm_offered ? "offered"
                                                             : "not offered"),

@@ -184,6 +184,19 @@ typedef struct milp_trees {
     const int32_t *parent;     /* [ntrees * n] */
 } milp_trees_t;
 
+/* Trees from two edge-disjoint Hamiltonian cycles of the overlay of sub
+ * 0 (both directions of an arc allowed), found by a depth-first search
+ * with a step limit (deterministic): per cycle and root, the cycle less
+ * the edge opposite the root, a tree of two arms of depth <= n/2.  Each
+ * link then carries at most two subs' trees when M / 2 subs use each
+ * cycle.  *root ([ntrees]) and *parent ([ntrees * n]) are owned by the
+ * caller; *ntrees = 0 (both NULL) when no cycle was found.  On a torus
+ * R x C these are the load-balanced alternative to MultiTree's trees
+ * (docs/milp.md, "Hamiltonian trees"). */
+ccs_status_t milp_ham_trees(const milp_net_t *net, const milp_spec_t *sp,
+                            int32_t **root, int32_t **parent,
+                            int32_t *ntrees, ccs_err_t *err);
+
 /* milp_heur_plan with the external trees as one more candidate (ext may
  * be NULL): M of them picked greedily (distinct trees, or those rooted at
  * the collective's root; each keeps the busiest pipe lowest), used only

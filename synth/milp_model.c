@@ -91,6 +91,8 @@ static int mb_col(mb_t *b, const char *name, int kind, int type, double lo,
     glp_set_col_kind(b->lp, j, kind);
     if (kind == GLP_BV)
         return (b->ncols = j);
+    if (type == GLP_DB && lo == hi)
+        type = GLP_FX;  /* GLPK rejects a double bound with lo = hi */
     glp_set_col_bnds(b->lp, j, type, lo, hi);
     return (b->ncols = j);
 }
@@ -122,7 +124,9 @@ static void mb_free(mb_t *b)
 
 static void mb_add(mb_t *b, int col, double coef)
 {
-    if (b->dense[col] == 0 && coef != 0)
+    if (coef == 0)
+        return;         /* else DBL_MIN below would mark an untouched col */
+    if (b->dense[col] == 0)
         b->touched[b->nt++] = col;
     b->dense[col] += coef;
     if (b->dense[col] == 0)
@@ -243,6 +247,132 @@ static void mip_cb(glp_tree *tree, void *info)
 
 /* ---- the tree model ---- */
 
+/* What the fill of sub m costs at least (docs/milp.md, "Fill bounds"):
+ * per piece size q_k the cheapest reduce and broadcast hop of the sub's
+ * arcs, one piece on the slowest pipe (D_k), the per-piece alpha, and
+ * the smallest depth any tree of the sub can have (the least
+ * eccentricity of a possible root in the overlay). */
+typedef struct fill_data {
+    double tup[MILP_MAX_CAND];  /* us; 0 when the collective has no reduce */
+    double tdn[MILP_MAX_CAND];  /* us; 0 when it has no broadcast */
+    double dk[MILP_MAX_CAND];   /* us */
+    double ahat;                /* us */
+    int32_t depth;              /* >= 1; 0: no tree (n < 2 or no arcs) */
+} fill_data_t;
+
+/* Hop distance of every GPU to root r along sub m's arcs (u -> v: u's
+ * parent is v); the largest one, or -1 when some GPU cannot reach r. */
+static int32_t sub_ecc(const tmap_t *mp, int32_t n, int32_t m, int32_t r)
+{
+    int32_t dist[MILP_MAX_RANKS], far = 0, seen = 1;
+
+    for (int32_t g = 0; g < n; g++)
+        dist[g] = -1;
+    dist[r] = 0;
+    for (int32_t d = 0; seen < n; d++) {
+        int32_t grew = 0;
+
+        for (int32_t a = mp->arc_off[m]; a < mp->arc_off[m + 1]; a++)
+            if (dist[mp->arc_v[a]] == d && dist[mp->arc_u[a]] < 0) {
+                dist[mp->arc_u[a]] = d + 1;
+                far = d + 1;
+                grew++;
+            }
+        if (grew == 0)
+            return -1;
+        seen += grew;
+    }
+    return far;
+}
+
+static void fill_data(const tmap_t *mp, const milp_net_t *net,
+                      const milp_spec_t *sp, const double *conc, int32_t m,
+                      fill_data_t *fd)
+{
+    int32_t a0 = mp->arc_off[m], a1 = mp->arc_off[m + 1];
+    bool up = milp_coll_up(sp->coll), down = milp_coll_down(sp->coll);
+
+    memset(fd, 0, sizeof(*fd));
+    if (a1 == a0 || net->n < 2)
+        return;
+    fd->ahat = milp_alpha_hat_us(net, sp, m);
+    for (int32_t k = 0; k < sp->ncand; k++) {
+        fd->tup[k] = INFINITY;
+        fd->tdn[k] = INFINITY;
+        for (int32_t a = a0; a < a1; a++) {
+            fd->tup[k] = fmin(fd->tup[k],
+                              milp_hop_us(net, sp, conc, mp->arc_u[a],
+                                          mp->arc_v[a], sp->cand[k]));
+            fd->tdn[k] = fmin(fd->tdn[k],
+                              milp_hop_us(net, sp, conc, mp->arc_v[a],
+                                          mp->arc_u[a], sp->cand[k]));
+        }
+        fd->dk[k] = milp_piece_us(net, sp, conc, sp->cand[k]);
+        fd->tup[k] = up ? fd->tup[k] : 0;
+        fd->tdn[k] = down ? fd->tdn[k] : 0;
+    }
+    for (int32_t r = 0; r < net->n; r++) {
+        int32_t e;
+
+        if (sp->root >= 0 && r != sp->root)
+            continue;
+        e = sub_ecc(mp, net->n, m, r);
+        if (e > 0 && (fd->depth == 0 || e < fd->depth))
+            fd->depth = e;
+    }
+}
+
+/* Least T - L of sub m with c chunks and a tree of depth >= d (the T_m
+ * row with E >= d tup, G >= d tdn, p >= max(1, ceil(c / q_k))). */
+static double fill_phi(const fill_data_t *fd, const milp_spec_t *sp,
+                       int32_t d, int64_t c)
+{
+    double best = INFINITY;
+
+    for (int32_t k = 0; k < sp->ncand; k++) {
+        int64_t p = (c + sp->cand[k] - 1) / sp->cand[k];
+
+        p = p < 1 ? 1 : p;
+        best = fmin(best, (double)d * (fd->tup[k] + fd->tdn[k]) +
+                              fd->ahat * (double)(p - 1) - fd->dk[k]);
+    }
+    return best;
+}
+
+/* Fill cut of sub m (a valid inequality, docs/milp.md "Fill bounds").
+ * Every tree of the sub has depth >= fd.depth = d, so with piece size q_k
+ * E >= d tup(k) and G >= d tdn(k); with p >= max(1, ceil(c / q_k)) the
+ * T_m row gives T - L >= phi_d(c_m).  phi is concave-like in c, so the
+ * only useful edge of its lower convex hull over [clo, C] is the chord:
+ * row `fill_m`, T - L - beta c_m >= alpha.  (E, G >= d tmin as rows of
+ * their own moved GLPK's search on dgx1 to a worse plan: left out.) */
+static void add_fill_cuts(mb_t *b, const tmap_t *mp, const milp_spec_t *sp,
+                          const fill_data_t *fd, int32_t m, int32_t nsrv)
+{
+    int32_t d = fd->depth;
+    int64_t clo = sp->nchunks >= (uint32_t)sp->m ? 1 : 0;
+    int64_t C = (int64_t)sp->nchunks;
+    double beta, alpha, lo = INFINITY;
+    char nm[64];
+
+    /* One group only: multi-server models have the ecut rows, and there
+     * this row changed GLPK's search for the worse (docs/milp.md). */
+    if (d < 1 || nsrv > 1 || C <= clo)
+        return;
+    /* The chord from clo to C, lowered until no integer c is below it. */
+    beta = (fill_phi(fd, sp, d, C) - fill_phi(fd, sp, d, clo)) /
+           (double)(C - clo);
+    for (int64_t c = clo; c <= C; c++)
+        lo = fmin(lo, fill_phi(fd, sp, d, c) - beta * (double)c);
+    alpha = lo - 1e-6 * (1 + fabs(lo));   /* rounding must not cut */
+    mb_add(b, mp->T, 1);
+    mb_add(b, mp->L, -1);
+    mb_add(b, mp->c[m], -beta);
+    snprintf(nm, sizeof(nm), "fill_%d", m);
+    mb_row(b, nm, GLP_LO, alpha, 0);
+}
+
+
 static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
                                      const milp_net_t *net,
                                      const milp_spec_t *sp,
@@ -355,6 +485,7 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
     for (int32_t m = 0; m < M; m++) {
         int32_t a0 = mp->arc_off[m], a1 = mp->arc_off[m + 1];
         double ahat = milp_alpha_hat_us(net, sp, m);
+        fill_data_t fd;
 
         /* One root. */
         for (int32_t g = 0; g < n; g++)
@@ -525,6 +656,8 @@ static ccs_status_t build_tree_model(mb_t *b, tmap_t *mp,
                    milp_piece_us(net, sp, conc, sp->cand[k]));
         snprintf(nm, sizeof(nm), "T_%d", m);
         mb_row(b, nm, GLP_LO, -ahat, 0);
+        fill_data(mp, net, sp, conc, m, &fd);
+        add_fill_cuts(b, mp, sp, &fd, m, net->nsrv);
     }
     for (int32_t m = 0; m < M; m++)
         mb_add(b, mp->c[m], 1);
@@ -1155,6 +1288,241 @@ static void lns_run(solve_ctx_t *c, int32_t nodes)
     }
 }
 
+/* Least busiest-pipe load L of an allreduce on a network whose overlay
+ * arcs are single pipes of their own, in both directions (a torus, a
+ * mesh, a ring: docs/milp.md, "Edge-count bound"); 0 where that does not
+ * hold or M > EDGE_MAX_M.  A sub's tree uses n - 1 of the E overlay
+ * edges, and an edge used by the subs in S carries sum over S of c_m
+ * chunks each way.  Forgetting which edges form trees, the least maximum
+ * over edges is a small MILP: N_S edges used by exactly the subs in S
+ * (sum N_S <= E, sum over S containing m of N_S = n - 1), c >= 0 summing
+ * to C in decreasing order (the relaxation is symmetric in the subs),
+ * lam >= sum over S of c whenever N_S > 0.  L >= lam * the least
+ * coefficient of those pipes.  Solved on c->sub (freed here). */
+#define EDGE_MAX_M 6
+
+static double edge_load_bound(solve_ctx_t *c)
+{
+    const milp_net_t *net = c->net;
+    const milp_spec_t *sp = c->sp;
+    int32_t n = net->n, M = sp->m, nS = (1 << M) - 1, E = 0;
+    int32_t a0 = c->mp.arc_off[0], a1 = c->mp.arc_off[1];
+    double C = (double)sp->nchunks, coef = INFINITY, lam = 0;
+    int ind[1 + 2 * 64 + 8], colN, colZ, colC, colL, row;
+    double val[1 + 2 * 64 + 8];
+    glp_iocp io;
+
+    if (sp->coll != CCS_COLL_ALLREDUCE || net->nsrv != 1 || M < 2 ||
+        M > EDGE_MAX_M)
+        return 0;
+    /* Same arcs in every sub; each arc one pipe, used by no other arc;
+     * its reverse an arc too. */
+    for (int32_t m = 1; m < M; m++)
+        if (c->mp.arc_off[m + 1] - c->mp.arc_off[m] != a1 - a0)
+            return 0;
+    for (int32_t a = a0; a < a1; a++) {
+        int32_t u = c->mp.arc_u[a], v = c->mp.arc_v[a], idx = u * n + v;
+
+        if (net->route_off[idx + 1] - net->route_off[idx] != 1 ||
+            !milp_arc_allowed(net, sp, 0, v, u))
+            return 0;
+        for (int32_t b = a0; b < a; b++) {
+            int32_t jdx = c->mp.arc_u[b] * n + c->mp.arc_v[b];
+
+            if (net->route_pipe[net->route_off[jdx]] ==
+                net->route_pipe[net->route_off[idx]])
+                return 0;
+        }
+        coef = fmin(coef, 1e6 * sp->unit_bytes /
+                              net->pipe_bw_Bps[net->route_pipe[
+                                  net->route_off[idx]]]);
+        E += u < v;
+    }
+    c->sub = glp_create_prob();
+    glp_set_obj_dir(c->sub, GLP_MIN);
+    colN = glp_add_cols(c->sub, nS);          /* N_S, S = 1..nS */
+    colZ = glp_add_cols(c->sub, nS);          /* z_S: N_S > 0 */
+    colC = glp_add_cols(c->sub, M);
+    colL = glp_add_cols(c->sub, 1);
+    for (int32_t s = 0; s < nS; s++) {
+        glp_set_col_kind(c->sub, colN + s, GLP_IV);
+        glp_set_col_bnds(c->sub, colN + s, GLP_DB, 0, E);
+        glp_set_col_kind(c->sub, colZ + s, GLP_BV);
+    }
+    for (int32_t m = 0; m < M; m++)
+        glp_set_col_bnds(c->sub, colC + m, GLP_DB, 0, C);
+    glp_set_col_bnds(c->sub, colL, GLP_LO, 0, 0);
+    glp_set_obj_coef(c->sub, colL, 1);
+    row = glp_add_rows(c->sub, 1);            /* sum N_S <= E */
+    for (int32_t s = 0; s < nS; s++) {
+        ind[s + 1] = colN + s;
+        val[s + 1] = 1;
+    }
+    glp_set_mat_row(c->sub, row, nS, ind, val);
+    glp_set_row_bnds(c->sub, row, GLP_UP, 0, E);
+    for (int32_t m = 0; m < M; m++) {         /* each tree n - 1 edges */
+        int len = 0;
+
+        for (int32_t s = 0; s < nS; s++)
+            if ((s + 1) >> m & 1) {
+                ind[++len] = colN + s;
+                val[len] = 1;
+            }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_FX, n - 1, n - 1);
+    }
+    for (int32_t s = 0; s < nS; s++) {
+        int len = 0;
+
+        /* N_S <= E z_S */
+        ind[1] = colN + s;
+        val[1] = 1;
+        ind[2] = colZ + s;
+        val[2] = -E;
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, 2, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_UP, 0, 0);
+        /* lam - sum_{m in S} c_m - 2C z_S >= -2C */
+        ind[++len] = colL;
+        val[len] = 1;
+        ind[++len] = colZ + s;
+        val[len] = -2 * C;
+        for (int32_t m = 0; m < M; m++)
+            if ((s + 1) >> m & 1) {
+                ind[++len] = colC + m;
+                val[len] = -1;
+            }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        glp_set_row_bnds(c->sub, row, GLP_LO, -2 * C, 0);
+    }
+    for (int32_t m = 0; m <= M; m++) {        /* sum c = C; c decreasing */
+        int len = 0;
+
+        if (m == M) {
+            for (int32_t k = 0; k < M; k++) {
+                ind[++len] = colC + k;
+                val[len] = 1;
+            }
+        } else if (m > 0) {
+            ind[++len] = colC + m - 1;
+            val[len] = 1;
+            ind[++len] = colC + m;
+            val[len] = -1;
+        } else {
+            continue;
+        }
+        row = glp_add_rows(c->sub, 1);
+        glp_set_mat_row(c->sub, row, len, ind, val);
+        if (m == M)
+            glp_set_row_bnds(c->sub, row, GLP_FX, C, C);
+        else
+            glp_set_row_bnds(c->sub, row, GLP_LO, 0, 0);
+    }
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_ON;
+    io.tm_lim = ms_left(c->deadline);
+    /* Only a proven optimum is a bound: anything else counts as 0. */
+    if (glp_intopt(c->sub, &io) == 0 && glp_mip_status(c->sub) == GLP_OPT)
+        lam = glp_mip_obj_val(c->sub);
+    glp_delete_prob(c->sub);
+    c->sub = NULL;
+    return lam * coef * (1 - 1e-9);
+}
+
+/* A lower bound on T by case analysis (docs/milp.md, "Fill bounds"),
+ * valid for every integer solution of the tree model; NAN for alltoall.
+ * Some sub m has c_m >= c* = ceil(C / M).  T >= L (T_load) and T >= L +
+ * phi_d(c_m) (the T_m row) for a tree of depth >= d, and L >= L_lp, the
+ * least L of the LP relaxation.  A tree is a star (depth 1), or has depth
+ * >= max(2, least eccentricity); a star at r loads each pipe q with c_m
+ * times the number of its arcs' routes through q.  So T is at least the
+ * least over subs of min(star case, deep case).  The LP for L_lp runs on
+ * a copy of the model (c->sub) so that the root LP's basis stays as it
+ * was for glp_intopt. */
+static double fill_bound(solve_ctx_t *c)
+{
+    const milp_net_t *net = c->net;
+    const milp_spec_t *sp = c->sp;
+    int32_t n = net->n, M = sp->m;
+    int64_t cs = ((int64_t)sp->nchunks + M - 1) / M;
+    bool up = milp_coll_up(sp->coll), down = milp_coll_down(sp->coll);
+    double lbl = 0, best = INFINITY;
+    glp_smcp sm;
+
+    if (sp->coll == CCS_COLL_ALLTOALL || n < 2)
+        return NAN;
+    c->sub = glp_create_prob();
+    glp_copy_prob(c->sub, c->b.lp, GLP_OFF);
+    glp_set_obj_coef(c->sub, c->mp.T, 0);
+    glp_set_obj_coef(c->sub, c->mp.L, 1);
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = ms_left(c->deadline);
+    if (glp_simplex(c->sub, &sm) == 0 && glp_get_status(c->sub) == GLP_OPT)
+        lbl = fmax(0, glp_get_obj_val(c->sub));
+    glp_delete_prob(c->sub);
+    c->sub = NULL;
+    lbl = fmax(lbl, edge_load_bound(c));
+    for (int32_t m = 0; m < M; m++) {
+        fill_data_t fd;
+        double deep, star = INFINITY;
+        int32_t d;
+
+        fill_data(&c->mp, net, sp, c->conc, m, &fd);
+        if (fd.depth < 1)
+            return NAN;
+        d = fd.depth < 2 ? 2 : fd.depth;
+        deep = lbl + fmax(0, fill_phi(&fd, sp, d, cs));
+        for (int32_t r = 0; r < n && fd.depth == 1; r++) {
+            double lstar = 0;
+            int32_t arcs = 0;
+
+            if (sp->root >= 0 && r != sp->root)
+                continue;
+            for (int32_t a = c->mp.arc_off[m]; a < c->mp.arc_off[m + 1]; a++)
+                arcs += c->mp.arc_v[a] == r;
+            if (arcs < n - 1)
+                continue;              /* no star at r in this overlay */
+            for (int32_t q = 0; q < net->npipes; q++) {
+                int32_t cnt = 0;
+
+                for (int32_t u = 0; u < n; u++) {
+                    if (u == r)
+                        continue;
+                    cnt += up && route_has(net, u, r, q);
+                    cnt += down && route_has(net, r, u, q);
+                }
+                lstar = fmax(lstar, 1e6 * sp->unit_bytes /
+                                        net->pipe_bw_Bps[q] * (double)cs *
+                                        cnt);
+            }
+            star = fmin(star, fmax(lbl, lstar) +
+                                  fmax(0, fill_phi(&fd, sp, 1, cs)));
+        }
+        best = fmin(best, fmin(deep, star));
+    }
+    return best;
+}
+
+/* The best proven lower bound on the model's optimum: GLPK's (root LP,
+ * raised by the branch and bound) or the fill bound, which is valid for
+ * every integer solution of the model (docs/milp.md, "Fill bounds") and
+ * so counts as well; NAN fill bounds are ignored. */
+static double best_bound(double glpk_bound, double fill_us)
+{
+    return isfinite(fill_us) && fill_us > glpk_bound ? fill_us : glpk_bound;
+}
+
+/* The gap target is met against the best proven bound (a limit stopped
+ * GLPK, but the fill bound closes the gap). */
+static bool gap_met(const milp_stats_t *s, const milp_solve_opts_t *o)
+{
+    return s->gap <= o->mip_gap;
+}
+
 static ccs_status_t solve_body(void *arg, ccs_err_t *err)
 {
     solve_ctx_t *c = arg;
@@ -1219,6 +1587,7 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
                            "milp: root LP failed (glp_simplex %d, status %d)",
                            rc, glp_get_status(c->b.lp));
     s->lp_us = glp_get_obj_val(c->b.lp);
+    s->fill_us = fill_bound(c);
     for (int j = 1; j <= c->b.ncols; j++)
         c->lpx[j] = glp_get_col_prim(c->b.lp, j);
     ci.node_limit = o->node_limit;
@@ -1271,21 +1640,24 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
             return CCS_OK;
         }
         s->obj_us = c->x[c->mp.T];
-        s->bound_us = fmin(ci.bound, s->obj_us);
-        s->outcome = MILP_OUT_LIMIT;
+        s->glpk_bound_us = fmin(ci.bound, s->obj_us);
+        s->bound_us = fmin(best_bound(ci.bound, s->fill_us), s->obj_us);
         s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+        s->outcome = gap_met(s, c->o) ? MILP_OUT_OPTIMAL : MILP_OUT_LIMIT;
         return decode(&c->b, &c->mp, c->net, c->sp, c->x, &c->out, err);
     }
     s->obj_us = glp_mip_obj_val(c->b.lp);
     if (rc == 0 && mst == GLP_OPT)
         s->bound_us = s->obj_us;     /* the search closed the tree */
     else
-        s->bound_us = fmin(ci.bound, s->obj_us);
-    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT))
+        s->bound_us = fmin(best_bound(ci.bound, s->fill_us), s->obj_us);
+    s->glpk_bound_us = rc == 0 && mst == GLP_OPT ? s->obj_us
+                                                 : fmin(ci.bound, s->obj_us);
+    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+    if (rc == GLP_EMIPGAP || (rc == 0 && mst == GLP_OPT) || gap_met(s, c->o))
         s->outcome = MILP_OUT_OPTIMAL;
     else
         s->outcome = MILP_OUT_LIMIT;
-    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
     return decode(&c->b, &c->mp, c->net, c->sp, NULL, &c->out, err);
 }
 
@@ -1312,7 +1684,9 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     c.s.obj_us = NAN;
     c.s.gap = NAN;
     c.s.bound_us = NAN;
+    c.s.glpk_bound_us = NAN;
     c.s.lp_us = NAN;
+    c.s.fill_us = NAN;
     c.s.warm_us = NAN;
     c.s.lns_us = NAN;
     st = milp_glpk_call(solve_body, &c, &freed, err);

@@ -66,8 +66,14 @@ typedef struct milp_stats {
     int32_t lns_improved;    /* ... that improved the incumbent */
     int32_t lns_nodes;       /* their subproblems, in all */
     double obj_us;           /* incumbent objective; NAN without one */
-    double bound_us;         /* best bound on the optimum */
+    double bound_us;         /* best proven bound on the optimum: the
+                                larger of GLPK's and fill_us */
+    double glpk_bound_us;    /* GLPK's bound alone (root LP, raised by the
+                                branch and bound) */
     double lp_us;            /* root LP relaxation */
+    double fill_us;          /* lower bound by the fill case analysis
+                                (fill_bound, docs/milp.md); NAN when
+                                not computed */
     double gap;              /* (obj - bound) / obj; NAN without one */
     double time_s;           /* wall time of the solve */
     int32_t nodes;           /* subproblems generated */

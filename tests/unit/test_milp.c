@@ -145,6 +145,11 @@ TEST(optimum_matches_enumeration)
                        stats.obj_us, 1e-6);
             CHECK(stats.bound_us <= stats.obj_us + 1e-6);
         }
+        /* The fill cuts keep the optimum, and the fill bound is below
+         * it. */
+        CHECK_MSG(!(stats.fill_us > best + 1e-6 * best + 1e-6),
+                  "%s: fill bound %.6f us above the optimum %.6f us",
+                  cases[i].topo, stats.fill_us, best);
         milp_plan_destroy(scratch);
         milp_plan_destroy(sol);
         milp_plan_destroy(heur);
@@ -823,6 +828,10 @@ TEST(switch_default_near_ring)
                   topos[i], 1e6 * tm, 1e6 * tr);
         rewind(rep);
         text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        if (i == 1) /* the fill bound proves the stars optimal */
+            CHECK_STR_CONTAINS(text, "milp: optimal (node limit); "
+                                     "objective 1175.5 us, bound 1175.5 us, "
+                                     "gap 0.00%");
         if (i == 2) {
             CHECK_STR_CONTAINS(text, "M=16,");
             CHECK_STR_CONTAINS(text, "node limit 3\n");
@@ -836,7 +845,8 @@ TEST(switch_default_near_ring)
  * a feasible point of the full model (milp_solve checks every row before
  * offering it) with the heuristic's objective. */
 static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
-                                milp_plan_t *heur, const char *what)
+                                milp_plan_t *heur, const char *what,
+                                milp_stats_t *out)
 {
     milp_plan_t *sol = NULL;
     double *conc = NULL;
@@ -859,8 +869,92 @@ static void check_warm_feasible(const milp_net_t *net, const milp_spec_t *sp,
               "%s: warm start not taken", what);
     CHECK_NEAR(stats.warm_us, heur->cost_us, 1e-6);
     CHECK(sol != NULL && stats.obj_us <= heur->cost_us * (1 + 1e-9));
+    /* The fill bound is a valid bound: never above a feasible point. */
+    CHECK_MSG(!(stats.fill_us > stats.obj_us + 1e-6),
+              "%s: fill bound %.1f us above the incumbent %.1f us", what,
+              stats.fill_us, stats.obj_us);
+    if (out != NULL)
+        *out = stats;
     milp_plan_destroy(sol);
     free(conc);
+}
+
+/* The reported bound is the larger of GLPK's and the fill bound (both
+ * valid for the model), never above the incumbent, and the gap is taken
+ * against it. */
+static void check_bound(const milp_stats_t *st, double max_gap,
+                        const char *what)
+{
+    double want = fmin(fmax(st->glpk_bound_us, st->fill_us), st->obj_us);
+
+    CHECK_MSG(fabs(st->bound_us - want) <= 1e-9 * want,
+              "%s: bound %.3f us, GLPK's %.3f, fill %.3f, incumbent %.3f",
+              what, st->bound_us, st->glpk_bound_us, st->fill_us,
+              st->obj_us);
+    CHECK_NEAR(st->gap, (st->obj_us - st->bound_us) / st->obj_us, 1e-9);
+    CHECK_MSG(st->gap <= max_gap, "%s: gap %.2f%% against %.1f us", what,
+              100 * st->gap, st->bound_us);
+}
+
+/* torus:4x4, M = 4: the trees of two edge-disjoint Hamiltonian cycles
+ * are trees of depth 8 whose every link carries at most two of them; the
+ * plan picked from them beats MultiTree's in the model, is a feasible
+ * warm start, and ends within 10% of the fill bound, which the
+ * edge-count bound (L >= C / 2 chunks per link) lifts above the LP. */
+static void check_ham_torus(const milp_net_t *net, const milp_spec_t *sp,
+                            const milp_plan_t *mt_plan)
+{
+    int32_t *root = NULL, *parent = NULL, nt = 0, n = net->n;
+    milp_plan_t *ham = NULL;
+    milp_stats_t st;
+    ccs_err_t err = { { 0 } };
+    milp_trees_t ext;
+    int32_t uses[16 * 16] = { 0 };
+
+    CHECK_STATUS(milp_ham_trees(net, sp, &root, &parent, &nt, &err),
+                 CCS_OK);
+    CHECK_EQ_INT(nt, 2 * n);
+    for (int32_t t = 0; t < nt && n == 16; t++) {
+        int32_t depth = 0;
+
+        CHECK_EQ_INT(parent[t * n + root[t]], -1);
+        for (int32_t u = 0; u < n; u++) {
+            int32_t v = u, d = 0;
+
+            while (parent[t * n + v] >= 0 && d <= n) {
+                v = parent[t * n + v];
+                d++;
+            }
+            CHECK_EQ_INT(v, root[t]);
+            depth = d > depth ? d : depth;
+            if (u != root[t] && t % n == 0) {   /* one tree per cycle */
+                int32_t w = parent[t * n + u];
+
+                uses[u * n + w]++;
+                uses[w * n + u]++;
+            }
+        }
+        CHECK_EQ_INT(depth, n / 2);
+    }
+    for (int32_t i = 0; i < n * n && n == 16; i++)
+        CHECK(uses[i] <= 1);        /* the two cycles share no edge */
+    ext.ntrees = nt;
+    ext.root = root;
+    ext.parent = parent;
+    CHECK_STATUS(milp_heur_plan_ext(net, sp, &ext, &ham, &err), CCS_OK);
+    if (ham != NULL && mt_plan != NULL) {
+        CHECK_MSG(ham->cost_us < 0.8 * mt_plan->cost_us,
+                  "Hamiltonian trees %.1f us, MultiTree's %.1f us",
+                  ham->cost_us, mt_plan->cost_us);
+        check_warm_feasible(net, sp, ham, "torus:4x4 Hamiltonian", &st);
+        CHECK_MSG(st.fill_us > st.lp_us && st.obj_us < 1.1 * st.fill_us,
+                  "torus:4x4 fill bound %.1f us, LP %.1f us, incumbent "
+                  "%.1f us", st.fill_us, st.lp_us, st.obj_us);
+        check_bound(&st, 0.10, "torus:4x4 M=4");
+    }
+    milp_plan_destroy(ham);
+    free(root);
+    free(parent);
 }
 
 /* The new warm-start shapes: on switch:16 at M = 4 the k-ary heaps over
@@ -876,6 +970,7 @@ TEST(new_warm_starts_feasible)
     mtree_t *mt = NULL;
     milp_spec_t sp;
     ccs_err_t err = { { 0 } };
+    milp_stats_t st16;
     int32_t roots[16];
 
     CHECK_STATUS(topo_load("switch:16", NULL, &t, &err), CCS_OK);
@@ -898,7 +993,17 @@ TEST(new_warm_starts_feasible)
                 CHECK_MSG(d <= 2, "sub %d rank %d at depth %d", m, u,
                           d + 1);
             }
-        check_warm_feasible(net, &sp, heur, "switch:16 heaps");
+        check_warm_feasible(net, &sp, heur, "switch:16 heaps", &st16);
+        /* The fill cuts lift the root LP above the bandwidth bound
+         * (1118.5 us without them), and the fill bound by case analysis
+         * puts the heaps' 1450 us within 10% of the optimum. */
+        CHECK_MSG(st16.lp_us > 1150, "switch:16 root LP %.1f us",
+                  st16.lp_us);
+        CHECK_MSG(st16.fill_us > 1300 && st16.fill_us > st16.lp_us &&
+                      st16.obj_us < 1.1 * st16.fill_us,
+                  "switch:16 fill bound %.1f us, incumbent %.1f us",
+                  st16.fill_us, st16.obj_us);
+        check_bound(&st16, 0.10, "switch:16 M=4");
     }
     milp_plan_destroy(heur);
     heur = NULL;
@@ -926,7 +1031,9 @@ TEST(new_warm_starts_feasible)
                          mt->parent + ext_plan->root[m] * 16,
                          16 * sizeof(int32_t)) == 0);
         if (ext_plan != NULL)
-            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree");
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 MultiTree",
+                                NULL);
+        check_ham_torus(net, &sp, ext_plan);
         /* Rooted: the root's tree in every sub. */
         milp_plan_destroy(ext_plan);
         ext_plan = NULL;
@@ -937,7 +1044,8 @@ TEST(new_warm_starts_feasible)
         for (int32_t m = 0; ext_plan != NULL && m < 4; m++)
             CHECK_EQ_INT(ext_plan->root[m], 5);
         if (ext_plan != NULL)
-            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 reduce");
+            check_warm_feasible(net, &sp, ext_plan, "torus:4x4 reduce",
+                                NULL);
     }
     milp_plan_destroy(ext_plan);
     milp_plan_destroy(heur);
