@@ -104,6 +104,10 @@ TEST(optimum_matches_enumeration)
         { "switch:3", CCS_COLL_REDUCE, 2, 1, 4, 1, 4 },
         { "ring:4", CCS_COLL_BROADCAST, 0, 1, 4, 1, 2 },
         { "ring:3", CCS_COLL_ALLREDUCE, -1, 2, 3, 1, 3 },
+        /* the fill bound's cases (star or deep, edge sharing) on two
+         * subs of four GPUs */
+        { "switch:4", CCS_COLL_ALLREDUCE, -1, 2, 4, 1, 2 },
+        { "ring:4", CCS_COLL_ALLREDUCE, -1, 2, 4, 1, 4 },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
