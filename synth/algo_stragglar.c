@@ -445,13 +445,22 @@ cleanup:
  * state in the first SRCH_BEAM_ROUNDS rounds after the ramp (then each
  * state is run to the end on its own, best first), and the largest n.
  * 12 x 2 over 40 rounds on 2 threads: n = 111..127 in 0.4-0.6 s, n =
- * 213..237 in 1.35-1.55 s, failures above 237 cost up to 1.65 s in all
+ * 213..237 in 1.35-1.55 s (1.43-1.71 s steered above 233, see
+ * srch_second_chance), failures above 239 cost up to 1.74 s in all
  * (docs/stragglar.md). */
 #define SRCH_BEAM_W 12u
 #define SRCH_BEAM_B 2u
 #define SRCH_BEAM_ROUNDS 40u
 #define SRCH_BEAM_MAX_N 256u
 #define SRCH_BEAM_THREADS 4u  /* at most; the plan does not depend on it */
+/* Steered beam (srch_second_chance): the bonus and the n above which the
+ * beam is steered first.  One, two or four receives reach the same n
+ * (235, 239); a quarter receive is too weak (235 stays at LB + 2), and
+ * five outweigh a chunk-less receiver's bonus, so holders pair with each
+ * other instead of feeding the empty ranks (n = 243: 112 receives wasted
+ * in round K). */
+#define SRCH_STEER (2 * SRCH_WR)
+#define SRCH_STEER_ABOVE_N 233u
 
 typedef struct srch {
     uint32_t n, m, T, aw, na;
@@ -461,6 +470,7 @@ typedef struct srch {
     int64_t rpct;         /* receiver bonus scale, percent (100: as is) */
     uint32_t salt;        /* varies the random edges kept between runs */
     int64_t waste;        /* receives wasted before the current round */
+    int64_t steer;        /* last-ramp-round bonus (srch_round), 0: off */
     holdings_t h;
     int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
     int64_t *cprio;       /* [m] priority of sending the chunk this round */
@@ -675,7 +685,8 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
     uint32_t rr, na = 0, left = s->T > r ? s->T - r : 0;
     int64_t rsmin;
     int32_t ne = 0;
-    bool done = true;
+    bool done = true, steer = false;
+    uint32_t cmax = 0;
 
     for (uint32_t g = 0; g < n && done; g++)
         done = s->h.nhave[g] == m;
@@ -756,6 +767,24 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
     }
     s->rprio[sigma] = 0;
 
+    /* Steering (s->steer, beam only): in the last ramp round (2^r < n <=
+     * 2^(r+1)) the holders outnumber the chunk-less ranks, so some holders
+     * must pair with each other and end up with two chunks.  The oldest
+     * chunk cmax has just reached 2^(K-1) holders, more than half of the
+     * non-stragglers, so in the next round some of its holders must pair
+     * with each other, which is useful both ways only if both hold a
+     * second chunk.  A bonus on holder pairs where exactly one end sends
+     * cmax makes the second chunks land on cmax's holders (n = 243: round
+     * K can then be waste-free, 240 of 240 receives, instead of 237 at
+     * best). */
+    if (s->steer > 0 && r + 1 < 32 && (UINT32_C(1) << r) < n &&
+        (UINT32_C(1) << (r + 1)) >= n) {
+        for (uint32_t c = 0; c < m; c++) {
+            if (s->h.count[c] < m && s->h.count[c] > s->h.count[cmax])
+                cmax = c;
+        }
+        steer = true;
+    }
     st = plan_add_round(p, &rr, err);
     if (st != CCS_OK)
         return st;
@@ -777,6 +806,9 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                 cv = srch_pick(s, v, u);
                 if (cv >= 0)
                     wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
+                if (steer && cu >= 0 && cv >= 0 &&
+                    (cu == (int32_t)cmax) != (cv == (int32_t)cmax))
+                    wt += s->steer;
             }
             s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
             s->ch[(size_t)u * n + v] = cu;
@@ -1131,11 +1163,15 @@ static ccs_status_t beam_run(beam_worker_t *wk, uint32_t nw, ccs_err_t *err)
 }
 
 /* Beam search for target s->T; *ok and p (canonical labels, s->xround of
- * the winning state) as srch_run.  Children and completions run on up to
- * SRCH_BEAM_THREADS threads; each writes its own slot and the beam takes
- * them in index order, so the plan is the same on any machine. */
+ * the winning state) as srch_run.  `steer`: the last-ramp-round bonus of
+ * srch_round (0: off).  *died: every state was dropped inside the
+ * branching window (a cheap failure; otherwise the completions failed).
+ * Children and completions run on up to SRCH_BEAM_THREADS threads; each
+ * writes its own slot and the beam takes them in index order, so the plan
+ * is the same on any machine. */
 static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
-                              uint32_t B, bool *ok, ccs_err_t *err)
+                              uint32_t B, int64_t steer, bool *ok,
+                              bool *died, ccs_err_t *err)
 {
     uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = 0, win, r, nw = 1;
     uint32_t nkids = W * B;
@@ -1154,6 +1190,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
     ccs_status_t st = CCS_OK;
 
     *ok = false;
+    *died = false;
     memset(wk, 0, sizeof(wk));
     memset(ws, 0, sizeof(ws));
     memset(wp, 0, sizeof(wp));
@@ -1201,6 +1238,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         wk[i].s->noise = (int64_t)(SRCH_WR / 2);
         wk[i].s->wrel = 4 * SRCH_WR;
         wk[i].s->rpct = 100;
+        wk[i].s->steer = steer;
         wk[i].kids = kids;
         wk[i].lpeer = lpeer;
         wk[i].lsend = lsend;
@@ -1272,6 +1310,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
             ncur = nnext;
         }
     }
+    *died = !*ok && ncur == 0;
     /* After the window the beam would only rank noise-free runs, so the
      * states are run to the end, nw at a time in score order; the best
      * ranked one that finishes within T wins (the same states succeed as
@@ -1306,6 +1345,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         }
     }
 cleanup:
+    s->steer = 0;
     for (uint32_t i = 0; i < W && cur && nxt; i++) {
         snap_free(&cur[i]);
         snap_free(&nxt[i]);
@@ -1406,16 +1446,32 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
 }
 
 /* Odd n whose runs missed target T (or skipped it, first_target): the
- * variants, then the beam (n <= SRCH_BEAM_MAX_N), both aiming at T. */
+ * variants, then the beam (n <= SRCH_BEAM_MAX_N), both aiming at T.
+ * Above SRCH_STEER_ABOVE_N the beam is steered first (srch_round's
+ * last-ramp-round bonus): measured on the beam's odd n (59, 63, 111..127,
+ * 213, 217, 227..255), it reaches LB + 1 for 235 and 239, which the plain
+ * beam does not, keeps the others that reach it, but loses 237,
+ * where the steered states all die inside the window (round 18, a cheap
+ * failure); so the plain beam follows only such a failure.  A steered
+ * beam that fails in its completions has never been rescued by the plain
+ * one (n = 241..255) and would cost another 1.5 s.  At or below
+ * SRCH_STEER_ABOVE_N the plain beam alone (steering loses time there:
+ * n = 233 1.48 -> 1.89 s). */
 static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                        uint32_t T, bool *ok, ccs_err_t *err)
 {
     uint32_t T0 = s->T;
+    bool died = true;
     ccs_status_t st = srch_variants(s, tmp, T, ok, err);
 
     if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
         s->T = T;
-        st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, ok, err);
+        if (s->n > SRCH_STEER_ABOVE_N)
+            st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, SRCH_STEER,
+                           ok, &died, err);
+        if (st == CCS_OK && !*ok && died)
+            st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, 0, ok, &died,
+                           err);
         s->T = T0;
     }
     return st;

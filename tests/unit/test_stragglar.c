@@ -171,6 +171,35 @@ TEST(beam_odd_below_pow2)
     }
 }
 
+/* The steered beam (odd n above 233): 235 and 239 reach LB + 1 (LB + 2
+ * with the plain beam), and 237, whose steered states all die inside the
+ * window, still reaches it through the plain beam that follows.  Every
+ * plan passes plan_check inside stragglar_plan; 239's schedule is also
+ * verified (one is enough: each plan costs about 1.5 s). */
+TEST(beam_steered)
+{
+    static const uint32_t ns[] = { 235, 237, 239 };
+    ccs_err_t err = { { 0 } };
+    verify_report_t rep;
+    ccs_sched_t *s;
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        stragglar_plan_t *p = NULL;
+        CHECK_STATUS(stragglar_plan(ns[i], &p, NULL), CCS_OK);
+        if (p != NULL)
+            CHECK_MSG(p->nrounds == stragglar_lower_bound(ns[i]) + 1,
+                      "n=%u: %u rounds, LB %u", ns[i], p->nrounds,
+                      stragglar_lower_bound(ns[i]));
+        stragglar_plan_destroy(p);
+    }
+    s = synth(239, -1, 1, &err);
+    CHECK_MSG(s != NULL, "n=239: %s", err.msg);
+    if (s == NULL)
+        return;
+    CHECK_MSG(verify_sched(s, &rep, &err) == CCS_OK, "n=239: %s", err.msg);
+    CHECK(rep.one_port);
+    ccs_sched_destroy(s);
+}
+
 /* Larger powers of 2 still hit LB exactly (the bench covers up to 1024). */
 TEST(pow2_large)
 {
@@ -381,6 +410,7 @@ int main(void)
     RUN(lower_bound_formula);
     RUN(round_capacity_bound);
     RUN(beam_odd_below_pow2);
+    RUN(beam_steered);
     RUN(round_counts);
     RUN(pow2_large);
     RUN(verified_2_to_64);
