@@ -43,13 +43,19 @@
 
 #define PLAN_MAX_MATCHING_N 4096u
 
-uint32_t stragglar_lower_bound(uint32_t n)
+/* ceil(log2 n) for n >= 1: K in the round counts and the ramp. */
+static uint32_t ceil_log2(uint32_t n)
 {
     uint32_t lg = 0;
 
-    while ((1u << lg) < n)
+    while ((UINT32_C(1) << lg) < n)
         lg++;
-    return n + lg - 2;
+    return lg;
+}
+
+uint32_t stragglar_lower_bound(uint32_t n)
+{
+    return n + ceil_log2(n) - 2;
 }
 
 static bool is_pow2(uint32_t n)
@@ -254,13 +260,11 @@ cleanup:
  */
 static ccs_status_t plan_pow2(uint32_t n, stragglar_plan_t *p, ccs_err_t *err)
 {
-    uint32_t m = n - 1, sigma = n - 1, lg = 0, total;
+    uint32_t m = n - 1, sigma = n - 1, lg = ceil_log2(n), total;
     int32_t *act = NULL, *pl = NULL, *ql = NULL;
     uint8_t *used = NULL;
     ccs_status_t st = CCS_OK;
 
-    while ((1u << lg) < n)
-        lg++;
     total = n + lg - 2;
     /* Owned here. */
     act = malloc(n * sizeof(*act));
@@ -469,7 +473,6 @@ typedef struct srch {
     int64_t wrel;         /* receiver bonus at the least rank slack */
     int64_t rpct;         /* receiver bonus scale, percent (100: as is) */
     uint32_t salt;        /* varies the random edges kept between runs */
-    int64_t waste;        /* receives wasted before the current round */
     int64_t steer;        /* last-ramp-round bonus (srch_round), 0: off */
     holdings_t h;
     int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
@@ -481,7 +484,6 @@ typedef struct srch {
     int64_t *w;           /* [n * n] edge weights (0: no edge) */
     int32_t *ch;          /* [n * n] chunk u sends v on edge (u, v) */
     uint8_t *keep;        /* [n * n] edge kept for the blossom */
-    int64_t *row;         /* [n] scratch */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
     int32_t *got;         /* [n] */
@@ -499,7 +501,6 @@ static void srch_free(srch_t *s)
     free(s->w);
     free(s->ch);
     free(s->keep);
-    free(s->row);
     free(s->edges);
     free(s->mate);
     free(s->got);
@@ -528,12 +529,11 @@ static ccs_status_t srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->w = malloc((size_t)n * n * sizeof(*s->w));
     s->ch = malloc((size_t)n * n * sizeof(*s->ch));
     s->keep = malloc((size_t)n * n);
-    s->row = malloc(n * sizeof(*s->row));
     s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
     if (!s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
-        !s->rprio || !s->w || !s->ch || !s->keep || !s->row || !s->edges ||
+        !s->rprio || !s->w || !s->ch || !s->keep || !s->edges ||
         !s->mate || !s->got) {
         srch_free(s);
         memset(s, 0, sizeof(*s));
@@ -636,11 +636,6 @@ uint32_t stragglar_round_capacity(uint32_t n, uint32_t r)
     return cap;
 }
 
-static int64_t srch_cap(uint32_t n, uint32_t r)
-{
-    return (int64_t)stragglar_round_capacity(n, r);
-}
-
 /* Capacity of rounds 0..r-1.  A plan of T rounds can waste
  * srch_capsum(n, T) - m (m - 1) receives; below zero T is out of reach. */
 static int64_t srch_capsum(uint32_t n, uint32_t r)
@@ -648,7 +643,7 @@ static int64_t srch_capsum(uint32_t n, uint32_t r)
     int64_t cap = 0;
 
     for (uint32_t q = 0; q < r; q++)
-        cap += srch_cap(n, q);
+        cap += stragglar_round_capacity(n, q);
     return cap;
 }
 
@@ -707,9 +702,9 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
         int64_t got = 0;
         for (uint32_t g = 0; g < m; g++)
             got += (int64_t)s->h.nhave[g] - (s->xround[g] >= 0 ? 1 : 0);
-        s->waste = srch_capsum(n, r) - got;
-        if (bounded && s->waste > srch_capsum(n, s->T) -
-                                       (int64_t)m * ((int64_t)m - 1)) {
+        if (bounded && srch_capsum(n, r) - got >
+                           srch_capsum(n, s->T) -
+                               (int64_t)m * ((int64_t)m - 1)) {
             *next = SRCH_STOP;
             return CCS_OK;
         }
@@ -949,13 +944,12 @@ static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
 
 /* A run's state after some rounds (holdings and straggler rounds); the
  * plan rows live in the beam's level store.  Arrays owned by the
- * snapshot. */
+ * snapshot, except in snap_view's. */
 typedef struct srch_snap {
     uint64_t *bits;      /* [n * words] */
     uint32_t *count;     /* [m] */
     uint32_t *nhave;     /* [n] */
     int32_t *xround;     /* [m] */
-    uint32_t parent;     /* index in the previous level */
     int64_t score;
 } srch_snap_t;
 
@@ -977,29 +971,34 @@ static bool snap_alloc(srch_snap_t *x, const srch_t *s)
     return x->bits && x->count && x->nhave && x->xround;
 }
 
-static void snap_save(srch_snap_t *x, const srch_t *s)
+/* The live state of s seen as a snapshot (its arrays, not copies). */
+static srch_snap_t snap_view(srch_t *s)
 {
-    memcpy(x->bits, s->h.bits, (size_t)s->n * s->h.words * sizeof(*x->bits));
-    memcpy(x->count, s->h.count, s->m * sizeof(*x->count));
-    memcpy(x->nhave, s->h.nhave, s->n * sizeof(*x->nhave));
-    memcpy(x->xround, s->xround, s->m * sizeof(*x->xround));
+    return (srch_snap_t){ s->h.bits, s->h.count, s->h.nhave, s->xround, 0 };
 }
 
-static void snap_load(const srch_snap_t *x, srch_t *s)
-{
-    memcpy(s->h.bits, x->bits, (size_t)s->n * s->h.words * sizeof(*x->bits));
-    memcpy(s->h.count, x->count, s->m * sizeof(*x->count));
-    memcpy(s->h.nhave, x->nhave, s->n * sizeof(*x->nhave));
-    memcpy(s->xround, x->xround, s->m * sizeof(*x->xround));
-}
-
-static void snap_copy(srch_snap_t *dst, const srch_snap_t *src,
+/* dst = src (the arrays' contents; both sized for s). */
+static void snap_copy(const srch_snap_t *dst, const srch_snap_t *src,
                       const srch_t *s)
 {
     memcpy(dst->bits, src->bits, (size_t)s->n * s->h.words * sizeof(*dst->bits));
     memcpy(dst->count, src->count, s->m * sizeof(*dst->count));
     memcpy(dst->nhave, src->nhave, s->n * sizeof(*dst->nhave));
     memcpy(dst->xround, src->xround, s->m * sizeof(*dst->xround));
+}
+
+static void snap_save(srch_snap_t *x, srch_t *s)
+{
+    srch_snap_t v = snap_view(s);
+
+    snap_copy(x, &v, s);
+}
+
+static void snap_load(const srch_snap_t *x, srch_t *s)
+{
+    srch_snap_t v = snap_view(s);
+
+    snap_copy(&v, x, s);
 }
 
 /* Beam order of a state after round r - 1: the least rank slack first
@@ -1173,7 +1172,10 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
                               uint32_t B, int64_t steer, bool *ok,
                               bool *died, ccs_err_t *err)
 {
-    uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = 0, win, r, nw = 1;
+    uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = ceil_log2(n), r, nw = 1;
+    /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the ramp,
+     * where the waste happens. */
+    uint32_t win = lg + SRCH_BEAM_ROUNDS < T ? lg + SRCH_BEAM_ROUNDS : T;
     uint32_t nkids = W * B;
     size_t rowsz = (size_t)W * n;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1182,11 +1184,12 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
     beam_worker_t wk[SRCH_BEAM_THREADS];
     srch_t ws[SRCH_BEAM_THREADS];
     stragglar_plan_t wp[SRCH_BEAM_THREADS];
-    /* Level store, all owned here: the row of round r of beam entry i at
-     * [r * W * n + i * n], its parent entry at par[r * W + i]. */
-    int32_t *lpeer = malloc((T + 1) * rowsz * sizeof(*lpeer));
-    int32_t *lsend = malloc((T + 1) * rowsz * sizeof(*lsend));
-    uint32_t *par = malloc((size_t)(T + 1) * W * sizeof(*par));
+    /* Level store for the window, all owned here: the row of round r of
+     * beam entry i at [r * W * n + i * n], its parent entry at
+     * par[r * W + i]. */
+    int32_t *lpeer = malloc(win * rowsz * sizeof(*lpeer));
+    int32_t *lsend = malloc(win * rowsz * sizeof(*lsend));
+    uint32_t *par = malloc((size_t)win * W * sizeof(*par));
     ccs_status_t st = CCS_OK;
 
     *ok = false;
@@ -1246,11 +1249,6 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         wk[i].W = W;
         wk[i].B = B;
     }
-    while ((1u << lg) < n)
-        lg++;
-    /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the ramp,
-     * where the waste happens. */
-    win = lg + SRCH_BEAM_ROUNDS < T ? lg + SRCH_BEAM_ROUNDS : T;
     srch_reset(s, p);
     snap_save(&cur[0], s);
     for (r = 0; r < win && ncur > 0 && !*ok; r++) {
@@ -1300,7 +1298,12 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
                 memcpy(&rs[(size_t)at * n], k->send, n * sizeof(*rs));
                 pr[at] = idx / B;
             }
-            snap_copy(&nxt[at], &k->snap, s);
+            {   /* the child's arrays move into the beam, the slot's
+                 * (free or dropped) to the child */
+                srch_snap_t t = nxt[at];
+                nxt[at] = k->snap;
+                k->snap = t;
+            }
             nxt[at].score = sc;
         }
         {
@@ -1482,12 +1485,10 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
 {
     srch_t s;
     stragglar_plan_t *tmp = NULL;
-    uint32_t m = n - 1, lb = stragglar_lower_bound(n), lg = 0;
+    uint32_t m = n - 1, lb = stragglar_lower_bound(n), lg = ceil_log2(n);
     ccs_status_t st;
     bool ok = false;
 
-    while ((1u << lg) < n)
-        lg++;
     st = srch_init(&s, n, err);
     if (st != CCS_OK)
         return st;
