@@ -974,11 +974,10 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
                 best_shape = -1;
         }
     }
+    /* best_shape -1: p still holds the external trees, the last
+     * candidate written into it (heur_score sets only piece sizes). */
     if (best_shape >= 0)
         heur_trees(net, sp, order, best_shape, p);
-    else
-        pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, idx,
-                       idx + sp->m, p);
     for (int32_t m = 0; m < sp->m; m++)
         p->piece[m] = pick;
     p->cost_us = best;

@@ -198,10 +198,12 @@ ccs_status_t milp_ham_trees(const milp_net_t *net, const milp_spec_t *sp,
                             int32_t *ntrees, ccs_err_t *err);
 
 /* milp_heur_plan with the external trees as one more candidate (ext may
- * be NULL): M of them picked greedily (distinct trees, or those rooted at
- * the collective's root; each keeps the busiest pipe lowest), used only
- * when every arc is an overlay arc and the plan costs less in the model
- * than every built-in shape. */
+ * be NULL): M distinct trees with the lowest busiest pipe, then the
+ * lowest sum of squared pipe times (every subset when there are at most
+ * 5000, else picked greedily one sub at a time), or the tree rooted at
+ * the collective's root in every sub; used only when every arc is an
+ * overlay arc and the plan costs less in the model than every built-in
+ * shape. */
 ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
                                 const milp_trees_t *ext, milp_plan_t **out,
                                 ccs_err_t *err);
