@@ -465,6 +465,31 @@ cleanup:
  * in round K). */
 #define SRCH_STEER (2 * SRCH_WR)
 #define SRCH_STEER_ABOVE_N 233u
+/* Diving beam (srch_second_chance) for odd n above SRCH_DIVE_ABOVE_N,
+ * where every completion of the steered beam dies in the steady state:
+ * a narrower, shorter beam, then the best SRCH_DIVE_STATES states are
+ * completed with backtracking (beam_dive): after a stop, replay from
+ * SRCH_DIVE_BACK rounds before the furthest stop so far, the restart
+ * point moving another SRCH_DIVE_BACK back after every SRCH_DIVE_WIDEN
+ * failed replays in a row; at most SRCH_DIVE_TRIES replays per state.
+ * Measured in docs/stragglar.md ("Diving"). */
+#define SRCH_DIVE_ABOVE_N 240u
+#define SRCH_DIVE_W 8u
+#define SRCH_DIVE_ROUNDS 20u
+#define SRCH_DIVE_STATES 2u
+#define SRCH_DIVE_TRIES 200u
+#define SRCH_DIVE_BACK 4u
+#define SRCH_DIVE_WIDEN 8u
+
+/* One beam search: width, children per state, branching window after the
+ * ramp, the steering bonus (0: off), and how many of the states left
+ * after the window are completed with backtracking (0: plain completions
+ * of every state) and with how many replays each. */
+typedef struct beam_cfg {
+    uint32_t W, B, rounds;
+    int64_t steer;
+    uint32_t dive_states, dive_tries;
+} beam_cfg_t;
 
 typedef struct srch {
     uint32_t n, m, T, aw, na;
@@ -838,8 +863,11 @@ static ccs_status_t srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                       s->salt ^ r * 97u) * 2654435761u;
                 hk2 = (int64_t)(hv >> 8);
                 key = ((wt >> 12) << 24) | hk2;
-                topk_insert(hk, hvx, &nh, key, v);
-                topk_insert(rk, rvx, &nr, hk2, v);
+                /* Most keys lose to a full list: test before the call. */
+                if (nh < SRCH_TOPK || key > hk[SRCH_TOPK - 1])
+                    topk_insert(hk, hvx, &nh, key, v);
+                if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
+                    topk_insert(rk, rvx, &nr, hk2, v);
             }
             for (k = 0; k < nh; k++)
                 s->keep[(size_t)u * n + hvx[k]] = 1;
@@ -1068,6 +1096,9 @@ typedef struct beam_worker {
     const int32_t *lpeer, *lsend;
     const uint32_t *par;
     uint32_t W, B, r, base, first, step, count, complete;
+    uint32_t dive_tries;     /* replays per dived state; 0: beam_complete */
+    srch_snap_t *cps;        /* [T + 1] owned by srch_beam: beam_dive's
+                                state before every round */
 } beam_worker_t;
 
 static void beam_expand(beam_worker_t *w, uint32_t idx)
@@ -1115,16 +1146,79 @@ static void beam_complete(beam_worker_t *w, uint32_t b)
     }
 }
 
+/* beam_complete with backtracking.  A run that dies in the steady state
+ * usually dies in one burst: after dozens of waste-free rounds one round
+ * can no longer pair every rank usefully both ways (n = 243: at most 109
+ * useful pairs of 120, then 101), so the damage was done a few rounds
+ * before.  The dive keeps the state before every round (w->cps); after a
+ * stop it replays from SRCH_DIVE_BACK rounds before the furthest stop so
+ * far, with seeded noise in the first replayed round only.  After every
+ * SRCH_DIVE_WIDEN replays in a row that get no further, the restart point
+ * moves another SRCH_DIVE_BACK rounds back.  Seeds come from (n, restart
+ * round, replay), so the plan does not depend on timing or threads. */
+static void beam_dive(beam_worker_t *w, uint32_t b)
+{
+    srch_t *s = w->s;
+    beam_kid_t *k = &w->kids[b];
+    uint32_t T = s->T, n = s->n, r0 = w->r, q = r0, far = r0;
+    uint32_t dist = SRCH_DIVE_BACK, tries = 0, fails = 0;
+
+    snap_load(&w->cur[b], s);
+    beam_path(w->p, w->lpeer, w->lsend, w->par, w->W, r0, b);
+    s->rng = 0;
+    s->salt = 0;
+    k->won = false;
+    snap_save(&w->cps[q], s);
+    for (;;) {
+        srch_next_t next;
+        uint32_t back;
+        w->st = srch_round(s, w->p, q, true, &next, &w->err);
+        if (w->st != CCS_OK)
+            return;
+        if (next == SRCH_DONE) {
+            k->won = w->p->nrounds <= T;
+            return;
+        }
+        if (next == SRCH_GO) {
+            snap_save(&w->cps[++q], s);
+            s->rng = 0;
+            s->salt = 0;
+            continue;
+        }
+        /* Stopped before round q (q = T: out of rounds, nothing to
+         * replay). */
+        if (q > far) {
+            far = q;
+            fails = 0;
+            dist = SRCH_DIVE_BACK;
+        } else if (++fails % SRCH_DIVE_WIDEN == 0) {
+            dist += SRCH_DIVE_BACK;
+        }
+        if (tries == w->dive_tries || q >= T)
+            return;
+        tries++;
+        back = far > r0 + dist ? far - dist : r0;
+        snap_load(&w->cps[back], s);
+        w->p->nrounds = back;
+        s->rng = UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)n << 40) ^
+                 ((uint64_t)back << 20) ^ tries;
+        s->salt = (uint32_t)(s->rng >> 17);
+        q = back;
+    }
+}
+
 static void *beam_work(void *arg)
 {
     beam_worker_t *w = arg;
 
     for (uint32_t i = w->base + w->first; i < w->count && w->st == CCS_OK;
          i += w->step) {
-        if (w->complete)
-            beam_complete(w, i);
-        else
+        if (!w->complete)
             beam_expand(w, i);
+        else if (w->dive_tries > 0)
+            beam_dive(w, i);
+        else
+            beam_complete(w, i);
     }
     return NULL;
 }
@@ -1168,14 +1262,15 @@ static ccs_status_t beam_run(beam_worker_t *wk, uint32_t nw, ccs_err_t *err)
  * Children and completions run on up to SRCH_BEAM_THREADS threads; each
  * writes its own slot and the beam takes them in index order, so the plan
  * is the same on any machine. */
-static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
-                              uint32_t B, int64_t steer, bool *ok,
-                              bool *died, ccs_err_t *err)
+static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
+                              const beam_cfg_t *cfg, bool *ok, bool *died,
+                              ccs_err_t *err)
 {
     uint32_t n = s->n, T = s->T, ncur = 1, nnext, lg = ceil_log2(n), r, nw = 1;
-    /* Branch only in the first SRCH_BEAM_ROUNDS rounds after the ramp,
-     * where the waste happens. */
-    uint32_t win = lg + SRCH_BEAM_ROUNDS < T ? lg + SRCH_BEAM_ROUNDS : T;
+    uint32_t W = cfg->W, B = cfg->B;
+    /* Branch only in the first cfg->rounds rounds after the ramp, where
+     * the waste happens. */
+    uint32_t win = lg + cfg->rounds < T ? lg + cfg->rounds : T;
     uint32_t nkids = W * B;
     size_t rowsz = (size_t)W * n;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1241,7 +1336,23 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         wk[i].s->noise = (int64_t)(SRCH_WR / 2);
         wk[i].s->wrel = 4 * SRCH_WR;
         wk[i].s->rpct = 100;
-        wk[i].s->steer = steer;
+        wk[i].s->steer = cfg->steer;
+        wk[i].dive_tries = cfg->dive_tries;
+        if (cfg->dive_tries > 0) {
+            wk[i].cps = calloc(T + 1, sizeof(*wk[i].cps));
+            if (wk[i].cps == NULL) {
+                st = ccs_err_set(err, CCS_ERR_NOMEM,
+                                 "stragglar: out of memory");
+                goto cleanup;
+            }
+            for (uint32_t q = 0; q <= T; q++) {
+                if (!snap_alloc(&wk[i].cps[q], wk[i].s)) {
+                    st = ccs_err_set(err, CCS_ERR_NOMEM,
+                                     "stragglar: out of memory");
+                    goto cleanup;
+                }
+            }
+        }
         wk[i].kids = kids;
         wk[i].lpeer = lpeer;
         wk[i].lsend = lsend;
@@ -1314,6 +1425,8 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p, uint32_t W,
         }
     }
     *died = !*ok && ncur == 0;
+    if (cfg->dive_states > 0 && ncur > cfg->dive_states)
+        ncur = cfg->dive_states;
     /* After the window the beam would only rank noise-free runs, so the
      * states are run to the end, nw at a time in score order; the best
      * ranked one that finishes within T wins (the same states succeed as
@@ -1357,6 +1470,11 @@ cleanup:
         snap_free(&kids[i].snap);
         free(kids[i].peer);
         free(kids[i].send);
+    }
+    for (uint32_t i = 0; i < SRCH_BEAM_THREADS; i++) {
+        for (uint32_t q = 0; wk[i].cps != NULL && q <= T; q++)
+            snap_free(&wk[i].cps[q]);
+        free(wk[i].cps);
     }
     for (uint32_t i = 1; i < SRCH_BEAM_THREADS; i++) {
         srch_free(&ws[i]);
@@ -1463,18 +1581,31 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
 static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                        uint32_t T, bool *ok, ccs_err_t *err)
 {
+    static const beam_cfg_t plain = { SRCH_BEAM_W, SRCH_BEAM_B,
+                                      SRCH_BEAM_ROUNDS, 0, 0, 0 };
+    static const beam_cfg_t steered = { SRCH_BEAM_W, SRCH_BEAM_B,
+                                        SRCH_BEAM_ROUNDS, SRCH_STEER, 0, 0 };
+    static const beam_cfg_t diving = { SRCH_DIVE_W, SRCH_BEAM_B,
+                                       SRCH_DIVE_ROUNDS, SRCH_STEER,
+                                       SRCH_DIVE_STATES, SRCH_DIVE_TRIES };
+    static const beam_cfg_t plain_diving = { SRCH_BEAM_W, SRCH_BEAM_B,
+                                             SRCH_DIVE_ROUNDS, 0,
+                                             SRCH_DIVE_STATES,
+                                             SRCH_DIVE_TRIES };
     uint32_t T0 = s->T;
     bool died = true;
     ccs_status_t st = srch_variants(s, tmp, T, ok, err);
 
     if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
         s->T = T;
-        if (s->n > SRCH_STEER_ABOVE_N)
-            st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, SRCH_STEER,
-                           ok, &died, err);
+        if (s->n > SRCH_DIVE_ABOVE_N)
+            st = srch_beam(s, tmp, &diving, ok, &died, err);
+        else if (s->n > SRCH_STEER_ABOVE_N)
+            st = srch_beam(s, tmp, &steered, ok, &died, err);
         if (st == CCS_OK && !*ok && died)
-            st = srch_beam(s, tmp, SRCH_BEAM_W, SRCH_BEAM_B, 0, ok, &died,
-                           err);
+            st = srch_beam(s, tmp,
+                           s->n > SRCH_DIVE_ABOVE_N ? &plain_diving : &plain,
+                           ok, &died, err);
         s->T = T0;
     }
     return st;
