@@ -29,7 +29,9 @@
  * the receiver's OUT.  With --pipeline K every chunk index below stands for
  * K consecutive chunks and every op moves K chunks.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,49 +448,40 @@ cleanup:
 #define SRCH_TOPK 4u
 #define SRCH_DENSE_N 48u
 /* Beam (srch_beam) for odd n the runs leave at LB + 2: width, children per
- * state in the first SRCH_BEAM_ROUNDS rounds after the ramp (then each
- * state is run to the end on its own, best first), and the largest n.
- * 12 x 2 over 40 rounds on 2 threads: n = 111..127 in 0.4-0.6 s, n =
- * 213..237 in 1.35-1.55 s (1.43-1.71 s steered above 233, see
- * srch_second_chance), failures above 239 cost up to 1.74 s in all
- * (docs/stragglar.md). */
+ * state in the first SRCH_BEAM_ROUNDS rounds after the ramp, and the
+ * largest n.  Then the best SRCH_DIVE_STATES states are completed with
+ * backtracking (beam_dive): after a stop, replay from SRCH_DIVE_BACK
+ * rounds before the furthest stop so far, the restart point moving another
+ * SRCH_DIVE_BACK back after every SRCH_DIVE_WIDEN failed replays in a row;
+ * at most SRCH_DIVE_TRIES replays per state, and a state that
+ * SRCH_DIVE_STUCK replays in a row got no further is given up (the dives
+ * that won needed at most 29 in a row on n = 241..255).  Timings and what
+ * was tried: docs/stragglar.md ("Diving"). */
 #define SRCH_BEAM_W 12u
 #define SRCH_BEAM_B 2u
-#define SRCH_BEAM_ROUNDS 40u
+#define SRCH_BEAM_ROUNDS 20u
 #define SRCH_BEAM_MAX_N 256u
 #define SRCH_BEAM_THREADS 4u  /* at most; the plan does not depend on it */
-/* Steered beam (srch_second_chance): the bonus and the n above which the
- * beam is steered first.  One, two or four receives reach the same n
- * (235, 239); a quarter receive is too weak (235 stays at LB + 2), and
- * five outweigh a chunk-less receiver's bonus, so holders pair with each
- * other instead of feeding the empty ranks (n = 243: 112 receives wasted
- * in round K). */
-#define SRCH_STEER (2 * SRCH_WR)
-#define SRCH_STEER_ABOVE_N 233u
-/* Diving beam (srch_second_chance) for odd n above SRCH_DIVE_ABOVE_N,
- * where every completion of the steered beam dies in the steady state:
- * a narrower, shorter beam, then the best SRCH_DIVE_STATES states are
- * completed with backtracking (beam_dive): after a stop, replay from
- * SRCH_DIVE_BACK rounds before the furthest stop so far, the restart
- * point moving another SRCH_DIVE_BACK back after every SRCH_DIVE_WIDEN
- * failed replays in a row; at most SRCH_DIVE_TRIES replays per state.
- * Measured in docs/stragglar.md ("Diving"). */
-#define SRCH_DIVE_ABOVE_N 240u
-#define SRCH_DIVE_W 8u
-#define SRCH_DIVE_ROUNDS 20u
 #define SRCH_DIVE_STATES 2u
 #define SRCH_DIVE_TRIES 200u
 #define SRCH_DIVE_BACK 4u
 #define SRCH_DIVE_WIDEN 8u
+#define SRCH_DIVE_STUCK 32u
+/* Steered beam (srch_second_chance): the bonus, the n above which the
+ * beam is steered first, and its width (8: 12 gave the same n, slower).
+ * One, two or four receives reach the same n (235, 239); a quarter
+ * receive is too weak (235 stays at LB + 2), and five outweigh a
+ * chunk-less receiver's bonus, so holders pair with each other instead of
+ * feeding the empty ranks (n = 243: 112 receives wasted in round K). */
+#define SRCH_STEER (2 * SRCH_WR)
+#define SRCH_STEER_ABOVE_N 233u
+#define SRCH_STEER_W 8u
 
 /* One beam search: width, children per state, branching window after the
- * ramp, the steering bonus (0: off), and how many of the states left
- * after the window are completed with backtracking (0: plain completions
- * of every state) and with how many replays each. */
+ * ramp, and the steering bonus (0: off). */
 typedef struct beam_cfg {
     uint32_t W, B, rounds;
     int64_t steer;
-    uint32_t dive_states, dive_tries;
 } beam_cfg_t;
 
 typedef struct srch {
@@ -1096,7 +1089,7 @@ typedef struct beam_worker {
     const int32_t *lpeer, *lsend;
     const uint32_t *par;
     uint32_t W, B, r, base, first, step, count, complete;
-    uint32_t dive_tries;     /* replays per dived state; 0: beam_complete */
+    atomic_uint *first_won;  /* lowest completed state that won so far */
     srch_snap_t *cps;        /* [T + 1] owned by srch_beam: beam_dive's
                                 state before every round */
 } beam_worker_t;
@@ -1122,31 +1115,27 @@ static void beam_expand(beam_worker_t *w, uint32_t idx)
     memcpy(k->send, &w->p->send[(size_t)r * n], n * sizeof(*k->send));
 }
 
-/* Run state b from round r to the end without noise; k->won when it
- * finishes within T (the plan is then in w->p, the state in w->s). */
-static void beam_complete(beam_worker_t *w, uint32_t b)
+/* Completions run side by side, and the lowest state that wins is taken:
+ * once one has won, the states above it stop (they could not be taken),
+ * so the plan is the same whatever the threads and their timing. */
+static bool beam_outranked(const beam_worker_t *w, uint32_t b)
 {
-    srch_t *s = w->s;
-    beam_kid_t *k = &w->kids[b];
-
-    snap_load(&w->cur[b], s);
-    beam_path(w->p, w->lpeer, w->lsend, w->par, w->W, w->r, b);
-    s->rng = 0;
-    s->salt = 0;
-    k->won = false;
-    for (uint32_t q = w->r;; q++) {
-        srch_next_t next;
-        w->st = srch_round(s, w->p, q, true, &next, &w->err);
-        if (w->st != CCS_OK || next == SRCH_STOP)
-            return;
-        if (next == SRCH_DONE) {
-            k->won = w->p->nrounds <= s->T;
-            return;
-        }
-    }
+    return atomic_load_explicit(w->first_won, memory_order_relaxed) < b;
 }
 
-/* beam_complete with backtracking.  A run that dies in the steady state
+static void beam_won(beam_worker_t *w, uint32_t b, bool won)
+{
+    unsigned cur = atomic_load(w->first_won);
+
+    w->kids[b].won = won;
+    while (won && b < cur &&
+           !atomic_compare_exchange_weak(w->first_won, &cur, b))
+        ;
+}
+
+/* Run state b from round r to the end, with backtracking; k->won when it
+ * finishes within T (the plan is then in w->p, the state in w->s).
+ * Runs without noise die in the steady state
  * usually dies in one burst: after dozens of waste-free rounds one round
  * can no longer pair every rank usefully both ways (n = 243: at most 109
  * useful pairs of 120, then 101), so the damage was done a few rounds
@@ -1169,14 +1158,14 @@ static void beam_dive(beam_worker_t *w, uint32_t b)
     s->salt = 0;
     k->won = false;
     snap_save(&w->cps[q], s);
-    for (;;) {
+    while (!beam_outranked(w, b)) {
         srch_next_t next;
         uint32_t back;
         w->st = srch_round(s, w->p, q, true, &next, &w->err);
         if (w->st != CCS_OK)
             return;
         if (next == SRCH_DONE) {
-            k->won = w->p->nrounds <= T;
+            beam_won(w, b, w->p->nrounds <= T);
             return;
         }
         if (next == SRCH_GO) {
@@ -1194,7 +1183,7 @@ static void beam_dive(beam_worker_t *w, uint32_t b)
         } else if (++fails % SRCH_DIVE_WIDEN == 0) {
             dist += SRCH_DIVE_BACK;
         }
-        if (tries == w->dive_tries || q >= T)
+        if (tries == SRCH_DIVE_TRIES || fails == SRCH_DIVE_STUCK || q >= T)
             return;
         tries++;
         back = far > r0 + dist ? far - dist : r0;
@@ -1215,10 +1204,8 @@ static void *beam_work(void *arg)
          i += w->step) {
         if (!w->complete)
             beam_expand(w, i);
-        else if (w->dive_tries > 0)
-            beam_dive(w, i);
         else
-            beam_complete(w, i);
+            beam_dive(w, i);
     }
     return NULL;
 }
@@ -1277,6 +1264,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
     srch_snap_t *cur = calloc(W, sizeof(*cur)), *nxt = calloc(W, sizeof(*nxt));
     beam_kid_t *kids = calloc(nkids, sizeof(*kids));
     beam_worker_t wk[SRCH_BEAM_THREADS];
+    atomic_uint first_won;
     srch_t ws[SRCH_BEAM_THREADS];
     stragglar_plan_t wp[SRCH_BEAM_THREADS];
     /* Level store for the window, all owned here: the row of round r of
@@ -1337,20 +1325,18 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
         wk[i].s->wrel = 4 * SRCH_WR;
         wk[i].s->rpct = 100;
         wk[i].s->steer = cfg->steer;
-        wk[i].dive_tries = cfg->dive_tries;
-        if (cfg->dive_tries > 0) {
-            wk[i].cps = calloc(T + 1, sizeof(*wk[i].cps));
-            if (wk[i].cps == NULL) {
+        wk[i].first_won = &first_won;
+        /* beam_dive's snapshots: T + 1 per worker. */
+        wk[i].cps = calloc(T + 1, sizeof(*wk[i].cps));
+        if (wk[i].cps == NULL) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+            goto cleanup;
+        }
+        for (uint32_t q = 0; q <= T; q++) {
+            if (!snap_alloc(&wk[i].cps[q], wk[i].s)) {
                 st = ccs_err_set(err, CCS_ERR_NOMEM,
                                  "stragglar: out of memory");
                 goto cleanup;
-            }
-            for (uint32_t q = 0; q <= T; q++) {
-                if (!snap_alloc(&wk[i].cps[q], wk[i].s)) {
-                    st = ccs_err_set(err, CCS_ERR_NOMEM,
-                                     "stragglar: out of memory");
-                    goto cleanup;
-                }
             }
         }
         wk[i].kids = kids;
@@ -1425,8 +1411,9 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
         }
     }
     *died = !*ok && ncur == 0;
-    if (cfg->dive_states > 0 && ncur > cfg->dive_states)
-        ncur = cfg->dive_states;
+    if (ncur > SRCH_DIVE_STATES)
+        ncur = SRCH_DIVE_STATES;
+    atomic_store(&first_won, UINT_MAX);
     /* After the window the beam would only rank noise-free runs, so the
      * states are run to the end, nw at a time in score order; the best
      * ranked one that finishes within T wins (the same states succeed as
@@ -1582,30 +1569,19 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                        uint32_t T, bool *ok, ccs_err_t *err)
 {
     static const beam_cfg_t plain = { SRCH_BEAM_W, SRCH_BEAM_B,
-                                      SRCH_BEAM_ROUNDS, 0, 0, 0 };
-    static const beam_cfg_t steered = { SRCH_BEAM_W, SRCH_BEAM_B,
-                                        SRCH_BEAM_ROUNDS, SRCH_STEER, 0, 0 };
-    static const beam_cfg_t diving = { SRCH_DIVE_W, SRCH_BEAM_B,
-                                       SRCH_DIVE_ROUNDS, SRCH_STEER,
-                                       SRCH_DIVE_STATES, SRCH_DIVE_TRIES };
-    static const beam_cfg_t plain_diving = { SRCH_BEAM_W, SRCH_BEAM_B,
-                                             SRCH_DIVE_ROUNDS, 0,
-                                             SRCH_DIVE_STATES,
-                                             SRCH_DIVE_TRIES };
+                                      SRCH_BEAM_ROUNDS, 0 };
+    static const beam_cfg_t steered = { SRCH_STEER_W, SRCH_BEAM_B,
+                                        SRCH_BEAM_ROUNDS, SRCH_STEER };
     uint32_t T0 = s->T;
     bool died = true;
     ccs_status_t st = srch_variants(s, tmp, T, ok, err);
 
     if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
         s->T = T;
-        if (s->n > SRCH_DIVE_ABOVE_N)
-            st = srch_beam(s, tmp, &diving, ok, &died, err);
-        else if (s->n > SRCH_STEER_ABOVE_N)
+        if (s->n > SRCH_STEER_ABOVE_N)
             st = srch_beam(s, tmp, &steered, ok, &died, err);
         if (st == CCS_OK && !*ok && died)
-            st = srch_beam(s, tmp,
-                           s->n > SRCH_DIVE_ABOVE_N ? &plain_diving : &plain,
-                           ok, &died, err);
+            st = srch_beam(s, tmp, &plain, ok, &died, err);
         s->T = T0;
     }
     return st;
