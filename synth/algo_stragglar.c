@@ -10,8 +10,8 @@
  * Phase 1: R rounds of disjoint pairs, each moving one block of s/(n-1)
  * bytes per direction: R alpha + R/(n-1) s beta, with R = n + log2 n - 2
  * for powers of 2 (Theorem 1); other n are planned by searched
- * slack-weighted matchings (LB + 1 for every even n and most odd n, at
- * most LB + 2 up to 256; see docs/stragglar.md for the measured table).
+ * slack-weighted matchings (at most LB + 1 for every n up to 256; see
+ * docs/stragglar.md for the measured table).
  *
  * Canonical labels: the plan is built for straggler sigma = n-1 and
  * non-stragglers 0..n-2 (phase-0 ring order 0, 1, ..., n-2; chunk c_i on
@@ -960,8 +960,10 @@ static ccs_status_t srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
  * each with B matchings (the first without noise, the others with seeded
  * noise on the chunk priorities and the kept random edges, as the restarts
  * use), and drops every child whose waste or slack rules T out
- * (srch_round).  States are ranked by srch_score.  Deterministic: seeds
- * come from (n, round, state, child), so the same n gives the same plan. */
+ * (srch_round).  States are ranked by srch_score.  After the window the
+ * best states are completed by diving (beam_dive).  Deterministic: seeds
+ * come from (n, round, state, child) and (n, round, replay), so the same
+ * n gives the same plan. */
 
 /* A run's state after some rounds (holdings and straggler rounds); the
  * plan rows live in the beam's level store.  Arrays owned by the
@@ -1243,12 +1245,11 @@ static ccs_status_t beam_run(beam_worker_t *wk, uint32_t nw, ccs_err_t *err)
 }
 
 /* Beam search for target s->T; *ok and p (canonical labels, s->xround of
- * the winning state) as srch_run.  `steer`: the last-ramp-round bonus of
- * srch_round (0: off).  *died: every state was dropped inside the
- * branching window (a cheap failure; otherwise the completions failed).
- * Children and completions run on up to SRCH_BEAM_THREADS threads; each
- * writes its own slot and the beam takes them in index order, so the plan
- * is the same on any machine. */
+ * the winning state) as srch_run.  *died: every state was dropped inside
+ * the branching window (a cheap failure; otherwise the dives failed).
+ * Children and dives run on up to SRCH_BEAM_THREADS threads; each writes
+ * its own slot and the beam takes them in index order, so the plan is the
+ * same on any machine. */
 static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
                               const beam_cfg_t *cfg, bool *ok, bool *died,
                               ccs_err_t *err)
@@ -1415,10 +1416,8 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
         ncur = SRCH_DIVE_STATES;
     atomic_store(&first_won, UINT_MAX);
     /* After the window the beam would only rank noise-free runs, so the
-     * states are run to the end, nw at a time in score order; the best
-     * ranked one that finishes within T wins (the same states succeed as
-     * in lockstep, and a failing one usually stops early on the waste
-     * budget). */
+     * best SRCH_DIVE_STATES states dive to the end, nw at a time in score
+     * order; the best ranked one that finishes within T wins. */
     for (uint32_t b0 = 0; b0 < ncur && !*ok; b0 += nw) {
         uint32_t cnt = ncur - b0 < nw ? ncur - b0 : nw;
         for (uint32_t i = 0; i < nw; i++) { /* worker i: state b0 + i */
@@ -1560,11 +1559,10 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
  * 213, 217, 227..255), it reaches LB + 1 for 235 and 239, which the plain
  * beam does not, keeps the others that reach it, but loses 237,
  * where the steered states all die inside the window (round 18, a cheap
- * failure); so the plain beam follows only such a failure.  A steered
- * beam that fails in its completions has never been rescued by the plain
- * one (n = 241..255) and would cost another 1.5 s.  At or below
- * SRCH_STEER_ABOVE_N the plain beam alone (steering loses time there:
- * n = 233 1.48 -> 1.89 s). */
+ * failure); so the plain beam follows only such a failure (measured
+ * before the dives; with them every odd n above 233 reaches LB + 1, 237
+ * included).  At or below SRCH_STEER_ABOVE_N the plain beam alone
+ * (steering lost time there: n = 233 1.48 -> 1.89 s). */
 static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                        uint32_t T, bool *ok, ccs_err_t *err)
 {
