@@ -1137,16 +1137,16 @@ static void beam_won(beam_worker_t *w, uint32_t b, bool won)
 
 /* Run state b from round r to the end, with backtracking; k->won when it
  * finishes within T (the plan is then in w->p, the state in w->s).
- * Runs without noise die in the steady state
- * usually dies in one burst: after dozens of waste-free rounds one round
- * can no longer pair every rank usefully both ways (n = 243: at most 109
- * useful pairs of 120, then 101), so the damage was done a few rounds
- * before.  The dive keeps the state before every round (w->cps); after a
- * stop it replays from SRCH_DIVE_BACK rounds before the furthest stop so
- * far, with seeded noise in the first replayed round only.  After every
- * SRCH_DIVE_WIDEN replays in a row that get no further, the restart point
- * moves another SRCH_DIVE_BACK rounds back.  Seeds come from (n, restart
- * round, replay), so the plan does not depend on timing or threads. */
+ * A noise-free run that dies in the steady state usually dies in one
+ * burst: after dozens of waste-free rounds one round can no longer pair
+ * every rank usefully both ways (n = 243: at most 109 useful pairs of 120,
+ * then 101), so the damage was done a few rounds before.  The dive keeps
+ * the state before every round (w->cps); after a stop it replays from
+ * SRCH_DIVE_BACK rounds before the furthest stop so far, with seeded noise
+ * in the first replayed round only.  After every SRCH_DIVE_WIDEN replays
+ * in a row that get no further, the restart point moves another
+ * SRCH_DIVE_BACK rounds back.  Seeds come from (n, restart round, replay),
+ * so the plan does not depend on timing or threads. */
 static void beam_dive(beam_worker_t *w, uint32_t b)
 {
     srch_t *s = w->s;
