@@ -29,8 +29,12 @@
  * the receiver's OUT.  With --pipeline K every chunk index below stands for
  * K consecutive chunks and every op moves K chunks.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -1244,6 +1248,22 @@ static ccs_status_t beam_run(beam_worker_t *wk, uint32_t nw, ccs_err_t *err)
     return st;
 }
 
+/* CPUs this process may run on: its affinity mask (a rank pinned to one
+ * core by mpirun or taskset gets one worker, not one per core of the
+ * node), else the online count. */
+static uint32_t usable_cpus(void)
+{
+    long c;
+#ifdef CPU_COUNT
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (uint32_t)CPU_COUNT(&set);
+#endif
+    c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (uint32_t)c : 1;
+}
+
 /* Beam search for target s->T; *ok and p (canonical labels, s->xround of
  * the winning state) as srch_run.  *died: every state was dropped inside
  * the branching window (a cheap failure; otherwise the dives failed).
@@ -1261,7 +1281,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
     uint32_t win = lg + cfg->rounds < T ? lg + cfg->rounds : T;
     uint32_t nkids = W * B;
     size_t rowsz = (size_t)W * n;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t cpus = usable_cpus();
     srch_snap_t *cur = calloc(W, sizeof(*cur)), *nxt = calloc(W, sizeof(*nxt));
     beam_kid_t *kids = calloc(nkids, sizeof(*kids));
     beam_worker_t wk[SRCH_BEAM_THREADS];
@@ -1282,7 +1302,7 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
     memset(ws, 0, sizeof(ws));
     memset(wp, 0, sizeof(wp));
     if (cpus > 1)
-        nw = cpus < SRCH_BEAM_THREADS ? (uint32_t)cpus : SRCH_BEAM_THREADS;
+        nw = cpus < SRCH_BEAM_THREADS ? cpus : SRCH_BEAM_THREADS;
     if (cur == NULL || nxt == NULL || kids == NULL || lpeer == NULL ||
         lsend == NULL || par == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
