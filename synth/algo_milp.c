@@ -507,12 +507,14 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     milp_plan_t *ham_plan = NULL; /* owned here */
     int32_t *hroot = NULL, *hpar = NULL; /* owned here: Hamiltonian trees */
     milp_trees_t ext = { 0, NULL, NULL };
+    double beat;
     ccs_status_t st;
 
     *out_ext = NULL;
     st = milp_heur_plan(net, sp, out, err);
     if (st != CCS_OK || net->nsrv != 1 || sp->coll == CCS_COLL_ALLTOALL)
         return st;
+    beat = (*out)->cost_us;
     st = mtree_build(t, NULL, &mt, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -526,7 +528,7 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     ext.ntrees = mt->nranks;
     ext.root = roots;
     ext.parent = mt->parent;
-    st = milp_heur_plan_ext(net, sp, &ext, &ext_plan, err);
+    st = milp_heur_plan_trees(net, sp, &ext, beat, &ext_plan, err);
     if (st != CCS_OK)
         goto cleanup;
     /* Trees from two edge-disjoint Hamiltonian cycles, instead of
@@ -537,17 +539,21 @@ static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
     if (ext.ntrees > 0) {
         ext.root = hroot;
         ext.parent = hpar;
-        st = milp_heur_plan_ext(net, sp, &ext, &ham_plan, err);
+        st = milp_heur_plan_trees(net, sp, &ext, beat, &ham_plan, err);
         if (st != CCS_OK)
             goto cleanup;
-        if (ham_plan->cost_us < ext_plan->cost_us * (1 - 1e-9)) {
+        /* A missing plan did not beat the built-in shapes: it stands for
+         * their cost. */
+        if (ham_plan != NULL &&
+            ham_plan->cost_us <
+                (ext_plan != NULL ? ext_plan->cost_us : beat) * (1 - 1e-9)) {
             milp_plan_t *tmp = ext_plan;
 
             ext_plan = ham_plan;
             ham_plan = tmp;
         }
     }
-    if (ext_plan->cost_us < (*out)->cost_us * (1 - 1e-9)) {
+    if (ext_plan != NULL && ext_plan->cost_us < beat * (1 - 1e-9)) {
         *out_ext = ext_plan;
         ext_plan = NULL;
     }

@@ -896,29 +896,17 @@ static bool pick_ext_trees(const milp_net_t *net, const milp_spec_t *sp,
     return true;
 }
 
-ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
-                            milp_plan_t **out, ccs_err_t *err)
+/* A plan with the equal split and the first piece size, trees not set
+ * yet (alltoall: every flow direct, costed).  *out owned by the caller. */
+static ccs_status_t heur_plan_init(const milp_net_t *net,
+                                   const milp_spec_t *sp, milp_plan_t **out,
+                                   ccs_err_t *err)
 {
-    return milp_heur_plan_ext(net, sp, NULL, out, err);
-}
-
-ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
-                                const milp_trees_t *ext, milp_plan_t **out,
-                                ccs_err_t *err)
-{
+    int32_t n = net->n;
     milp_plan_t *p = NULL;
-    double *acc = NULL;         /* owned here: ext tree picking */
-    int32_t *idx = NULL;        /* owned here: [2 M] */
-    int32_t order[MILP_MAX_RANKS];
-    int32_t n = net->n, ns = net->nsrv;
-    int32_t nshapes = ns > 2 ? 2 * HEUR_NSHAPE : HEUR_NSHAPE;
-    double best = INFINITY;
-    int32_t best_shape = 2;     /* -1: the external trees */
-    uint32_t pick = sp->cand[0];
-    bool better;
-    ccs_status_t st;
+    ccs_status_t st = milp_plan_create(sp->coll, n, sp->m, sp->nchunks, &p,
+                                       err);
 
-    st = milp_plan_create(sp->coll, n, sp->m, sp->nchunks, &p, err);
     if (st != CCS_OK)
         return st;
     if (sp->coll == CCS_COLL_ALLTOALL) {
@@ -929,8 +917,35 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
                 if (s != d)
                     p->a2a[((size_t)s * n + d) * n + d] = b;
         p->cost_us = milp_plan_cost(net, sp, NULL, p, NULL);
+    } else {
+        for (int32_t m = 0; m < sp->m; m++) {
+            p->count[m] = sp->nchunks / (uint32_t)sp->m +
+                          ((uint32_t)m < sp->nchunks % (uint32_t)sp->m ? 1
+                                                                       : 0);
+            p->piece[m] = sp->cand[0];
+        }
+    }
+    *out = p;
+    return CCS_OK;
+}
+
+ccs_status_t milp_heur_plan(const milp_net_t *net, const milp_spec_t *sp,
+                            milp_plan_t **out, ccs_err_t *err)
+{
+    milp_plan_t *p = NULL;
+    int32_t order[MILP_MAX_RANKS];
+    int32_t ns = net->nsrv;
+    int32_t nshapes = ns > 2 ? 2 * HEUR_NSHAPE : HEUR_NSHAPE;
+    double best = INFINITY;
+    int32_t best_shape = 2;
+    uint32_t pick = sp->cand[0];
+    bool better;
+    ccs_status_t st;
+
+    st = heur_plan_init(net, sp, &p, err);
+    if (st != CCS_OK || sp->coll == CCS_COLL_ALLTOALL) {
         *out = p;
-        return CCS_OK;
+        return st;
     }
     /* Groups by egress bandwidth, largest first (stable: group index). */
     for (int32_t g = 0; g < ns; g++)
@@ -945,50 +960,90 @@ ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
         }
         order[j] = g;
     }
-    for (int32_t m = 0; m < sp->m; m++) {
-        p->count[m] = sp->nchunks / (uint32_t)sp->m +
-                      ((uint32_t)m < sp->nchunks % (uint32_t)sp->m ? 1 : 0);
-        p->piece[m] = sp->cand[0];
-    }
     for (int32_t shape = 0; shape < nshapes; shape++) {
         heur_trees(net, sp, order, shape, p);
         st = heur_score(net, sp, p, &best, &pick, &better, err);
-        if (st != CCS_OK)
-            goto cleanup;
+        if (st != CCS_OK) {
+            milp_plan_destroy(p);
+            return st;
+        }
         if (better)
             best_shape = shape;
     }
-    if (ext != NULL && ext->ntrees > 0) {
-        acc = calloc(2 * ((size_t)net->npipes + 1), sizeof(double));
-        idx = calloc(2 * (size_t)sp->m, sizeof(int32_t));
-        if (acc == NULL || idx == NULL) {
-            st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
-            goto cleanup;
-        }
-        if (pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, idx,
-                           idx + sp->m, p)) {
-            st = heur_score(net, sp, p, &best, &pick, &better, err);
-            if (st != CCS_OK)
-                goto cleanup;
-            if (better)
-                best_shape = -1;
-        }
-    }
-    /* best_shape -1: p still holds the external trees, the last
-     * candidate written into it (heur_score sets only piece sizes). */
-    if (best_shape >= 0)
-        heur_trees(net, sp, order, best_shape, p);
+    heur_trees(net, sp, order, best_shape, p);
     for (int32_t m = 0; m < sp->m; m++)
         p->piece[m] = pick;
     p->cost_us = best;
     *out = p;
-    p = NULL;
+    return CCS_OK;
+}
+
+ccs_status_t milp_heur_plan_trees(const milp_net_t *net,
+                                  const milp_spec_t *sp,
+                                  const milp_trees_t *ext, double beat_us,
+                                  milp_plan_t **out, ccs_err_t *err)
+{
+    milp_plan_t *p = NULL;
+    double *acc = NULL;         /* owned here: tree picking */
+    int32_t *idx = NULL;        /* owned here: [2 M] */
+    double best = beat_us;
+    uint32_t pick = sp->cand[0];
+    bool better = false;
+    ccs_status_t st;
+
+    *out = NULL;
+    if (sp->coll == CCS_COLL_ALLTOALL || ext == NULL || ext->ntrees <= 0)
+        return CCS_OK;
+    st = heur_plan_init(net, sp, &p, err);
+    if (st != CCS_OK)
+        return st;
+    acc = calloc(2 * ((size_t)net->npipes + 1), sizeof(double));
+    idx = calloc(2 * (size_t)sp->m, sizeof(int32_t));
+    if (acc == NULL || idx == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        goto cleanup;
+    }
+    if (pick_ext_trees(net, sp, ext, acc, acc + net->npipes + 1, idx,
+                       idx + sp->m, p)) {
+        st = heur_score(net, sp, p, &best, &pick, &better, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
+    if (better) {
+        for (int32_t m = 0; m < sp->m; m++)
+            p->piece[m] = pick;
+        p->cost_us = best;
+        *out = p;
+        p = NULL;
+    }
 
 cleanup:
     free(acc);
     free(idx);
     milp_plan_destroy(p);
     return st;
+}
+
+ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
+                                const milp_trees_t *ext, milp_plan_t **out,
+                                ccs_err_t *err)
+{
+    milp_plan_t *trees = NULL;
+    ccs_status_t st = milp_heur_plan(net, sp, out, err);
+
+    if (st != CCS_OK)
+        return st;
+    st = milp_heur_plan_trees(net, sp, ext, (*out)->cost_us, &trees, err);
+    if (st != CCS_OK) {
+        milp_plan_destroy(*out);
+        *out = NULL;
+        return st;
+    }
+    if (trees != NULL) {
+        milp_plan_destroy(*out);
+        *out = trees;
+    }
+    return CCS_OK;
 }
 
 /* ---- Hamiltonian-cycle trees ---- */
