@@ -34,6 +34,52 @@ static void spec_init(milp_spec_t *sp, ccs_coll_t coll, int32_t root,
         sp->cand[sp->ncand++] = q1;
 }
 
+/* One instance under test: the topology, its network, a spec and, after
+ * fixture_heur, the heuristic plan and its concurrency.  Everything is
+ * owned by the fixture (fixture_free); a failed step is recorded by its
+ * CHECK and leaves the fields it did not reach NULL. */
+typedef struct fixture {
+    topo_t *t;
+    milp_net_t *net;
+    milp_spec_t sp;
+    milp_plan_t *heur;
+    double *conc;
+} fixture_t;
+
+static bool fixture_load(fixture_t *f, const char *topo)
+{
+    ccs_err_t err = { { 0 } };
+
+    memset(f, 0, sizeof(*f));
+    CHECK_MSG(topo_load(topo, NULL, &f->t, &err) == CCS_OK, "%s: %s", topo,
+              err.msg);
+    if (f->t != NULL)
+        CHECK_MSG(milp_net_build(f->t, &f->net, &err) == CCS_OK, "%s: %s",
+                  topo, err.msg);
+    return f->net != NULL;
+}
+
+/* The heuristic plan for f->sp and its concurrency. */
+static bool fixture_heur(fixture_t *f)
+{
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(milp_heur_plan(f->net, &f->sp, &f->heur, &err), CCS_OK);
+    if (f->heur != NULL)
+        CHECK_STATUS(milp_concurrency(f->net, &f->sp, f->heur, &f->conc,
+                                      &err), CCS_OK);
+    return f->conc != NULL;
+}
+
+static void fixture_free(fixture_t *f)
+{
+    free(f->conc);
+    milp_plan_destroy(f->heur);
+    milp_net_destroy(f->net);
+    topo_destroy(f->t);
+    memset(f, 0, sizeof(*f));
+}
+
 /* Minimum of milp_plan_cost over every plan: all in-trees per sub (each
  * non-root picks any allowed parent, cycles skipped), every split, every
  * piece size.  Only for n <= 4, M <= 2. */
@@ -111,25 +157,28 @@ TEST(optimum_matches_enumeration)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        topo_t *t = NULL;
-        milp_net_t *net = NULL;
-        milp_plan_t *heur = NULL, *sol = NULL, *scratch = NULL;
-        double *conc = NULL, best;
+        fixture_t f;
+        milp_net_t *net;
+        milp_plan_t *sol = NULL, *scratch = NULL;
+        double *conc, best;
         milp_spec_t sp;
         milp_solve_opts_t o;
         milp_stats_t stats;
         ccs_err_t err = { { 0 } };
 
-        CHECK_STATUS(topo_load(cases[i].topo, NULL, &t, &err), CCS_OK);
-        CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-        spec_init(&sp, cases[i].coll, cases[i].root, cases[i].m, cases[i].c,
-                  cases[i].q0, cases[i].q1);
-        CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-        CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
+        if (!fixture_load(&f, cases[i].topo))
+            goto next;
+        spec_init(&f.sp, cases[i].coll, cases[i].root, cases[i].m,
+                  cases[i].c, cases[i].q0, cases[i].q1);
+        if (!fixture_heur(&f))
+            goto next;
+        net = f.net;
+        conc = f.conc;
+        sp = f.sp;
         milp_solve_opts_init(&o);
         o.mip_gap = 0;
         o.time_limit_s = 30;
-        CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats,
+        CHECK_STATUS(milp_solve(net, &sp, conc, f.heur, &o, &sol, &stats,
                                 &err), CCS_OK);
         CHECK_EQ_INT(stats.outcome, MILP_OUT_OPTIMAL);
         CHECK(sol != NULL);
@@ -156,10 +205,8 @@ TEST(optimum_matches_enumeration)
                   cases[i].topo, stats.fill_us, best);
         milp_plan_destroy(scratch);
         milp_plan_destroy(sol);
-        milp_plan_destroy(heur);
-        free(conc);
-        milp_net_destroy(net);
-        topo_destroy(t);
+next:
+        fixture_free(&f);
     }
 }
 
@@ -168,35 +215,31 @@ TEST(optimum_matches_enumeration)
  * the route's alpha. */
 TEST(two_gpu_by_hand)
 {
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
-    milp_plan_t *heur = NULL, *sol = NULL;
-    double *conc = NULL, want;
-    milp_spec_t sp;
+    fixture_t f;
+    milp_plan_t *sol = NULL;
+    double want;
     milp_solve_opts_t o;
     milp_stats_t stats;
     ccs_err_t err = { { 0 } };
 
-    CHECK_STATUS(topo_load("switch:2", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    spec_init(&sp, CCS_COLL_REDUCE, 1, 1, 8, 8, 0);
-    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-    CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
-    milp_solve_opts_init(&o);
-    o.mip_gap = 0;
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_OK);
-    /* Bottleneck pipe: the slowest link of the route 0 -> switch -> 1. */
-    want = 1e6 * (net->route_alpha_s[0 * 2 + 1] +
-                  8.0 * (1 << 20) / fmin(t->links[0].bw_Bps,
-                                         t->links[1].bw_Bps));
-    CHECK_NEAR(stats.obj_us, want, 1e-6);
-    CHECK(sol != NULL && sol->parent[0] == 1 && sol->root[0] == 1);
+    if (fixture_load(&f, "switch:2")) {
+        spec_init(&f.sp, CCS_COLL_REDUCE, 1, 1, 8, 8, 0);
+        if (fixture_heur(&f)) {
+            milp_solve_opts_init(&o);
+            o.mip_gap = 0;
+            CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol,
+                                    &stats, &err), CCS_OK);
+            /* Bottleneck pipe: the slowest link of the route 0 -> switch
+             * -> 1. */
+            want = 1e6 * (f.net->route_alpha_s[0 * 2 + 1] +
+                          8.0 * (1 << 20) / fmin(f.t->links[0].bw_Bps,
+                                                 f.t->links[1].bw_Bps));
+            CHECK_NEAR(stats.obj_us, want, 1e-6);
+            CHECK(sol != NULL && sol->parent[0] == 1 && sol->root[0] == 1);
+        }
+    }
     milp_plan_destroy(sol);
-    milp_plan_destroy(heur);
-    free(conc);
-    milp_net_destroy(net);
-    topo_destroy(t);
+    fixture_free(&f);
 }
 
 static void check_aggregation(const ccs_sched_t *s, const char *what);
@@ -261,31 +304,28 @@ TEST(verifies_everywhere)
  * schedule (the heuristic's). */
 TEST(warm_start_and_fallback)
 {
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
-    milp_plan_t *heur = NULL, *sol = NULL;
-    double *conc = NULL;
-    milp_spec_t sp;
+    fixture_t f;
+    milp_plan_t *sol = NULL;
     milp_solve_opts_t o;
     milp_stats_t stats;
     ccs_sched_t *s = NULL;
     ccs_err_t err = { { 0 } };
 
-    CHECK_STATUS(topo_load("cluster:3x4", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 3, 48, 1, 4);
-    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-    CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
-    heur->cost_us = milp_plan_cost(net, &sp, conc, heur, NULL);
+    if (!fixture_load(&f, "cluster:3x4"))
+        goto done;
+    spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, 3, 48, 1, 4);
+    if (!fixture_heur(&f))
+        goto done;
+    f.heur->cost_us = milp_plan_cost(f.net, &f.sp, f.conc, f.heur, NULL);
 
     milp_solve_opts_init(&o);
     o.node_limit = 20;
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_OK);
+    CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol, &stats,
+                            &err), CCS_OK);
     CHECK(stats.warm_offered);
     CHECK(stats.warm_accepted);
     CHECK(sol != NULL);
-    CHECK(stats.obj_us <= heur->cost_us * (1 + 1e-9));
+    CHECK(stats.obj_us <= f.heur->cost_us * (1 + 1e-9));
     CHECK(stats.bound_us <= stats.obj_us + 1e-6);
     milp_plan_destroy(sol);
     sol = NULL;
@@ -293,8 +333,8 @@ TEST(warm_start_and_fallback)
     o.use_warm = false;
     o.glpk_heuristics = false;
     o.node_limit = 1;
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_OK);
+    CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol, &stats,
+                            &err), CCS_OK);
     CHECK_EQ_INT(stats.outcome, MILP_OUT_NOSOL);
     CHECK(sol == NULL);
     CHECK(!stats.warm_offered);
@@ -307,19 +347,14 @@ TEST(warm_start_and_fallback)
     if (s != NULL)
         CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
     ccs_sched_destroy(s);
-    milp_plan_destroy(heur);
-    free(conc);
-    milp_net_destroy(net);
-    topo_destroy(t);
+done:
+    fixture_free(&f);
 }
 
 TEST(write_lp_reads_back)
 {
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
-    milp_plan_t *heur = NULL, *sol = NULL;
-    double *conc = NULL;
-    milp_spec_t sp;
+    fixture_t f;
+    milp_plan_t *sol = NULL;
     milp_solve_opts_t o;
     milp_stats_t stats;
     ccs_err_t err = { { 0 } };
@@ -330,30 +365,27 @@ TEST(write_lp_reads_back)
     CHECK(fd >= 0);
     if (fd >= 0)
         close(fd);
-    CHECK_STATUS(topo_load("cluster:2x4", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 2, 16, 1, 4);
-    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-    CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
-    milp_solve_opts_init(&o);
-    o.write_lp = path;
-    o.node_limit = 5;
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_OK);
-    CHECK_STATUS(milp_read_lp(path, &rows, &cols, &err), CCS_OK);
-    CHECK_EQ_INT(rows, stats.rows);
-    CHECK_EQ_INT(cols, stats.cols);
-    CHECK(stats.ints > 0);
-    /* An unwritable path is an I/O error, not an abort. */
-    o.write_lp = "/nonexistent-dir/x.lp";
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_ERR_IO);
+    if (fixture_load(&f, "cluster:2x4")) {
+        spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, 2, 16, 1, 4);
+        if (fixture_heur(&f)) {
+            milp_solve_opts_init(&o);
+            o.write_lp = path;
+            o.node_limit = 5;
+            CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol,
+                                    &stats, &err), CCS_OK);
+            CHECK_STATUS(milp_read_lp(path, &rows, &cols, &err), CCS_OK);
+            CHECK_EQ_INT(rows, stats.rows);
+            CHECK_EQ_INT(cols, stats.cols);
+            CHECK(stats.ints > 0);
+            /* An unwritable path is an I/O error, not an abort. */
+            o.write_lp = "/nonexistent-dir/x.lp";
+            CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol,
+                                    &stats, &err), CCS_ERR_IO);
+        }
+    }
     remove(path);
     milp_plan_destroy(sol);
-    milp_plan_destroy(heur);
-    free(conc);
-    milp_net_destroy(net);
-    topo_destroy(t);
+    fixture_free(&f);
 }
 
 TEST(deterministic)
@@ -431,60 +463,53 @@ TEST(solver_beats_warm_start)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        topo_t *t = NULL;
-        milp_net_t *net = NULL;
-        milp_plan_t *heur = NULL, *sol = NULL;
-        double *conc = NULL, t_heur, t_sol;
-        milp_spec_t sp;
+        fixture_t f;
+        milp_plan_t *sol = NULL;
+        double t_heur, t_sol;
         milp_solve_opts_t o;
         milp_stats_t stats;
         ccs_err_t err = { { 0 } };
 
-        CHECK_STATUS(topo_load(cases[i].topo, NULL, &t, &err), CCS_OK);
-        if (t == NULL)
-            continue;
-        CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-        spec_init(&sp, CCS_COLL_ALLREDUCE, -1, cases[i].m, cases[i].c,
+        if (!fixture_load(&f, cases[i].topo))
+            goto next;
+        spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, cases[i].m, cases[i].c,
                   cases[i].q0, cases[i].q1);
-        sp.unit_bytes = 256.0 * (1 << 20) / cases[i].c;    /* 256 MiB */
+        f.sp.unit_bytes = 256.0 * (1 << 20) / cases[i].c;    /* 256 MiB */
         if (cases[i].q2 > 0)
-            sp.cand[sp.ncand++] = cases[i].q2;
-        CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-        CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
-        heur->cost_us = milp_plan_cost(net, &sp, conc, heur, NULL);
+            f.sp.cand[f.sp.ncand++] = cases[i].q2;
+        if (!fixture_heur(&f))
+            goto next;
+        f.heur->cost_us = milp_plan_cost(f.net, &f.sp, f.conc, f.heur, NULL);
         milp_solve_opts_init(&o);
         o.lns = cases[i].lns;
         o.node_limit = (int32_t)cases[i].nodes;
         o.time_limit_s = 60;
-        CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats,
-                                &err), CCS_OK);
+        CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol,
+                                &stats, &err), CCS_OK);
         CHECK(stats.warm_accepted);
-        CHECK_NEAR(stats.warm_us, heur->cost_us, 1e-9);
+        CHECK_NEAR(stats.warm_us, f.heur->cost_us, 1e-9);
         CHECK(sol != NULL);
         if (sol == NULL)
             goto next;
-        CHECK_MSG(stats.obj_us <= (1 - cases[i].gain) * heur->cost_us,
+        CHECK_MSG(stats.obj_us <= (1 - cases[i].gain) * f.heur->cost_us,
                   "%s lns=%d: MILP %.1f us, heuristic %.1f us",
-                  cases[i].topo, cases[i].lns, stats.obj_us, heur->cost_us);
+                  cases[i].topo, cases[i].lns, stats.obj_us, f.heur->cost_us);
         if (!cases[i].lns)
             CHECK_EQ_INT(stats.lns_tried, 0);
         else
             CHECK(stats.lns_improved > 0 && stats.lns_us < stats.warm_us);
-        CHECK_STATUS(milp_plan_check(net, &sp, sol, &err), CCS_OK);
-        CHECK_NEAR(milp_plan_cost(net, &sp, conc, sol, NULL), stats.obj_us,
-                   1e-6);
-        t_heur = sim_plan(t, heur, -1, sp.nchunks * sp.unit_bytes);
-        t_sol = sim_plan(t, sol, -1, sp.nchunks * sp.unit_bytes);
+        CHECK_STATUS(milp_plan_check(f.net, &f.sp, sol, &err), CCS_OK);
+        CHECK_NEAR(milp_plan_cost(f.net, &f.sp, f.conc, sol, NULL),
+                   stats.obj_us, 1e-6);
+        t_heur = sim_plan(f.t, f.heur, -1, f.sp.nchunks * f.sp.unit_bytes);
+        t_sol = sim_plan(f.t, sol, -1, f.sp.nchunks * f.sp.unit_bytes);
         CHECK_MSG(t_sol < t_heur,
                   "%s lns=%d: simulated %.1f us (MILP) vs %.1f us "
                   "(heuristic)", cases[i].topo, cases[i].lns, 1e6 * t_sol,
                   1e6 * t_heur);
 next:
         milp_plan_destroy(sol);
-        milp_plan_destroy(heur);
-        free(conc);
-        milp_net_destroy(net);
-        topo_destroy(t);
+        fixture_free(&f);
     }
 }
 
@@ -493,11 +518,8 @@ next:
  * writes the heuristic's (verified) schedule and reports it. */
 TEST(time_limit_fallback)
 {
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
-    milp_plan_t *heur = NULL, *sol = NULL;
-    double *conc = NULL;
-    milp_spec_t sp;
+    fixture_t f;
+    milp_plan_t *sol = NULL;
     milp_solve_opts_t o;
     milp_stats_t stats;
     algo_params_t p;
@@ -506,18 +528,16 @@ TEST(time_limit_fallback)
     char text[4096] = "";
     FILE *rep = tmpfile();
 
-    CHECK_STATUS(topo_load("topologies/adapcc-hetero.yaml", NULL, &t, &err),
-                 CCS_OK);
-    if (t == NULL || rep == NULL)
-        return;
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 4, 256, 1, 4);
-    CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
-    CHECK_STATUS(milp_concurrency(net, &sp, heur, &conc, &err), CCS_OK);
+    CHECK(rep != NULL);
+    if (!fixture_load(&f, "topologies/adapcc-hetero.yaml") || rep == NULL)
+        goto done;
+    spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, 4, 256, 1, 4);
+    if (!fixture_heur(&f))
+        goto done;
     milp_solve_opts_init(&o);
     o.time_limit_s = 1e-3;
-    CHECK_STATUS(milp_solve(net, &sp, conc, heur, &o, &sol, &stats, &err),
-                 CCS_OK);
+    CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol, &stats,
+                            &err), CCS_OK);
     CHECK(stats.time_limit_hit);
     CHECK_EQ_INT(stats.outcome, MILP_OUT_NOSOL);
     CHECK(sol == NULL);
@@ -527,7 +547,7 @@ TEST(time_limit_fallback)
     p.coll = CCS_COLL_ALLREDUCE;
     p.time_limit_s = 1e-3;
     p.report = rep;
-    CHECK_STATUS(algo_synthesize("milp", t, &p, &s, &err), CCS_OK);
+    CHECK_STATUS(algo_synthesize("milp", f.t, &p, &s, &err), CCS_OK);
     CHECK(s != NULL);
     if (s != NULL)
         CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
@@ -535,12 +555,12 @@ TEST(time_limit_fallback)
     text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
     CHECK_STR_CONTAINS(text, "no-solution (time limit)");
     CHECK_STR_CONTAINS(text, "no incumbent: using the heuristic");
-    fclose(rep);
     ccs_sched_destroy(s);
-    milp_plan_destroy(heur);
-    free(conc);
-    milp_net_destroy(net);
-    topo_destroy(t);
+done:
+    if (rep != NULL)
+        fclose(rep);
+    milp_plan_destroy(sol);
+    fixture_free(&f);
 }
 
 /* A fatal GLPK error (here a column index out of range) would abort the
@@ -643,13 +663,13 @@ TEST(plan_check_rejects)
         { "split short", 0, { -1, 0, 0, 0 }, 7, 1, "sum to" },
         { "piece 0", 0, { -1, 0, 0, 0 }, 8, 0, "piece size 0" },
     };
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
+    fixture_t f;
+    milp_net_t *net;
     milp_spec_t sp;
     ccs_err_t err = { { 0 } };
 
-    CHECK_STATUS(topo_load("switch:4", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    fixture_load(&f, "switch:4");
+    net = f.net;
     spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 1, 8, 1, 4);
     for (size_t i = 0; net != NULL && i < sizeof(cases) / sizeof(cases[0]);
          i++) {
@@ -674,13 +694,9 @@ TEST(plan_check_rejects)
     }
     /* Across servers only the sub's gateways talk (cluster:2x4, sub 0:
      * gateways 0 and 4): rank 1 -> rank 5 is no overlay arc. */
-    milp_net_destroy(net);
-    net = NULL;
-    topo_destroy(t);
-    t = NULL;
-    CHECK_STATUS(topo_load("cluster:2x4", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    if (net != NULL) {
+    fixture_free(&f);
+    if (fixture_load(&f, "cluster:2x4")) {
+        net = f.net;
         milp_plan_t *pl = NULL;
         int32_t par[8] = { -1, 0, 0, 0, 0, 4, 4, 4 };
 
@@ -699,8 +715,7 @@ TEST(plan_check_rejects)
         }
         milp_plan_destroy(pl);
     }
-    milp_net_destroy(net);
-    topo_destroy(t);
+    fixture_free(&f);
 }
 
 /* The solver's options reach GLPK as given: --mip-gap 0 is a gap target
@@ -968,8 +983,8 @@ static void check_ham_torus(const milp_net_t *net, const milp_spec_t *sp,
  * full model. */
 TEST(new_warm_starts_feasible)
 {
-    topo_t *t = NULL;
-    milp_net_t *net = NULL;
+    fixture_t f;
+    milp_net_t *net;
     milp_plan_t *heur = NULL, *ext_plan = NULL;
     mtree_t *mt = NULL;
     milp_spec_t sp;
@@ -977,8 +992,9 @@ TEST(new_warm_starts_feasible)
     milp_stats_t st16;
     int32_t roots[16];
 
-    CHECK_STATUS(topo_load("switch:16", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
+    if (!fixture_load(&f, "switch:16"))
+        return;
+    net = f.net;
     spec_init(&sp, CCS_COLL_ALLREDUCE, -1, 4, 1024, 1, 4);
     sp.unit_bytes = 256 << 10;
     sp.cand[sp.ncand++] = 16;
@@ -1011,14 +1027,12 @@ TEST(new_warm_starts_feasible)
     }
     milp_plan_destroy(heur);
     heur = NULL;
-    milp_net_destroy(net);
-    net = NULL;
-    topo_destroy(t);
-    t = NULL;
+    fixture_free(&f);
 
-    CHECK_STATUS(topo_load("torus:4x4", NULL, &t, &err), CCS_OK);
-    CHECK_STATUS(milp_net_build(t, &net, &err), CCS_OK);
-    CHECK_STATUS(mtree_build(t, NULL, &mt, &err), CCS_OK);
+    if (!fixture_load(&f, "torus:4x4"))
+        return;
+    net = f.net;
+    CHECK_STATUS(mtree_build(f.t, NULL, &mt, &err), CCS_OK);
     CHECK_STATUS(milp_heur_plan(net, &sp, &heur, &err), CCS_OK);
     if (mt != NULL && heur != NULL) {
         milp_trees_t ext = { 16, roots, mt->parent };
@@ -1054,8 +1068,7 @@ TEST(new_warm_starts_feasible)
     milp_plan_destroy(ext_plan);
     milp_plan_destroy(heur);
     mtree_destroy(mt);
-    milp_net_destroy(net);
-    topo_destroy(t);
+    fixture_free(&f);
 }
 
 int main(void)
