@@ -522,6 +522,9 @@ static const synth_case_t synth_cases[] = {
     { "switch:6", "dbtree", CCS_COLL_ALLREDUCE, 0 },
     { "switch:8", "stragglar", CCS_COLL_ALLREDUCE, 0 },
     { "switch:6", "stragglar", CCS_COLL_ALLREDUCE, 0 },
+    /* The beam and its dives (threads, snapshots, the matcher inside
+     * workers): 40 points spread over the run's allocations. */
+    { "switch:63", "stragglar", CCS_COLL_ALLREDUCE, 40 },
     { "torus:2x2", "multitree", CCS_COLL_ALLGATHER, 0 },
     { "dgx1", "ring", CCS_COLL_REDUCESCATTER, 0 },
     { "mesh:2x3", "multitree", CCS_COLL_ALLREDUCE, 0 },
