@@ -45,8 +45,8 @@ bench() {   # name topo M ("-": the default) reference-algos
     done
     printf '%-18s %s median %5.2f s | %s\n%20s| %s\n%20s| %s\n' "$name" \
         "$(grep -o 'M=[0-9]*' "$tmp/$name.out" | head -1)" "$med" \
-        "$(grep -o '^milp: [a-z-]*.*objective.*nodes' "$tmp/$name.out" |
-           sed 's/^milp: //')" "" \
+        "$(grep -o '^milp: [a-z-]*.*objective.*nodes\|model not built: [0-9]* arcs' \
+               "$tmp/$name.out" | sed 's/^milp: //')" "" \
         "$(grep -o 'incumbents: .*' "$tmp/$name.out")" "" "$line"
 }
 
@@ -57,6 +57,8 @@ bench switch-8 switch:8 - ring
 bench switch-12 switch:12 - ring
 bench switch-16 switch:16 - ring
 bench switch-16-m4 switch:16 4 ring
+bench switch-24 switch:24 - ring
+bench switch-32 switch:32 - ring
 bench cluster-2x4 cluster:2x4 4 ring
 bench dgx1 topologies/dgx1.yaml - ring,multitree
 bench cluster-4x4 cluster:4x4 4 ring

@@ -38,6 +38,15 @@
 #include "sim.h"
 
 #define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
+/* With M chosen by default, tree models above this many arcs are not
+ * solved: the heuristic's plan is used.  On one switch M = n gives n^2
+ * (n - 1) arcs, about 4.4 rows each.  Measured at M = n: switch:17 (4624
+ * arcs, 20436 rows) solves in 4.0 s; switch:18 (5508) in 6.6 s and
+ * switch:19 (6498) in 11.6 s, past the 10 s default time limit, both only
+ * confirming the heuristic's plan (same simulated time); on switch:20
+ * (7600) the root LP alone does not finish in 10 s, so the outcome would
+ * depend on the machine's speed (docs/milp.md, "Uniform switch"). */
+#define MILP_DEFAULT_MAX_ARCS 5500
 #define MILP_DEFAULT_CANDS "256K,1M,4M,16M,64M"
 #define MILP_MAX_CHUNKS 4096u
 
@@ -110,7 +119,7 @@ static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
     else if (net->nsrv > 1)
         sp->m = net->nsrv < 4 ? net->nsrv : 4;
     else if (!net->direct)
-        sp->m = n <= 16 ? n : 4;  /* one switch: rotated roots */
+        sp->m = n;   /* one switch: rotated roots (n <= MILP_MAX_M) */
     else
         sp->m = n <= 8 ? n : 4;   /* direct network: rotated roots */
     if (p->coll == CCS_COLL_ALLTOALL) {
@@ -645,6 +654,9 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                        : (p->milp_nodes < 0 ? 0
                                                             : p->milp_nodes);
     so.write_lp = p->write_lp;
+    /* A model the user asked for (--milp-m, --write-lp) is always built. */
+    so.max_arcs = p->milp_m == 0 && p->write_lp == NULL
+                      ? MILP_DEFAULT_MAX_ARCS : 0;
     st = run_solve(t, p, net, &sp, &so, size, &run, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -676,32 +688,44 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                     "milp: two warm starts (built-in shapes, MultiTree's "
                     "trees); kept the one simulated at %.1f us, not %.1f "
                     "us\n", 1e6 * run.t_best_s, 1e6 * alt.t_best_s);
-        fprintf(p->report,
-                "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece sizes; "
-                "model %d rows, %d cols (%d integer); time limit %g s, "
-                "gap target %g%%, node limit %d\n",
-                ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
-                sp.ncand, stats->rows, stats->cols, stats->ints,
-                so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
-        fprintf(p->report,
-                "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
-                "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
-                "%.1f us; fill bound %.1f us), "
-                "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s\n",
-                milp_outcome_str(stats->outcome),
-                stats->time_limit_hit ? " (time limit)" : "",
-                stats->node_limit_hit ? " (node limit)" : "",
-                stats->obj_us, stats->bound_us, 100 * stats->gap,
-                stats->glpk_bound_us,
-                fmax(0, 100 * (stats->obj_us - stats->glpk_bound_us) /
-                            stats->obj_us),
-                stats->lp_us, stats->fill_us,
-                stats->nodes, stats->time_s,
-                stats->warm_accepted ? "accepted"
-                                     : (stats->warm_offered ? "offered"
-                                                            : "not offered"),
-                run.heur->cost_us,
-                run.sol == NULL ? "; no incumbent: using the heuristic" : "");
+        if (stats->too_large)
+            fprintf(p->report,
+                    "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
+                    "sizes; model not built: %d arcs, above %d for a "
+                    "default M (GLPK would need more than the time "
+                    "limit); using the heuristic (--milp-m M builds and "
+                    "solves it)\n",
+                    ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
+                    sp.ncand, stats->arcs, so.max_arcs);
+        else
+            fprintf(p->report,
+                    "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
+                    "sizes; model %d rows, %d cols (%d integer); time "
+                    "limit %g s, gap target %g%%, node limit %d\n",
+                    ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
+                    sp.ncand, stats->rows, stats->cols, stats->ints,
+                    so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
+        if (!stats->too_large)
+            fprintf(p->report,
+                    "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
+                    "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
+                    "%.1f us; fill bound %.1f us), "
+                    "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s\n",
+                    milp_outcome_str(stats->outcome),
+                    stats->time_limit_hit ? " (time limit)" : "",
+                    stats->node_limit_hit ? " (node limit)" : "",
+                    stats->obj_us, stats->bound_us, 100 * stats->gap,
+                    stats->glpk_bound_us,
+                    fmax(0, 100 * (stats->obj_us - stats->glpk_bound_us) /
+                                stats->obj_us),
+                    stats->lp_us, stats->fill_us,
+                    stats->nodes, stats->time_s,
+                    stats->warm_accepted
+                        ? "accepted"
+                        : (stats->warm_offered ? "offered" : "not offered"),
+                    run.heur->cost_us,
+                    run.sol == NULL ? "; no incumbent: using the heuristic"
+                                    : "");
         if (stats->warm_offered)
             fprintf(p->report,
                     "milp: incumbents: heuristic %.1f us, after the LNS "

@@ -1544,6 +1544,7 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
     if (st != CCS_OK)
         return st;
     s->rows = glp_get_num_rows(c->b.lp);
+    s->arcs = c->sp->coll == CCS_COLL_ALLTOALL ? 0 : c->mp.narcs;
     s->cols = glp_get_num_cols(c->b.lp);
     s->ints = glp_get_num_int(c->b.lp);
     if (o->write_lp != NULL && glp_write_lp(c->b.lp, NULL, o->write_lp) != 0)
@@ -1673,6 +1674,27 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     st = validate_spec(net, sp, o, err);
     if (st != CCS_OK)
         return st;
+    if (sp->coll != CCS_COLL_ALLTOALL && o->max_arcs > 0) {
+        /* Counted the way build_tree_model enumerates them, before any
+         * of the model is built. */
+        int32_t arcs = 0;
+
+        for (int32_t m = 0; m < sp->m; m++)
+            for (int32_t u = 0; u < net->n; u++)
+                for (int32_t v = 0; v < net->n; v++)
+                    arcs += milp_arc_allowed(net, sp, m, u, v) ? 1 : 0;
+        if (arcs > o->max_arcs) {
+            memset(stats, 0, sizeof(*stats));
+            stats->outcome = MILP_OUT_NOSOL;
+            stats->too_large = true;
+            stats->arcs = arcs;
+            stats->obj_us = stats->gap = stats->bound_us = NAN;
+            stats->glpk_bound_us = stats->lp_us = stats->fill_us = NAN;
+            stats->warm_us = stats->lns_us = NAN;
+            *out = NULL;
+            return CCS_OK;
+        }
+    }
     memset(&c, 0, sizeof(c));
     c.net = net;
     c.sp = sp;

@@ -27,6 +27,10 @@ typedef struct milp_solve_opts {
                                 branching (large-neighbourhood search,
                                 docs/milp.md); each sub-MIP has the same
                                 node limit as the main search */
+    int32_t max_arcs;        /* a tree model with more arcs (three columns
+                                and about four rows each) is neither built
+                                nor solved: stats.too_large, outcome
+                                MILP_OUT_NOSOL; 0: no limit */
 } milp_solve_opts_t;
 
 void milp_solve_opts_init(milp_solve_opts_t *o);
@@ -79,6 +83,8 @@ typedef struct milp_stats {
     int32_t nodes;           /* subproblems generated */
     int32_t node_limit;      /* the limit used (0: none) */
     int32_t rows, cols, ints;
+    int32_t arcs;            /* tree model: arcs over all subs */
+    bool too_large;          /* arcs above opts.max_arcs: not solved */
 } milp_stats_t;
 
 /* Build the model for (net, sp) with per-pipe concurrency `conc` (see
