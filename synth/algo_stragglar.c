@@ -1096,8 +1096,9 @@ typedef struct beam_worker {
     const uint32_t *par;
     uint32_t W, B, r, base, first, step, count, complete;
     atomic_uint *first_won;  /* lowest completed state that won so far */
-    srch_snap_t *cps;        /* [T + 1] owned by srch_beam: beam_dive's
-                                state before every round */
+    srch_snap_t *cps;        /* [T + 1] owned by srch_beam, allocated
+                                after the window for workers that dive:
+                                beam_dive's state before every round */
 } beam_worker_t;
 
 static void beam_expand(beam_worker_t *w, uint32_t idx)
@@ -1347,19 +1348,6 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
         wk[i].s->rpct = 100;
         wk[i].s->steer = cfg->steer;
         wk[i].first_won = &first_won;
-        /* beam_dive's snapshots: T + 1 per worker. */
-        wk[i].cps = calloc(T + 1, sizeof(*wk[i].cps));
-        if (wk[i].cps == NULL) {
-            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
-            goto cleanup;
-        }
-        for (uint32_t q = 0; q <= T; q++) {
-            if (!snap_alloc(&wk[i].cps[q], wk[i].s)) {
-                st = ccs_err_set(err, CCS_ERR_NOMEM,
-                                 "stragglar: out of memory");
-                goto cleanup;
-            }
-        }
         wk[i].kids = kids;
         wk[i].lpeer = lpeer;
         wk[i].lsend = lsend;
@@ -1434,6 +1422,22 @@ static ccs_status_t srch_beam(srch_t *s, stragglar_plan_t *p,
     *died = !*ok && ncur == 0;
     if (ncur > SRCH_DIVE_STATES)
         ncur = SRCH_DIVE_STATES;
+    /* beam_dive's snapshots, T + 1 for each worker that dives (worker i
+     * takes states i, i + nw, ...): none when the window ended it all. */
+    for (uint32_t i = 0; !*ok && i < nw && i < ncur; i++) {
+        wk[i].cps = calloc(T + 1, sizeof(*wk[i].cps));
+        if (wk[i].cps == NULL) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+            goto cleanup;
+        }
+        for (uint32_t q = 0; q <= T; q++) {
+            if (!snap_alloc(&wk[i].cps[q], wk[i].s)) {
+                st = ccs_err_set(err, CCS_ERR_NOMEM,
+                                 "stragglar: out of memory");
+                goto cleanup;
+            }
+        }
+    }
     atomic_store(&first_won, UINT_MAX);
     /* After the window the beam would only rank noise-free runs, so the
      * best SRCH_DIVE_STATES states dive to the end, nw at a time in score
@@ -1537,6 +1541,10 @@ static uint32_t srch_runs(uint32_t n)
     return (uint32_t)budget;
 }
 
+/* The variants reached LB + 1 only up to n = 225 in the sweep of n =
+ * 3..256; above, the beam does it, and the two runs cost about 0.3 s. */
+#define SRCH_VARIANTS_MAX_N 225u
+
 /* Second chance at LB + 1 for odd n where the runs above failed (just
  * below a power of 2: one rank idles every round while the straggler is
  * busy, so at LB + 1 almost any further round without a receive is
@@ -1546,10 +1554,6 @@ static uint32_t srch_runs(uint32_t n)
  * within T).  From the sweep of n = 3..256: x2 at T gives 101, 181, 225;
  * x1/2 at T + 1 gives 203, 209, 221, 223; nothing else tried (x1/4..x4,
  * either target) gave more. */
-/* The variants reached LB + 1 only up to n = 225 in the sweep of n =
- * 3..256; above, the beam does it, and the two runs cost about 0.3 s. */
-#define SRCH_VARIANTS_MAX_N 225u
-
 static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
                                   uint32_t T, bool *ok, ccs_err_t *err)
 {
@@ -1577,7 +1581,8 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
 }
 
 /* Odd n whose runs missed target T (or skipped it, first_target): the
- * variants, then the beam (n <= SRCH_BEAM_MAX_N), both aiming at T.
+ * variants (n <= SRCH_VARIANTS_MAX_N), then the beam (n <=
+ * SRCH_BEAM_MAX_N), both aiming at T.
  * Above SRCH_STEER_ABOVE_N the beam is steered first (srch_round's
  * last-ramp-round bonus): measured on the beam's odd n (59, 63, 111..127,
  * 213, 217, 227..255), it reaches LB + 1 for 235 and 239, which the plain
@@ -1657,8 +1662,8 @@ static ccs_status_t plan_search(uint32_t n, stragglar_plan_t *p,
             }
         }
     }
-    /* Targets from LB + 2 on (first_target): the variants still try LB + 1
-     * first (n > 224 odd: 225 reaches it). */
+    /* Targets from LB + 2 on (first_target): the second chance (variants,
+     * beam) still tries LB + 1 first. */
     if (s.T > lb + 1 && n % 2 == 1) {
         st = srch_second_chance(&s, tmp, lb + 1, &ok, err);
         if (st != CCS_OK)
