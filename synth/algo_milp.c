@@ -45,7 +45,8 @@
  * switch:19 (6498) in 11.6 s, past the 10 s default time limit, both only
  * confirming the heuristic's plan (same simulated time); on switch:20
  * (7600) the root LP alone does not finish in 10 s, so the outcome would
- * depend on the machine's speed (docs/milp.md, "Uniform switch"). */
+ * depend on the machine's speed (docs/milp.md, "Uniform switch above
+ * 17 GPUs"). */
 #define MILP_DEFAULT_MAX_ARCS 5500
 #define MILP_DEFAULT_CANDS "256K,1M,4M,16M,64M"
 #define MILP_MAX_CHUNKS 4096u
@@ -505,12 +506,13 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
     return CCS_OK;
 }
 
-/* The heuristic plan from the built-in shapes (*out), and the one with
- * MultiTree's trees (one per root, built top-down and link-balanced:
- * mtree.c) as one more candidate (*out_ext; NULL unless they win).  Only
- * on a single group of GPUs (a torus, a mesh, dgx1, one switch), where
- * their arcs are overlay arcs; the issue allows MultiTree's trees as the
- * warm start.  Both owned by the caller. */
+/* The heuristic plan from the built-in shapes (*out), and one on
+ * external trees as one more candidate (*out_ext; NULL unless they win):
+ * MultiTree's (one per root, built top-down and link-balanced: mtree.c)
+ * or those of two edge-disjoint Hamiltonian cycles, whichever costs less
+ * in the model.  Only on a single group of GPUs (a torus, a mesh, dgx1,
+ * one switch), where their arcs are overlay arcs; the issue allows
+ * MultiTree's trees as the warm start.  Both owned by the caller. */
 static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
                                const milp_spec_t *sp, milp_plan_t **out,
                                milp_plan_t **out_ext, ccs_err_t *err)
@@ -631,7 +633,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
 {
     milp_net_t *net = NULL;     /* owned here */
     milp_run_t run = { 0 };     /* owned here */
-    milp_run_t alt = { 0 };     /* owned here: from MultiTree's trees */
+    milp_run_t alt = { 0 };     /* owned here: from the external trees */
     ccs_sched_t *s = NULL;      /* owned here until *out */
     milp_plan_t *use;
     milp_spec_t sp;
@@ -666,7 +668,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     if (st != CCS_OK)
         goto cleanup;
     if (alt.heur != NULL) {
-        /* A second solve from MultiTree's trees (a different frozen
+        /* A second solve from the external trees (a different frozen
          * concurrency, so a different model): the LNS ends in different
          * places from the two starts (torus:4x4: MultiTree's far better;
          * dgx1: the built-in shapes').  The simulator picks; ties keep
@@ -691,9 +693,10 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
         if (alt.heur != NULL)
             fprintf(p->report,
                     "milp: two warm starts (built-in shapes, MultiTree's "
-                    "trees); kept the one simulated at %.1f us, not %.1f "
-                    "us\n", 1e6 * run.t_best_s, 1e6 * alt.t_best_s);
-        if (stats->too_large)
+                    "or Hamiltonian trees); kept the one simulated at "
+                    "%.1f us, not %.1f us\n",
+                    1e6 * run.t_best_s, 1e6 * alt.t_best_s);
+        if (stats->too_large) {
             fprintf(p->report,
                     "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
                     "sizes; model not built: %d arcs, above %d for a "
@@ -702,7 +705,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                     "solves it)\n",
                     ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
                     sp.ncand, stats->arcs, so.max_arcs);
-        else
+        } else {
             fprintf(p->report,
                     "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
                     "sizes; model %d rows, %d cols (%d integer); time "
@@ -710,7 +713,6 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                     ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
                     sp.ncand, stats->rows, stats->cols, stats->ints,
                     so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
-        if (!stats->too_large)
             fprintf(p->report,
                     "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
                     "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
@@ -731,6 +733,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                     run.heur->cost_us,
                     run.sol == NULL ? "; no incumbent: using the heuristic"
                                     : "");
+        }
         if (stats->warm_offered)
             fprintf(p->report,
                     "milp: incumbents: heuristic %.1f us, after the LNS "

@@ -801,7 +801,7 @@ static bool score_less(double mx, double sq, double best_mx, double best_sq)
  * the trees are picked greedily. */
 #define HEUR_EXT_SUBSETS 5000.0
 
-/* M of the external trees (MultiTree's).  Unrooted collectives: M
+/* M of the external trees (MultiTree's, Hamiltonian).  Unrooted: M
  * distinct trees whose summed pipe loads have the lowest busiest pipe,
  * then the lowest sum of squares (every subset when there are at most
  * HEUR_EXT_SUBSETS, ties: the first in lexicographic order; else
@@ -1022,28 +1022,6 @@ cleanup:
     free(idx);
     milp_plan_destroy(p);
     return st;
-}
-
-ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
-                                const milp_trees_t *ext, milp_plan_t **out,
-                                ccs_err_t *err)
-{
-    milp_plan_t *trees = NULL;
-    ccs_status_t st = milp_heur_plan(net, sp, out, err);
-
-    if (st != CCS_OK)
-        return st;
-    st = milp_heur_plan_trees(net, sp, ext, (*out)->cost_us, &trees, err);
-    if (st != CCS_OK) {
-        milp_plan_destroy(*out);
-        *out = NULL;
-        return st;
-    }
-    if (trees != NULL) {
-        milp_plan_destroy(*out);
-        *out = trees;
-    }
-    return CCS_OK;
 }
 
 /* ---- Hamiltonian-cycle trees ---- */

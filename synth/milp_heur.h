@@ -203,19 +203,13 @@ ccs_status_t milp_ham_trees(const milp_net_t *net, const milp_spec_t *sp,
  * or the tree rooted at the collective's root in every sub, with the
  * piece size of least model cost.  *out (owned by the caller) is NULL
  * unless every arc is an overlay arc and the plan costs less than
- * beat_us - 1e-9 (the built-in shapes' cost, from milp_heur_plan); also
- * NULL for alltoall and when ext is NULL or empty. */
+ * beat_us - 1e-9 (the built-in shapes' cost, from milp_heur_plan;
+ * INFINITY: any plan the trees make); also NULL for alltoall and when ext
+ * is NULL or empty. */
 ccs_status_t milp_heur_plan_trees(const milp_net_t *net,
                                   const milp_spec_t *sp,
                                   const milp_trees_t *ext, double beat_us,
                                   milp_plan_t **out, ccs_err_t *err);
-
-/* milp_heur_plan with the external trees as one more candidate (ext may
- * be NULL): milp_heur_plan_trees' plan when it beats the built-in shapes,
- * else milp_heur_plan's.  *out owned by the caller. */
-ccs_status_t milp_heur_plan_ext(const milp_net_t *net, const milp_spec_t *sp,
-                                const milp_trees_t *ext, milp_plan_t **out,
-                                ccs_err_t *err);
 
 /* ---- IR emission (algo_milp.c) ---- */
 

@@ -412,24 +412,35 @@ TEST(deterministic)
     ccs_sched_destroy(s2);
 }
 
+/* Simulated time of schedule s at `bytes` (rank mode) once it verifies;
+ * NAN on failure, with the reason in *err. */
+static double sim_verified(const ccs_sched_t *s, const topo_t *t,
+                           double bytes, ccs_err_t *err)
+{
+    sim_opts_t so;
+    sim_result_t res;
+    double v = NAN;
+
+    sim_opts_init(&so);
+    if (verify_sched(s, NULL, err) == CCS_OK &&
+        sim_run(s, t, bytes, &so, &res, err) == CCS_OK) {
+        v = res.time_s;
+        sim_result_free(&res);
+    }
+    return v;
+}
+
 /* Simulated time of a plan's schedule at `bytes` (rank mode); the
  * schedule must verify.  NAN on failure. */
 static double sim_plan(const topo_t *t, const milp_plan_t *pl, int32_t root,
                        double bytes)
 {
     ccs_sched_t *s = NULL;
-    sim_opts_t so;
-    sim_result_t res;
     ccs_err_t err = { { 0 } };
     double v = NAN;
 
-    sim_opts_init(&so);
-    if (milp_emit(t, pl, root, &s, &err) == CCS_OK &&
-        verify_sched(s, NULL, &err) == CCS_OK &&
-        sim_run(s, t, bytes, &so, &res, &err) == CCS_OK) {
-        v = res.time_s;
-        sim_result_free(&res);
-    }
+    if (milp_emit(t, pl, root, &s, &err) == CCS_OK)
+        v = sim_verified(s, t, bytes, &err);
     if (isnan(v))
         fprintf(stderr, "sim_plan: %s\n", err.msg);
     ccs_sched_destroy(s);
@@ -796,8 +807,6 @@ static double sim_default(const topo_t *t, const char *algo, double bytes,
 {
     algo_params_t p;
     ccs_sched_t *s = NULL;
-    sim_opts_t so;
-    sim_result_t res;
     ccs_err_t err = { { 0 } };
     double v = NAN;
 
@@ -806,13 +815,8 @@ static double sim_default(const topo_t *t, const char *algo, double bytes,
     p.size_bytes = bytes;
     p.time_limit_s = 600;   /* the node limit stops it: deterministic */
     p.report = rep;
-    sim_opts_init(&so);
-    if (algo_synthesize(algo, t, &p, &s, &err) == CCS_OK &&
-        verify_sched(s, NULL, &err) == CCS_OK &&
-        sim_run(s, t, bytes, &so, &res, &err) == CCS_OK) {
-        v = res.time_s;
-        sim_result_free(&res);
-    }
+    if (algo_synthesize(algo, t, &p, &s, &err) == CCS_OK)
+        v = sim_verified(s, t, bytes, &err);
     if (isnan(v))
         fprintf(stderr, "sim_default %s: %s\n", algo, err.msg);
     ccs_sched_destroy(s);
@@ -979,7 +983,9 @@ static void check_ham_torus(const milp_net_t *net, const milp_spec_t *sp,
     ext.ntrees = nt;
     ext.root = root;
     ext.parent = parent;
-    CHECK_STATUS(milp_heur_plan_ext(net, sp, &ext, &ham, &err), CCS_OK);
+    CHECK_STATUS(milp_heur_plan_trees(net, sp, &ext, INFINITY, &ham, &err),
+                 CCS_OK);
+    CHECK(ham != NULL);
     if (ham != NULL && mt_plan != NULL) {
         CHECK_MSG(ham->cost_us < 0.8 * mt_plan->cost_us,
                   "Hamiltonian trees %.1f us, MultiTree's %.1f us",
@@ -1058,8 +1064,8 @@ TEST(new_warm_starts_feasible)
 
         for (int32_t r = 0; r < 16; r++)
             roots[r] = r;
-        CHECK_STATUS(milp_heur_plan_ext(net, &sp, &ext, &ext_plan, &err),
-                     CCS_OK);
+        CHECK_STATUS(milp_heur_plan_trees(net, &sp, &ext, heur->cost_us,
+                                          &ext_plan, &err), CCS_OK);
         CHECK(ext_plan != NULL &&
               ext_plan->cost_us < 0.8 * heur->cost_us);
         /* Every sub is one of MultiTree's trees. */
@@ -1076,8 +1082,9 @@ TEST(new_warm_starts_feasible)
         ext_plan = NULL;
         sp.coll = CCS_COLL_REDUCE;
         sp.root = 5;
-        CHECK_STATUS(milp_heur_plan_ext(net, &sp, &ext, &ext_plan, &err),
-                     CCS_OK);
+        CHECK_STATUS(milp_heur_plan_trees(net, &sp, &ext, INFINITY,
+                                          &ext_plan, &err), CCS_OK);
+        CHECK(ext_plan != NULL);
         for (int32_t m = 0; ext_plan != NULL && m < 4; m++)
             CHECK_EQ_INT(ext_plan->root[m], 5);
         if (ext_plan != NULL)
