@@ -1008,7 +1008,8 @@ static srch_snap_t snap_view(srch_t *s)
 static void snap_copy(const srch_snap_t *dst, const srch_snap_t *src,
                       const srch_t *s)
 {
-    memcpy(dst->bits, src->bits, (size_t)s->n * s->h.words * sizeof(*dst->bits));
+    memcpy(dst->bits, src->bits,
+           (size_t)s->n * s->h.words * sizeof(*dst->bits));
     memcpy(dst->count, src->count, s->m * sizeof(*dst->count));
     memcpy(dst->nhave, src->nhave, s->n * sizeof(*dst->nhave));
     memcpy(dst->xround, src->xround, s->m * sizeof(*dst->xround));
