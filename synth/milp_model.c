@@ -1594,19 +1594,19 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
     ci.node_limit = o->node_limit;
     if (ci.node_limit < 0) {
         double r = s->rows > 0 ? (double)s->rows : 1;
-        int32_t lim = (int32_t)(MILP_NODE_WORK / r);
-        /* A node's LP grows about as rows^2: beyond MILP_BIG_ROWS the
-         * limit is 60 (MILP_BIG_ROWS / rows)^2 when that is lower
-         * (17074 rows: 3 nodes, 7334 rows: 16). */
-        int32_t lo = r <= MILP_BIG_ROWS
-                         ? 60
-                         : (int32_t)(60 * (MILP_BIG_ROWS / r) *
-                                     (MILP_BIG_ROWS / r));
 
-        lo = lo < 1 ? 1 : lo;
-        if (r > MILP_BIG_ROWS && lim > lo)
-            lim = lo;
-        ci.node_limit = lim < lo ? lo : (lim > 1000 ? 1000 : lim);
+        if (r <= MILP_BIG_ROWS) {
+            int32_t lim = (int32_t)(MILP_NODE_WORK / r);
+
+            ci.node_limit = lim < 60 ? 60 : (lim > 1000 ? 1000 : lim);
+        } else {
+            /* A node's LP grows about as rows^2: 60 (MILP_BIG_ROWS /
+             * rows)^2, at least 1 (17074 rows: 3 nodes, 7334 rows: 17). */
+            int32_t lim = (int32_t)(60 * (MILP_BIG_ROWS / r) *
+                                    (MILP_BIG_ROWS / r));
+
+            ci.node_limit = lim < 1 ? 1 : lim;
+        }
     }
     s->node_limit = ci.node_limit;
 
@@ -1674,27 +1674,6 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     st = validate_spec(net, sp, o, err);
     if (st != CCS_OK)
         return st;
-    if (sp->coll != CCS_COLL_ALLTOALL && o->max_arcs > 0) {
-        /* Counted the way build_tree_model enumerates them, before any
-         * of the model is built. */
-        int32_t arcs = 0;
-
-        for (int32_t m = 0; m < sp->m; m++)
-            for (int32_t u = 0; u < net->n; u++)
-                for (int32_t v = 0; v < net->n; v++)
-                    arcs += milp_arc_allowed(net, sp, m, u, v) ? 1 : 0;
-        if (arcs > o->max_arcs) {
-            memset(stats, 0, sizeof(*stats));
-            stats->outcome = MILP_OUT_NOSOL;
-            stats->too_large = true;
-            stats->arcs = arcs;
-            stats->obj_us = stats->gap = stats->bound_us = NAN;
-            stats->glpk_bound_us = stats->lp_us = stats->fill_us = NAN;
-            stats->warm_us = stats->lns_us = NAN;
-            *out = NULL;
-            return CCS_OK;
-        }
-    }
     memset(&c, 0, sizeof(c));
     c.net = net;
     c.sp = sp;
@@ -1711,6 +1690,21 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     c.s.fill_us = NAN;
     c.s.warm_us = NAN;
     c.s.lns_us = NAN;
+    if (sp->coll != CCS_COLL_ALLTOALL && o->max_arcs > 0) {
+        /* Counted the way build_tree_model enumerates them, before any
+         * of the model is built (nothing is allocated yet). */
+        for (int32_t m = 0; m < sp->m; m++)
+            for (int32_t u = 0; u < net->n; u++)
+                for (int32_t v = 0; v < net->n; v++)
+                    c.s.arcs += milp_arc_allowed(net, sp, m, u, v) ? 1 : 0;
+        if (c.s.arcs > o->max_arcs) {
+            c.s.outcome = MILP_OUT_NOSOL;
+            c.s.too_large = true;
+            *stats = c.s;
+            *out = NULL;
+            return CCS_OK;
+        }
+    }
     st = milp_glpk_call(solve_body, &c, &freed, err);
     if (freed) {
         c.b.lp = NULL;       /* freed with GLPK's environment */
