@@ -98,10 +98,25 @@ LIBCCS_A   := $(BUILD)/lib/libccs.a
 LIBCCS_SO  := $(BUILD)/lib/libccs.so
 
 # ---- synthesizer (ccsynth) ----
-SY_C       := $(sort $(wildcard synth/*.c))
-SY_LIB_C   := $(filter-out synth/main.c,$(SY_C))
+# synth/ is layered; each layer sees its own headers and those of the
+# layers below it, so an upward include does not compile:
+#   cli -> tune -> {algo, msccl} -> {sim, verify} -> topo -> util -> runtime
+SY_LAYERS  := util topo verify sim algo msccl tune cli
+SY_SEES_util   := util
+SY_SEES_topo   := topo util
+SY_SEES_verify := verify topo util
+SY_SEES_sim    := sim topo util
+SY_SEES_algo   := algo sim verify topo util
+SY_SEES_msccl  := msccl sim verify topo util
+SY_SEES_tune   := tune algo msccl sim verify topo util
+SY_SEES_cli    := cli tune algo msccl sim verify topo util
+sy_inc      = $(foreach d,$(SY_SEES_$(1)),-iquote synth/$(d)) -iquote runtime
+SY_C       := $(sort $(wildcard $(SY_LAYERS:%=synth/%/*.c)))
+SY_LIB_C   := $(filter-out synth/cli/main.c,$(SY_C))
 SY_OBJS    := $(SY_LIB_C:%.c=$(BUILD)/%.o)
-SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS) -iquote synth -iquote runtime
+SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS)
+# Tests and GPU programs may use any module.
+SY_ALL_INC := $(call sy_inc,cli)
 SY_LIBS    := $(IGRAPH_LIBS) $(YAML_LIBS) $(GLPK_LIBS) -lm -pthread
 LIBSYNTH_A := $(BUILD)/lib/libccsynth.a
 CCSYNTH    := $(BUILD)/bin/ccsynth
@@ -144,10 +159,13 @@ $(BUILD)/runtime/%.o: runtime/%.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/synth/%.o: synth/%.c
-	@mkdir -p $(@D)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(SY_CFLAGS) $(DEPFLAGS) -c $< -o $@
+define sy_layer_rule
+$$(BUILD)/synth/$(1)/%.o: synth/$(1)/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC      $$<"
+	$$(Q)$$(CC) $$(SY_CFLAGS) $$(call sy_inc,$(1)) $$(DEPFLAGS) -c $$< -o $$@
+endef
+$(foreach l,$(SY_LAYERS),$(eval $(call sy_layer_rule,$(l))))
 
 # -- libraries --
 $(LIBCCS_A): $(RT_OBJS)
@@ -173,7 +191,7 @@ $(PC_FILE): Makefile runtime/ccs.h
 	    '$(PREFIX)' '$(CCS_VERSION)' '$(RT_LIBS)' > $@
 
 # -- programs --
-$(CCSYNTH): $(BUILD)/synth/main.o $(LIBSYNTH_A) $(LIBCCS_A)
+$(CCSYNTH): $(BUILD)/synth/cli/main.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
@@ -192,7 +210,7 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(LIBCCS_A)
 $(BUILD)/tests/%.o: tests/unit/%.c tests/unit/harness.h
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(MPI_CFLAGS) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
@@ -217,7 +235,7 @@ $(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
 $(BUILD)/gpu/%.o: tests/gpu/%.c tests/unit/harness.h
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(SY_CFLAGS) $(MPI_CFLAGS) $(CUDA_CFLAGS) $(RT_DEFS) -Itests/unit $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(MPI_CFLAGS) $(CUDA_CFLAGS) $(RT_DEFS) -Itests/unit $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/gpu/%: $(BUILD)/gpu/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)

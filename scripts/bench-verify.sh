@@ -21,7 +21,7 @@ make -s BUILD="$BUILD" "$BUILD/lib/libccsynth.a" "$BUILD/lib/libccs.a" \
 make -s BUILD="$BUILD" "$BUILD/bin/ccsynth" >/dev/null 2>&1 || true
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -Isynth \
+$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -Isynth/util -Isynth/topo -Isynth/verify -Isynth/sim -Isynth/algo \
     tests/bench/bench_verify.c "$BUILD/lib/libccsynth.a" "$BUILD/lib/libccs.a" \
     -lm -pthread -o "$tmp/bench_verify"
 

@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../../synth/verify.h"
+#include "verify.h"
 #include "../unit/verify_fixture.h"
 
 static double now_s(void)

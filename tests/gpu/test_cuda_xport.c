@@ -41,7 +41,7 @@
 #include "../../runtime/ccs_int.h"
 #include "../../runtime/reduce.h"
 #include "../../runtime/reduce_cuda.h"
-#include "../../synth/algo.h"
+#include "algo.h"
 #include "../../tools/ccs_check.h"
 
 #define MAX_R 8

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../synth/algo.h"
-#include "../../synth/topo_init.h"
-#include "../../synth/tree.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "topo_init.h"
+#include "tree.h"
+#include "verify.h"
 #include "harness.h"
 #include "symcheck.h"
 

@@ -30,11 +30,11 @@
 
 #include "../../runtime/ccs.h"
 #include "../../runtime/format.h"
-#include "../../synth/algo.h"
-#include "../../synth/sim.h"
-#include "../../synth/topo.h"
-#include "../../synth/topo_init.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "sim.h"
+#include "topo.h"
+#include "topo_init.h"
+#include "verify.h"
 #include "harness.h"
 #include "rt_fixtures.h"
 

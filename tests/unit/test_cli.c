@@ -17,13 +17,13 @@ static bool parse(ptype_t t, const char *s, double *v)
 {
     switch (t) {
     case P_TIME:
-        return cli_parse_time(s, v);
+        return units_parse_time(s, v);
     case P_BW:
-        return cli_parse_bw(s, v);
+        return units_parse_bw(s, v);
     case P_SIZE:
-        return cli_parse_size(s, v);
+        return units_parse_size(s, v);
     default:
-        return cli_parse_double(s, v);
+        return units_parse_double(s, v);
     }
 }
 
@@ -131,7 +131,7 @@ TEST(int_table)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         long v = -777;
-        bool ok = cli_parse_int(cases[i].text, cases[i].lo, cases[i].hi, &v);
+        bool ok = units_parse_int(cases[i].text, cases[i].lo, cases[i].hi, &v);
 
         CHECK_MSG(ok == cases[i].ok, "int '%s' in %ld..%ld: %s",
                   cases[i].text, cases[i].lo, cases[i].hi,

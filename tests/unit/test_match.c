@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../synth/match.h"
+#include "match.h"
 #include "harness.h"
 
 #define MAXV 10

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "../../runtime/format.h"
-#include "../../synth/algo.h"
-#include "../../synth/milp_heur.h"
-#include "../../synth/milp_model.h"
-#include "../../synth/mtree.h"
-#include "../../synth/sim.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "milp_heur.h"
+#include "milp_model.h"
+#include "mtree.h"
+#include "sim.h"
+#include "verify.h"
 #include "harness.h"
 
 /* A small instance: C chunks of 1 MiB, candidate pieces (in chunks). */

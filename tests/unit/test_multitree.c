@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../synth/algo.h"
-#include "../../synth/mtree.h"
-#include "../../synth/sim.h"
-#include "../../synth/topo_init.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "mtree.h"
+#include "sim.h"
+#include "topo_init.h"
+#include "verify.h"
 #include "harness.h"
 
 /* ---- hand-built topologies ---- */

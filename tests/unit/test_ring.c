@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../synth/ring.h"
-#include "../../synth/verify.h"
+#include "ring.h"
+#include "verify.h"
 #include "harness.h"
 #include "symcheck.h"
 

@@ -20,7 +20,7 @@
 #include "rt_fixtures.h"
 #include "../../runtime/ccs_int.h"
 #include "../../runtime/format.h"
-#include "../../synth/algo.h"
+#include "algo.h"
 #include "../../tools/ccs_check.h"
 
 typedef struct combo {

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "../../runtime/sched.h"
-#include "../../synth/algo.h"
-#include "../../synth/sim.h"
-#include "../../synth/topo.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "sim.h"
+#include "topo.h"
+#include "verify.h"
 #include "harness.h"
 
 /* ---- hand-built topologies ---- */

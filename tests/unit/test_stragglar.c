@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../synth/algo.h"
-#include "../../synth/stragglar.h"
-#include "../../synth/verify.h"
+#include "algo.h"
+#include "stragglar.h"
+#include "verify.h"
 #include "harness.h"
 
 /* Measured excess over LB of the searched matching planner for n = 2..64

@@ -16,10 +16,10 @@
 
 #include "../../runtime/ccs.h"
 #include "../../runtime/format.h"
-#include "../../synth/sim.h"
-#include "../../synth/topo.h"
-#include "../../synth/tune.h"
-#include "../../synth/verify.h"
+#include "sim.h"
+#include "topo.h"
+#include "tune.h"
+#include "verify.h"
 #include "harness.h"
 
 /* 1 KiB .. 1 GiB, factor 4: 11 sizes (kept small for test time). */

@@ -3,7 +3,7 @@
  * the right status and a message naming it, and the report is right. */
 #include <stdlib.h>
 
-#include "../../synth/verify.h"
+#include "verify.h"
 #include "harness.h"
 #include "verify_fixture.h"
 

@@ -1,53 +1,19 @@
-/* cli.c - shared command-line helpers: exit codes, number parsing, loading. */
+/*
+ * units.c - numbers with units, as topologies and options write them.
+ *
+ * One parser for every place a size, time or bandwidth is read (YAML
+ * topologies, built-in specs, arrivals files, command-line options), so a
+ * value means the same wherever it is written.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../runtime/format.h"
-#include "cli.h"
-
-int cli_exit_code(ccs_status_t st)
-{
-    switch (st) {
-    case CCS_OK:
-        return CLI_EXIT_OK;
-    case CCS_ERR_INVALID:
-        return CLI_EXIT_USAGE;
-    case CCS_ERR_FORMAT:
-    case CCS_ERR_VERSION:
-    case CCS_ERR_CHECKSUM:
-    case CCS_ERR_TOPOLOGY:
-    case CCS_ERR_PARSE:
-    case CCS_ERR_MISMATCH:
-        return CLI_EXIT_INPUT;
-    case CCS_ERR_VERIFY:
-        return CLI_EXIT_VERIFY;
-    case CCS_ERR_UNSUPPORTED:
-        return CLI_EXIT_UNSUPPORTED;
-    default:
-        return CLI_EXIT_INTERNAL;
-    }
-}
-
-int cli_fail(const char *cmd, int code, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "ccsynth %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
-
-int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err)
-{
-    return cli_fail(cmd, cli_exit_code(st), "%s", ccs_err_msg(err, st));
-}
+#include "units.h"
 
 /* Length of the decimal number at the start of s: [+-]digits[.digits]
  * [e[+-]digits], at least one digit before the exponent; 0 if there is
@@ -86,7 +52,7 @@ static size_t decimal_len(const char *s)
     return i;
 }
 
-bool cli_parse_double(const char *s, double *out)
+bool units_parse_double(const char *s, double *out)
 {
     char *end;
     double v;
@@ -101,7 +67,7 @@ bool cli_parse_double(const char *s, double *out)
     return true;
 }
 
-bool cli_parse_int(const char *s, long lo, long hi, long *out)
+bool units_parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
     long v;
@@ -135,7 +101,7 @@ static bool split_number(const char *s, double *v, const char **unit)
     return true;
 }
 
-bool cli_parse_size(const char *s, double *bytes)
+bool units_parse_size(const char *s, double *bytes)
 {
     static const struct { const char *u; double mult; } units[] = {
         { "", 1 }, { "B", 1 },
@@ -159,7 +125,7 @@ bool cli_parse_size(const char *s, double *bytes)
     return false;
 }
 
-bool cli_parse_time(const char *s, double *seconds)
+bool units_parse_time(const char *s, double *seconds)
 {
     static const struct { const char *u; double mult; } units[] = {
         { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
@@ -179,7 +145,7 @@ bool cli_parse_time(const char *s, double *seconds)
     return false;
 }
 
-bool cli_parse_bw(const char *s, double *bytes_per_s)
+bool units_parse_bw(const char *s, double *bytes_per_s)
 {
     /* Decimal units, as link speeds are quoted: GB/s bytes, Gb/s bits. */
     static const struct { const char *u; double mult; } units[] = {
@@ -204,7 +170,7 @@ bool cli_parse_bw(const char *s, double *bytes_per_s)
     return false;
 }
 
-void cli_format_size(double bytes, char *buf, size_t len)
+void units_format_size(double bytes, char *buf, size_t len)
 {
     static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
     int i = 0;
@@ -216,31 +182,3 @@ void cli_format_size(double bytes, char *buf, size_t len)
     snprintf(buf, len, "%.0f %s", bytes, names[i]);
 }
 
-int cli_load_topo(const char *cmd, const char *spec, const topo_opts_t *opts,
-                  topo_t **out)
-{
-    ccs_err_t err = { { 0 } };
-    ccs_status_t st;
-
-    if (spec == NULL)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "--topo is required");
-    st = topo_load(spec, opts, out, &err);
-    if (st != CCS_OK)
-        return cli_fail_status(cmd, st, &err);
-    return CLI_EXIT_OK;
-}
-
-int cli_read_sched(const char *cmd, const char *path, ccs_sched_t **out)
-{
-    ccs_err_t err = { { 0 } };
-    ccs_status_t st = ccs_format_read_file(path, out, &err);
-
-    /* A missing, unreadable or malformed schedule is bad input (3), as in
-     * `ccsynth verify` and for topology files; only running out of memory
-     * is our failure. */
-    if (st != CCS_OK)
-        return cli_fail(cmd, st == CCS_ERR_NOMEM ? CLI_EXIT_INTERNAL
-                                                 : CLI_EXIT_INPUT,
-                        "%s", ccs_err_msg(&err, st));
-    return CLI_EXIT_OK;
-}

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/format.h"
+#include "format.h"
 #include "algo.h"
 #include "cli.h"
 #include "verify.h"
@@ -149,56 +149,56 @@ int cmd_synth(int argc, char **argv)
                                 "unknown collective '%s'", optarg);
             break;
         case OPT_ROOT:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --root '%s'", optarg);
             p.root = (int32_t)v;
             break;
         case OPT_STRAGGLER:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
                                 optarg);
             p.straggler = (int32_t)v;
             break;
         case OPT_PHASE0: p.sub_algo = optarg; break;
         case OPT_PIPELINE:
-            if (!cli_parse_int(optarg, 1, 1024, &v))
+            if (!units_parse_int(optarg, 1, 1024, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --pipeline '%s' (1..1024)", optarg);
             p.pipeline = (uint32_t)v;
             break;
         case OPT_CHUNKS:
-            if (!cli_parse_int(optarg, 1, CCS_MAX_CHUNKS, &v))
+            if (!units_parse_int(optarg, 1, CCS_MAX_CHUNKS, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --chunks '%s'",
                                 optarg);
             p.nchunks = (uint32_t)v;
             break;
         case OPT_SIZE:
             milp_opt = "--size";
-            if (!cli_parse_size(optarg, &p.size_bytes) || p.size_bytes <= 0)
+            if (!units_parse_size(optarg, &p.size_bytes) || p.size_bytes <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --size '%s'", optarg);
             break;
         case OPT_TIME_LIMIT:
             milp_opt = "--time-limit";
-            if (!cli_parse_time(optarg, &p.time_limit_s) || p.time_limit_s <= 0)
+            if (!units_parse_time(optarg, &p.time_limit_s) || p.time_limit_s <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --time-limit '%s'",
                                 optarg);
             break;
         case OPT_MIP_GAP:
             milp_opt = "--mip-gap";
-            if (!cli_parse_double(optarg, &p.mip_gap) || p.mip_gap < 0)
+            if (!units_parse_double(optarg, &p.mip_gap) || p.mip_gap < 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --mip-gap '%s'",
                                 optarg);
             break;
         case OPT_MILP_M:
             milp_opt = "--milp-m";
-            if (!cli_parse_int(optarg, 1, 64, &v))
+            if (!units_parse_int(optarg, 1, 64, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --milp-m '%s' (1..64)",
                                 optarg);
             p.milp_m = (uint32_t)v;
             break;
         case OPT_NODE_LIMIT:
             milp_opt = "--node-limit";
-            if (!cli_parse_int(optarg, 0, INT32_MAX, &v))
+            if (!units_parse_int(optarg, 0, INT32_MAX, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --node-limit '%s' (0: none, or a count)",
                                 optarg);
@@ -214,17 +214,17 @@ int cmd_synth(int argc, char **argv)
             break;
         case OPT_DOT: p.dot_out = optarg; break;
         case OPT_SEED:
-            if (!cli_parse_int(optarg, 0, __LONG_MAX__, &v))
+            if (!units_parse_int(optarg, 0, __LONG_MAX__, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --seed '%s'", optarg);
             p.seed = (uint64_t)v;
             break;
         case OPT_ALPHA:
-            if (!cli_parse_time(optarg, &topts.alpha_s))
+            if (!units_parse_time(optarg, &topts.alpha_s))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
                                 optarg);
             break;
         case OPT_BW:
-            if (!cli_parse_bw(optarg, &topts.bw_Bps))
+            if (!units_parse_bw(optarg, &topts.bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
             break;
         default:

@@ -19,8 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/ccs.h"
-#include "../runtime/err.h"
+#include "ccs.h"
+#include "err.h"
 
 /* Edge weights must lie in [-MATCH_WEIGHT_MAX, MATCH_WEIGHT_MAX] so that
  * the dual variables (sums of a few weights, doubled) cannot overflow. */

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 
 /* Properties reported for a schedule that passes. */
 typedef struct verify_report {

@@ -101,17 +101,17 @@ int cmd_trees(int argc, char **argv)
             mo.children = (mtree_children_t)v;
             break;
         case OPT_PIPELINE:
-            if (!cli_parse_int(optarg, 1, 1024, &pipeline))
+            if (!units_parse_int(optarg, 1, 1024, &pipeline))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --pipeline '%s' (1..1024)", optarg);
             break;
         case OPT_ALPHA:
-            if (!cli_parse_time(optarg, &topts.alpha_s))
+            if (!units_parse_time(optarg, &topts.alpha_s))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
                                 optarg);
             break;
         case OPT_BW:
-            if (!cli_parse_bw(optarg, &topts.bw_Bps))
+            if (!units_parse_bw(optarg, &topts.bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
             break;
         default:

@@ -55,12 +55,12 @@ int cmd_topo(int argc, char **argv)
         case 'd': dot = optarg; break;
         case 'h': topo_usage(stdout); return CLI_EXIT_OK;
         case OPT_ALPHA:
-            if (!cli_parse_time(optarg, &opts.alpha_s) || opts.alpha_s <= 0)
+            if (!units_parse_time(optarg, &opts.alpha_s) || opts.alpha_s <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
                                 optarg);
             break;
         case OPT_BW:
-            if (!cli_parse_bw(optarg, &opts.bw_Bps))
+            if (!units_parse_bw(optarg, &opts.bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
             break;
         default:

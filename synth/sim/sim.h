@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 #include "topo.h"
 
 typedef enum {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/format.h"
+#include "format.h"
 #include "cli.h"
 #include "commands.h"
 #include "mtree.h"
@@ -591,7 +591,7 @@ int cmd_show(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "r:jdh", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --rank '%s'",
                                 optarg);
             rank = v;

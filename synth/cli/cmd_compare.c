@@ -222,37 +222,37 @@ int cmd_compare(int argc, char **argv)
                                 optarg);
             break;
         case OPT_ROOT:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --root '%s'",
                                 optarg);
             p.root = (int32_t)v;
             break;
         case OPT_STRAGGLER:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
                                 optarg);
             o.straggler = p.straggler = (int32_t)v;
             have_strag = true;
             break;
         case OPT_DELAY:
-            if (!cli_parse_time(optarg, &o.straggler_delay_s))
+            if (!units_parse_time(optarg, &o.straggler_delay_s))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --straggler-delay '%s'", optarg);
             have_delay = true;
             break;
         case OPT_ARRIVALS: arrivals = optarg; break;
         case OPT_LOCAL_BW:
-            if (!cli_parse_bw(optarg, &o.local_bw_Bps))
+            if (!units_parse_bw(optarg, &o.local_bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --local-bw '%s'",
                                 optarg);
             break;
         case OPT_ALPHA:
-            if (!cli_parse_time(optarg, &topts.alpha_s))
+            if (!units_parse_time(optarg, &topts.alpha_s))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
                                 optarg);
             break;
         case OPT_BW:
-            if (!cli_parse_bw(optarg, &topts.bw_Bps))
+            if (!units_parse_bw(optarg, &topts.bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
             break;
         case OPT_PLOT: plot = optarg; break;

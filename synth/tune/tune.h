@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 #include "sim.h"
 #include "topo.h"
 

@@ -11,10 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/ccs.h"
-#include "../runtime/err.h"
-#include "../runtime/sched.h"
+#include "ccs.h"
+#include "err.h"
+#include "sched.h"
 #include "topo.h"
+#include "units.h"
 
 /* Exit codes of every subcommand. */
 enum {
@@ -35,19 +36,6 @@ int cli_exit_code(ccs_status_t st);
 int cli_fail(const char *cmd, int code, const char *fmt, ...) CCS_PRINTF(3, 4);
 /* Print "ccsynth <cmd>: <err message>" and return cli_exit_code(st). */
 int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err);
-
-/* Parse numbers with suffixes; false on junk or overflow.
- * Sizes: "4G", "64M", "1K", "1000", "1.5G" (binary: K = 1024).
- * Times: "3us", "1.5ms", "2s", "150ns", plain numbers are seconds.
- * Bandwidth: "450GB/s", "100Gb/s" (bits), "16GBps", plain bytes/s. */
-bool cli_parse_size(const char *s, double *bytes);
-bool cli_parse_time(const char *s, double *seconds);
-bool cli_parse_bw(const char *s, double *bytes_per_s);
-bool cli_parse_int(const char *s, long lo, long hi, long *out);
-bool cli_parse_double(const char *s, double *out);
-
-/* Format helpers for reports: "4 GiB" / "4.00 GB/s" style. */
-void cli_format_size(double bytes, char *buf, size_t len);
 
 /* Load a topology with the --alpha/--bw overrides; prints the error and
  * returns the exit code on failure (0 on success). */

@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/ccs.h"
-#include "../runtime/err.h"
-#include "../runtime/sched.h"
+#include "ccs.h"
+#include "err.h"
+#include "sched.h"
 #include "topo.h"
 
 #define MILP_MAX_RANKS 64      /* overlay arcs grow as n^2 per sub */

@@ -29,8 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/err.h"
-#include "../runtime/sched.h"
+#include "err.h"
+#include "sched.h"
 #include "topo.h"
 
 /* Which tree takes its turn first in each step. */

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 
 #define TREE_MAX_CHILDREN 2
 

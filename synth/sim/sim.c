@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "units.h"
 #include "sim.h"
 
 /* ---- prepared, size-independent data ---- */
@@ -1345,7 +1345,7 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
                              tok_r);
             goto cleanup;
         }
-        if (!cli_parse_int(tok_r, LONG_MIN, LONG_MAX, &rank)) {
+        if (!units_parse_int(tok_r, LONG_MIN, LONG_MAX, &rank)) {
             st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: bad rank '%.40s' "
                              "(want an integer in 0..%u)", path, lineno,
                              tok_r, nranks - 1);
@@ -1356,7 +1356,7 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
                              "range 0..%u", path, lineno, rank, nranks - 1);
             goto cleanup;
         }
-        if (!cli_parse_time(tok_t, &secs)) {
+        if (!units_parse_time(tok_t, &secs)) {
             st = ccs_err_set(err, CCS_ERR_PARSE, "%s:%u: bad time '%.40s' "
                              "(want seconds >= 0, or a number with s, ms, "
                              "us or ns, e.g. 2ms)", path, lineno, tok_t);
@@ -1422,9 +1422,9 @@ ccs_status_t sim_parse_sizes(const char *spec, double **out, uint32_t *n,
             if (c2 != NULL)
                 *c2++ = '\0';
         }
-        if (!cli_parse_size(item, &lo) ||
-            (c1 != NULL && !cli_parse_size(c1, &hi)) ||
-            (c2 != NULL && (!cli_parse_double(c2, &factor) || !(factor > 1)))) {
+        if (!units_parse_size(item, &lo) ||
+            (c1 != NULL && !units_parse_size(c1, &hi)) ||
+            (c2 != NULL && (!units_parse_double(c2, &factor) || !(factor > 1)))) {
             st = ccs_err_set(err, CCS_ERR_INVALID,
                              "bad size list '%s' (want SIZE, LO:HI or "
                              "LO:HI:FACTOR with FACTOR > 1, e.g. 1K:4G)",

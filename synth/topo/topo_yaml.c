@@ -20,7 +20,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "cli.h"
+#include "units.h"
 #include "topo_internal.h"
 
 #define YMAX_KEYS 12
@@ -161,7 +161,7 @@ static ccs_status_t yint(ycx_t *cx, yaml_node_t *n, const char *what,
 
     if (st != CCS_OK)
         return st;
-    if (!cli_parse_int(s, LONG_MIN, LONG_MAX, &v))
+    if (!units_parse_int(s, LONG_MIN, LONG_MAX, &v))
         return yerr(cx, n, CCS_ERR_PARSE, "%s '%s' is not an integer",
                     what, s);
     if (v < lo || v > hi)
@@ -200,7 +200,7 @@ static ccs_status_t ytime(ycx_t *cx, yaml_node_t *n, const char *what,
     if (s[0] == '-')
         return yerr(cx, n, CCS_ERR_TOPOLOGY, "negative latency: %s is '%s'",
                     what, s);
-    if (!cli_parse_time(s, out))
+    if (!units_parse_time(s, out))
         return yerr(cx, n, CCS_ERR_PARSE, "%s '%s' is not a time (write "
                     "e.g. 3us, 150ns, 1.5e-6)", what, s);
     return CCS_OK;
@@ -219,7 +219,7 @@ static ccs_status_t ybw(ycx_t *cx, yaml_node_t *n, const char *what,
     if (s[0] == '-')
         return yerr(cx, n, CCS_ERR_TOPOLOGY, "negative bandwidth: %s is "
                     "'%s'", what, s);
-    if (cli_parse_bw(s, out))
+    if (units_parse_bw(s, out))
         return CCS_OK;
     v = strtod(s, &end);
     if (end != s && v == 0)

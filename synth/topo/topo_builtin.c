@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "units.h"
 #include "topo_internal.h"
 
 enum {
@@ -391,17 +391,17 @@ static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
     *which = bit;
     switch (bit) {
     case BI_ALPHA:
-        ok = cli_parse_time(val, &a->alpha_s);
+        ok = units_parse_time(val, &a->alpha_s);
         break;
     case BI_NETALPHA:
-        ok = cli_parse_time(val, &a->net_alpha_s);
+        ok = units_parse_time(val, &a->net_alpha_s);
         break;
     case BI_BW:
     case BI_NVLINK:
-        ok = cli_parse_bw(val, &a->bw_Bps);
+        ok = units_parse_bw(val, &a->bw_Bps);
         break;
     case BI_NIC:
-        ok = cli_parse_bw(val, &a->nic_Bps);
+        ok = units_parse_bw(val, &a->nic_Bps);
         break;
     case BI_NICS:
         if (strcmp(val, "gpu") == 0)

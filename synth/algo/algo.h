@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 #include "topo.h"
 
 /* Synthesis parameters, filled by the CLI from its options. */

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 
 typedef struct stragglar_plan {
     uint32_t n;          /* ranks, >= 2 */

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "../runtime/sched.h"
+#include "sched.h"
 
 /* Reduce-scatter: afterwards OUT of ranks[i], block i, holds the reduction
  * over ranks[0..k) of their IN block i.  Partial sums travel in OUT (only

@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/ccs.h"
-#include "../runtime/err.h"
+#include "ccs.h"
+#include "err.h"
 
 typedef enum {
     TOPO_NODE_GPU = 0,

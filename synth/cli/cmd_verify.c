@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/format.h"
+#include "format.h"
 #include "cli.h"
 #include "commands.h"
 #include "verify.h"

@@ -85,7 +85,7 @@ static bool parse_list(const char *spec, uint32_t *out, uint32_t max,
         }
         if (autop != NULL && strcmp(tok, "none") == 0)
             continue;
-        if (*n == max || !cli_parse_int(tok, 1, CCS_MAX_CHUNKS, &v))
+        if (*n == max || !units_parse_int(tok, 1, CCS_MAX_CHUNKS, &v))
             return false;
         out[(*n)++] = (uint32_t)v;
     }
@@ -179,26 +179,26 @@ int cmd_tune(int argc, char **argv)
             o.chunks = chunks;
             break;
         case OPT_PRUNE:
-            if (!cli_parse_double(optarg, &o.prune) || !(o.prune >= 0))
+            if (!units_parse_double(optarg, &o.prune) || !(o.prune >= 0))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --prune '%s' (a number >= 0)", optarg);
             break;
         case OPT_COARSE:
-            if (!cli_parse_int(optarg, 1, 1 << 20, &v))
+            if (!units_parse_int(optarg, 1, 1 << 20, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --coarse '%s'",
                                 optarg);
             o.coarse_stride = (uint32_t)v;
             break;
         case OPT_FULL: o.full_grid = true; break;
         case OPT_STRAGGLER:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
                                 optarg);
             o.straggler = (int32_t)v;
             have_strag = true;
             break;
         case OPT_DELAY:
-            if (!cli_parse_time(optarg, &o.straggler_delay_s) ||
+            if (!units_parse_time(optarg, &o.straggler_delay_s) ||
                 o.straggler_delay_s < 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --straggler-delay '%s'", optarg);
@@ -210,23 +210,23 @@ int cmd_tune(int argc, char **argv)
                                 optarg);
             break;
         case OPT_ROOT:
-            if (!cli_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
+            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --root '%s'",
                                 optarg);
             o.root = (int32_t)v;
             break;
         case OPT_LOCAL_BW:
-            if (!cli_parse_bw(optarg, &o.local_bw_Bps))
+            if (!units_parse_bw(optarg, &o.local_bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --local-bw '%s'",
                                 optarg);
             break;
         case OPT_ALPHA:
-            if (!cli_parse_time(optarg, &topts.alpha_s))
+            if (!units_parse_time(optarg, &topts.alpha_s))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
                                 optarg);
             break;
         case OPT_BW:
-            if (!cli_parse_bw(optarg, &topts.bw_Bps))
+            if (!units_parse_bw(optarg, &topts.bw_Bps))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
             break;
         case OPT_JSON: json = optarg; break;

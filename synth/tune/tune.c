@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/format.h"
+#include "format.h"
 #include "algo.h"
 #include "tune.h"
 #include "verify.h"
