@@ -5,8 +5,8 @@
 set -euo pipefail
 
 # python3: the e2e tests check JSON and the format spec's hex dump with it;
-# bc: the MILP benchmark's arithmetic.
-pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
+# bc: the MILP benchmark's arithmetic; libxml2-dev: reading MSCCL XML.
+pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev libxml2-dev
       libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc)
 
 missing=()
