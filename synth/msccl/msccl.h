@@ -69,6 +69,11 @@ typedef struct msccl_export_opts {
                                 with input and output aliased), 0, 1 */
     int outofplace;          /* 0 or 1 (default 1) */
     uint32_t max_tb_steps;   /* steps per thread block (default 64) */
+    int order_steps;         /* 1 (default): also keep each rank's step
+                                order (a step's ops wait for the rank's
+                                previous step, as ccsynth's executor runs
+                                them; falls back to 0 when the limits do
+                                not allow it); 0: data dependencies only */
     const char *name;        /* algo name attribute; NULL: derived */
 } msccl_export_opts_t;
 
@@ -86,6 +91,7 @@ typedef struct msccl_export_info {
     uint64_t ndeps;             /* cross-thread-block dependencies */
     bool inplace;
     bool outofplace;
+    bool step_order;            /* the rank's step order was kept */
 } msccl_export_info_t;
 
 /* Export s as MSCCL XML into a NUL-terminated buffer *xml (owned by the

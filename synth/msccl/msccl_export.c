@@ -143,6 +143,7 @@ void msccl_export_opts_init(msccl_export_opts_t *o)
     o->inplace = -1;
     o->outofplace = 1;
     o->max_tb_steps = MSCCL_MAX_TB_STEPS;
+    o->order_steps = 1;
 }
 
 /* ---- one rank's program ---- */
@@ -170,6 +171,8 @@ typedef struct xrank {
 
 /* Per-op plan of a rank, filled before the dependency pass. */
 typedef struct opplan {
+    uint32_t lane;          /* index among the rank's ops of its step with
+                               the same peer and direction */
     int32_t tb;             /* thread block; -1: folded into a fused step */
     int32_t fused;          /* index of the send it forwards to, or -1 */
     uint8_t type;           /* msccl_type_t of the step it becomes */
@@ -178,7 +181,11 @@ typedef struct opplan {
 /* Scratch shared by every rank of one attempt (sized for the largest). */
 typedef struct work {
     const ccs_sched_t *s;
-    uint32_t npg, nblk, nch, max_tb_steps;
+    uint32_t npg, nblk, nlanes, nch, max_tb_steps;
+    bool step_order;        /* also keep each rank's step order */
+    int32_t *prevk;         /* [ntb] last step of a tb in the rank's
+                               previous IR step, -1 */
+    int32_t *curk;          /* [ntb] same for the current IR step */
     bool alias;             /* in-place: IN g and OUT g are one location */
     opplan_t *plan;         /* [max ops per rank] */
     uint32_t *order;        /* [max ops per rank] processing order */
@@ -202,10 +209,12 @@ typedef struct work {
 
 static uint32_t op_chan(const work_t *w, uint32_t rank, const ccs_op_t *op)
 {
+    const ccs_op_t *base = w->s->rank_ops[rank];
     uint32_t blk = (uint32_t)((uint64_t)op->step * w->nblk /
                               (w->s->nsteps ? w->s->nsteps : 1));
     uint32_t pg = op->peer >= 0 ? (rank + (uint32_t)op->peer) % w->npg : 0;
-    return blk * w->npg + pg;
+    uint32_t lane = w->plan[op - base].lane % w->nlanes;
+    return (blk * w->nlanes + lane) * w->npg + pg;
 }
 
 static bool op_is_recv(const ccs_op_t *op)
@@ -414,6 +423,10 @@ static ccs_status_t place(work_t *w, xrank_t *xr, uint32_t t,
 
     for (uint32_t x = 0; x < xr->ntbs; x++)
         w->depmax[x] = -1;
+    if (w->step_order)
+        for (uint32_t x = 0; x < xr->ntbs; x++)
+            if (w->prevk[x] >= 0)
+                need(w, t, ((int64_t)x << 32) | (uint32_t)w->prevk[x]);
     for (int i = 0; i < nrd; i++)
         for (uint32_t c = 0; c < rd[i].n; c++)
             need(w, t, w->writer[loc_of(w, rd[i].buf, rd[i].chunk + c)]);
@@ -455,6 +468,7 @@ static ccs_status_t place(work_t *w, xrank_t *xr, uint32_t t,
             return st;
     }
     uint32_t k = tb->nsteps - 1;
+    w->curk[t] = (int32_t)k;
     for (int i = 0; i < nrd; i++)
         for (uint32_t c = 0; c < rd[i].n; c++) {
             st = reader_add(w, loc_of(w, rd[i].buf, rd[i].chunk + c), t, k,
@@ -496,6 +510,17 @@ static ccs_status_t build_rank(work_t *w, uint32_t rank, xrank_t *xr,
     for (uint32_t i = 0; i < n; i++) {
         w->plan[i].tb = 0;
         w->plan[i].fused = -1;
+        w->plan[i].lane = 0;
+        if (ops[i].peer < 0)
+            continue;
+        /* Same step, same peer, same direction: a different lane, so the
+         * executor runs them in parallel thread blocks as the step does. */
+        for (uint32_t j = i; j-- > 0 && ops[j].step == ops[i].step;)
+            if (ops[j].peer == ops[i].peer &&
+                (ops[j].kind == CCS_OP_SEND) == (ops[i].kind == CCS_OP_SEND)) {
+                w->plan[i].lane = w->plan[j].lane + 1;
+                break;
+            }
     }
     for (uint32_t p = 0; p < R; p++)
         w->pair_send[p] = w->pair_recv[p] = -1;
@@ -604,11 +629,17 @@ static ccs_status_t build_rank(work_t *w, uint32_t rank, xrank_t *xr,
         int32_t *p = realloc(w->known, (size_t)xr->ntbs * xr->ntbs *
                                            sizeof(*p));
         int32_t *d = realloc(w->depmax, (size_t)xr->ntbs * sizeof(*d));
+        int32_t *pk = realloc(w->prevk, (size_t)xr->ntbs * sizeof(*pk));
+        int32_t *ck = realloc(w->curk, (size_t)xr->ntbs * sizeof(*ck));
         if (p != NULL)
             w->known = p;
         if (d != NULL)
             w->depmax = d;
-        if (p == NULL || d == NULL) {
+        if (pk != NULL)
+            w->prevk = pk;
+        if (ck != NULL)
+            w->curk = ck;
+        if (p == NULL || d == NULL || pk == NULL || ck == NULL) {
             st = ccs_err_set(err, CCS_ERR_NOMEM,
                              "msccl export: out of memory");
             goto cleanup;
@@ -617,6 +648,8 @@ static ccs_status_t build_rank(work_t *w, uint32_t rank, xrank_t *xr,
     }
     for (size_t k = 0; k < (size_t)xr->ntbs * xr->ntbs; k++)
         w->known[k] = -1;
+    for (uint32_t x = 0; x < xr->ntbs; x++)
+        w->prevk[x] = w->curk[x] = -1;
     for (uint32_t l = 0; l < w->nloc; l++) {
         w->writer[l] = -1;
         w->nreaders[l] = 0;
@@ -639,6 +672,15 @@ static ccs_status_t build_rank(work_t *w, uint32_t rank, xrank_t *xr,
     for (uint32_t oi = 0; oi < n; oi++) {
         uint32_t i = w->order[oi];
         const ccs_op_t *o = &ops[i];
+        /* A new IR step: what ran in the previous one is waited for. */
+        if (oi > 0 && ops[w->order[oi - 1]].step != o->step)
+            for (uint32_t x = 0; x < xr->ntbs; x++) {
+                if (w->curk[x] >= 0)
+                    w->prevk[x] = w->curk[x];
+                else
+                    w->prevk[x] = -1;
+                w->curk[x] = -1;
+            }
         range_t rd[2] = { { 0, 0, 0 }, { 0, 0, 0 } }, wr[1] = { { 0, 0, 0 } };
         int nrd = 0, nwr = 0;
         msccl_type_t type;
@@ -892,6 +934,32 @@ static void work_free(work_t *w)
     free(w->capreaders);
     free(w->known);
     free(w->depmax);
+    free(w->prevk);
+    free(w->curk);
+}
+
+/* The most ops one rank has in one step with one peer in one direction:
+ * that many lanes (channels) let them run in parallel. */
+static uint32_t max_lanes(const ccs_sched_t *s)
+{
+    uint32_t best = 1;
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        uint32_t n = s->rank_nops[r];
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t k = 1;
+            if (ops[i].peer < 0)
+                continue;
+            for (uint32_t j = i; j-- > 0 && ops[j].step == ops[i].step;)
+                if (ops[j].peer == ops[i].peer &&
+                    (ops[j].kind == CCS_OP_SEND) ==
+                        (ops[i].kind == CCS_OP_SEND))
+                    k++;
+            if (k > best)
+                best = k;
+        }
+    }
+    return best;
 }
 
 /* The smallest number of peer groups that keeps every rank's distinct
@@ -1019,26 +1087,39 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
         goto cleanup;
     }
     uint32_t want = opt->min_channels > 1 ? opt->min_channels : 1;
-    uint32_t nblk = (want + w.npg - 1) / w.npg;
+    uint32_t maxlanes = max_lanes(s);
     st = CCS_ERR_UNSUPPORTED;
-    if (w.npg * nblk > MSCCL_MAX_CHANNELS)
+    if (w.npg * ((want + w.npg - 1) / w.npg) > MSCCL_MAX_CHANNELS)
         snprintf(why, sizeof(why), "%u channels asked, %u peer groups",
                  want, w.npg);
-    for (; w.npg * nblk <= MSCCL_MAX_CHANNELS; nblk++) {
-        w.nblk = nblk;
-        w.nch = w.npg * nblk;
-        memset(&inf, 0, sizeof(inf));
-        for (uint32_t r = 0; r < s->nranks; r++)
-            xrank_free(&xr[r]);
-        st = CCS_OK;
-        for (uint32_t r = 0; r < s->nranks && st == CCS_OK; r++) {
-            st = build_rank(&w, r, &xr[r], &inf, err);
-            if (st == CCS_OK)
-                st = check_limits(&w, &xr[r], r, &inf, why, sizeof(why));
+    /* Keep the schedule's per-rank step order if the limits allow it,
+     * else only the data dependencies (what the GPU needs). */
+    for (int pass = opt->order_steps ? 0 : 1; pass < 2; pass++) {
+        w.step_order = pass == 0;
+        for (uint32_t nblk = (want + w.npg - 1) / w.npg;
+             w.npg * nblk <= MSCCL_MAX_CHANNELS; nblk++) {
+            w.nblk = nblk;
+            w.nlanes = MSCCL_MAX_CHANNELS / (w.npg * nblk);
+            if (w.nlanes > maxlanes)
+                w.nlanes = maxlanes;
+            w.nch = w.npg * nblk * w.nlanes;
+            memset(&inf, 0, sizeof(inf));
+            for (uint32_t r = 0; r < s->nranks; r++)
+                xrank_free(&xr[r]);
+            st = CCS_OK;
+            for (uint32_t r = 0; r < s->nranks && st == CCS_OK; r++) {
+                st = build_rank(&w, r, &xr[r], &inf, err);
+                if (st == CCS_OK)
+                    st = check_limits(&w, &xr[r], r, &inf, why,
+                                      sizeof(why));
+            }
+            if (st != CCS_ERR_UNSUPPORTED)
+                break;
         }
         if (st != CCS_ERR_UNSUPPORTED)
             break;
     }
+    inf.step_order = w.step_order;
     if (st == CCS_ERR_UNSUPPORTED) {
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                          "msccl export: %s, even spread over %u channels "

@@ -83,7 +83,10 @@ typedef struct part {
     uint8_t kind;
 } part_t;
 
-typedef struct edge { uint32_t u, v; uint8_t w; } edge_t;
+/* u before v; w: IR steps between them (0 or 1); strict: v cannot start
+ * before u has completed on the GPU (u receives or computes), so a cycle
+ * through it is a deadlock even when it would fit in one IR step. */
+typedef struct edge { uint32_t u, v; uint8_t w, strict; } edge_t;
 
 typedef struct imp {
     const char *file;
@@ -94,6 +97,8 @@ typedef struct imp {
     uint32_t R, C, B, nch;
     int32_t root;
     bool inplace, outofplace, as_inplace;
+    bool strict;            /* layout mode, see order_edges */
+    uint32_t nedges_base;   /* edges before build_order */
     msccl_import_info_t info;
     /* program; all owned */
     mgpu_t *gpus;
@@ -105,7 +110,8 @@ typedef struct imp {
     uint32_t nparts;
     edge_t *edges;
     uint32_t nedges, edgecap;
-    uint32_t *uf;           /* union-find over parts */
+    uint32_t *partner;      /* [nparts] matched R of an S and S of an R,
+                               UINT32_MAX for L/N parts */
 } imp_t;
 
 /* ---- errors ---- */
@@ -711,7 +717,8 @@ static ccs_status_t add_part(imp_t *m, uint32_t si, uint8_t kind,
     return CCS_OK;
 }
 
-static ccs_status_t add_edge(imp_t *m, uint32_t u, uint32_t v, uint8_t w)
+static ccs_status_t add_edge(imp_t *m, uint32_t u, uint32_t v, uint8_t w,
+                             uint8_t strict)
 {
     if (m->nedges == m->edgecap) {
         uint32_t cap = m->edgecap ? m->edgecap * 2 : 1024;
@@ -721,17 +728,8 @@ static ccs_status_t add_edge(imp_t *m, uint32_t u, uint32_t v, uint8_t w)
         m->edges = p;
         m->edgecap = cap;
     }
-    m->edges[m->nedges++] = (edge_t){ u, v, w };
+    m->edges[m->nedges++] = (edge_t){ u, v, w, strict };
     return CCS_OK;
-}
-
-static uint32_t uf_find(uint32_t *uf, uint32_t x)
-{
-    while (uf[x] != x) {
-        uf[x] = uf[uf[x]];
-        x = uf[x];
-    }
-    return x;
 }
 
 /* A canonical chunk range: space 0 = in-place big buffer or out-of-place
@@ -795,27 +793,94 @@ static uint32_t last_part(const mstep_t *x)
     return (uint32_t)(x->spart >= 0 ? x->spart : x->rpart);
 }
 
-/* Weight of "pred before succ": 0 when pred only sent and succ does not
- * overwrite what it (or the sends chained with it) read. */
-static uint8_t order_weight(const imp_t *m, uint32_t pred, uint32_t succ,
-                            const crange_t *run, uint32_t nrun)
+/* Ranges a part reads (up to 2) and writes (up to 1); n = 0 unused. */
+static void part_rw(const imp_t *m, const part_t *p, crange_t rd[2],
+                    crange_t *wr)
 {
-    const part_t *pp = &m->parts[pred], *sp = &m->parts[succ];
-    if (pp->kind == P_N)
-        return 0;
-    if (pp->kind != P_S)
-        return 1;
-    if (sp->kind == P_N)
-        return 1;
-    crange_t wr = part_write(m, sp);
-    if (wr.n == 0)
-        return 0;
-    if (cr_overlap(wr, part_sread(m, pp)))
-        return 1;
-    for (uint32_t k = 0; k < nrun; k++)
-        if (cr_overlap(wr, run[k]))
-            return 1;
-    return 0;
+    const mstep_t *x = &m->steps[p->step];
+    uint32_t g = m->tbs[x->tb].gpu;
+    msccl_type_t t = (msccl_type_t)x->type;
+    crange_t none = { 0, 0, 0 };
+
+    rd[0] = rd[1] = *wr = none;
+    if (p->kind == P_S) {
+        rd[0] = part_sread(m, p);
+    } else if (p->kind == P_R) {
+        *wr = part_write(m, p);
+        if (t == MSCCL_T_RRC || t == MSCCL_T_RRCS || t == MSCCL_T_RRS)
+            rd[0] = canon(m, g, x->srcbuf, x->srcoff, x->cnt);
+    } else if (p->kind == P_L) {
+        *wr = part_write(m, p);
+        rd[0] = canon(m, g, x->srcbuf, x->srcoff, x->cnt);
+        if (t == MSCCL_T_RE)
+            rd[1] = *wr;
+    }
+}
+
+/* Must q come a step after p (it reads what p writes, or writes what p
+ * reads or writes)?  A nop may stand for any later step: always. */
+static bool conflict(const imp_t *m, uint32_t p, uint32_t q)
+{
+    crange_t pr[2], pw, qr[2], qw;
+
+    if (m->parts[q].kind == P_N)
+        return true;
+    part_rw(m, &m->parts[p], pr, &pw);
+    part_rw(m, &m->parts[q], qr, &qw);
+    return (pw.n && (cr_overlap(pw, qr[0]) || cr_overlap(pw, qr[1]) ||
+                     cr_overlap(pw, qw))) ||
+           (qw.n && (cr_overlap(pr[0], qw) || cr_overlap(pr[1], qw)));
+}
+
+/* Is send part p the forwarding half of an rcs/rrs/rrcs?  Waiting for
+ * such a step is waiting for its receive (the forward is issued then). */
+static bool fused_send(const imp_t *m, uint32_t p)
+{
+    return m->steps[m->parts[p].step].rpart >= 0;
+}
+
+/* Edges for "pred runs before succ" in program order (thread-block order,
+ * or a dependency when `dep`).  A send is issued when its thread block gets
+ * there but its data is read in its receive's IR step (the layout puts
+ * both in one step): a later step that overwrites the data must come after
+ * the receive.  In strict mode (tried first) every step after a receive or
+ * local op, and every step depending on a send, starts an IR step later,
+ * which keeps the exporter's step order; in relaxed mode only conflicting
+ * steps do.  Relaxed mode is what the GPU allows (sends do not wait for
+ * their receive); it is used when strict order is impossible.
+ * run: earlier parts of the thread block chained by 0-step edges. */
+static ccs_status_t order_edges(imp_t *m, uint32_t pred, uint32_t succ,
+                                const uint32_t *run, uint32_t nrun, bool dep,
+                                uint8_t *w_out)
+{
+    const part_t *pp = &m->parts[pred];
+    ccs_status_t st;
+    uint8_t w = 0;
+
+    if (pp->kind == P_N) {
+        st = add_edge(m, pred, succ, 0, 0);
+    } else if (pp->kind != P_S) {
+        w = m->strict || conflict(m, pred, succ);
+        st = add_edge(m, pred, succ, w, 1);
+    } else if ((dep && m->strict && !fused_send(m, pred)) ||
+               conflict(m, pred, succ)) {
+        w = 1;
+        st = add_edge(m, m->partner[pred], succ, 1, 1);
+    } else {
+        st = add_edge(m, pred, succ, 0, 0);
+    }
+    for (uint32_t k = 0; k < nrun && st == CCS_OK; k++) {
+        uint32_t r = run[k];
+        if (!conflict(m, r, succ))
+            continue;
+        if (m->parts[r].kind == P_S)
+            st = add_edge(m, m->partner[r], succ, 1, 1);
+        else
+            st = add_edge(m, r, succ, 1, 1);
+    }
+    if (w_out != NULL)
+        *w_out = w;
+    return st;
 }
 
 static ccs_status_t build_parts(imp_t *m)
@@ -838,61 +903,90 @@ static ccs_status_t build_parts(imp_t *m)
             if (msccl_type_sends(t))
                 add_part(m, si, P_S, &x->spart);
             if (x->rpart >= 0 && x->spart >= 0) {
-                st = add_edge(m, (uint32_t)x->rpart, (uint32_t)x->spart, 1);
+                st = add_edge(m, (uint32_t)x->rpart, (uint32_t)x->spart, 1, 1);
                 if (st != CCS_OK)
                     return st;
             }
         }
     }
-    /* thread-block order and dependencies */
-    crange_t *run = NULL;     /* owned: reads of the current send run */
+    return CCS_OK;
+}
+
+/* The real step a dependency of step x (in tb) waits for, or -1: a nop
+ * target stands for the last real step before it in its thread block. */
+static int32_t dep_target(const imp_t *m, const mstep_t *x, const mtb_t *tb)
+{
+    if (x->depid < 0 || x->depid == tb->id)
+        return -1;
+    const mtb_t *dt = &m->tbs[m->gpus[tb->gpu].first_tb + (uint32_t)x->depid];
+    for (int32_t k = x->deps; k >= 0; k--)
+        if (m->steps[dt->first + (uint32_t)k].type != MSCCL_T_NOP)
+            return (int32_t)(dt->first + (uint32_t)k);
+    return -1;
+}
+
+/* Thread-block order and dependencies (after matching: edges out of a send
+ * may start at its matched receive). */
+static ccs_status_t build_order(imp_t *m)
+{
+    uint32_t *run = NULL;     /* owned: sends issued back to back */
     uint32_t nrun = 0, runcap = 0;
-    for (uint32_t t = 0; t < m->ntbs; t++) {
+    ccs_status_t st = CCS_OK;
+
+    m->nedges = m->nedges_base;
+    for (uint32_t t = 0; t < m->ntbs && st == CCS_OK; t++) {
         const mtb_t *tb = &m->tbs[t];
-        const mgpu_t *g = &m->gpus[tb->gpu];
+        int32_t prev = -1;      /* last real step of the tb */
         nrun = 0;
-        for (uint32_t k = 0; k < tb->n; k++) {
+        /* The executor attaches the dependencies of nop steps to the next
+         * real step of the thread block: so do we. */
+        uint32_t pend0 = 0;
+        for (uint32_t k = 0; k < tb->n && st == CCS_OK; k++) {
             const mstep_t *x = &m->steps[tb->first + k];
+            if (x->type == MSCCL_T_NOP)
+                continue;
             uint32_t fp = first_part(x);
-            if (k > 0) {
-                const mstep_t *px = &m->steps[tb->first + k - 1];
-                uint32_t lp = last_part(px);
-                uint8_t w = order_weight(m, lp, fp, run, nrun);
-                if (w == 1 || m->parts[lp].kind != P_S)
-                    nrun = 0;
-                if (m->parts[lp].kind == P_S) {
+            if (prev >= 0) {
+                uint32_t lp = last_part(&m->steps[tb->first +
+                                                  (uint32_t)prev]);
+                uint8_t w;
+                st = order_edges(m, lp, fp, run, nrun, false, &w);
+                /* Receives and local ops a step behind drop out of the
+                 * run; sends stay (their receive may be far ahead). */
+                if (w) {
+                    uint32_t keep = 0;
+                    for (uint32_t j = 0; j < nrun; j++)
+                        if (m->parts[run[j]].kind == P_S)
+                            run[keep++] = run[j];
+                    nrun = keep;
+                }
+                if (st == CCS_OK && (w == 0 || m->parts[lp].kind == P_S)) {
                     if (nrun == runcap) {
-                        runcap = runcap ? 2 * runcap : 16;
-                        crange_t *p = realloc(run, runcap * sizeof(*p));
+                        uint32_t cap = runcap ? 2 * runcap : 16;
+                        uint32_t *p = realloc(run, cap * sizeof(*p));
                         if (p == NULL) {
-                            free(run);
-                            return ccs_err_set(m->err, CCS_ERR_NOMEM,
-                                               "out of memory");
+                            st = ccs_err_set(m->err, CCS_ERR_NOMEM,
+                                             "out of memory");
+                            break;
                         }
                         run = p;
+                        runcap = cap;
                     }
-                    run[nrun++] = part_sread(m, &m->parts[lp]);
-                }
-                st = add_edge(m, lp, fp, w);
-                if (st != CCS_OK) {
-                    free(run);
-                    return st;
+                    run[nrun++] = lp;
                 }
             }
-            if (x->depid >= 0 && x->depid != tb->id) {
-                const mtb_t *dt = &m->tbs[g->first_tb + (uint32_t)x->depid];
-                const mstep_t *ds = &m->steps[dt->first + (uint32_t)x->deps];
-                uint32_t lp = last_part(ds);
-                st = add_edge(m, lp, fp, order_weight(m, lp, fp, NULL, 0));
-                if (st != CCS_OK) {
-                    free(run);
-                    return st;
-                }
+            for (uint32_t j = pend0; j <= k && st == CCS_OK; j++) {
+                int32_t tgt = dep_target(m, &m->steps[tb->first + j], tb);
+                if (tgt >= 0)
+                    st = order_edges(m, last_part(&m->steps[tgt]), fp, NULL,
+                                     0, true, NULL);
             }
+            pend0 = k + 1;
+            prev = (int32_t)k;
         }
     }
     free(run);
-    return CCS_OK;
+    return st;
 }
 
 /* Match sends and receives per connection, FIFO. */
@@ -900,11 +994,11 @@ static ccs_status_t match(imp_t *m)
 {
     char a[96], b[96];
 
-    m->uf = malloc((size_t)m->nparts * sizeof(*m->uf) + 1);
-    if (m->uf == NULL)
+    m->partner = malloc((size_t)m->nparts * sizeof(*m->partner) + 1);
+    if (m->partner == NULL)
         return ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
     for (uint32_t p = 0; p < m->nparts; p++)
-        m->uf[p] = p;
+        m->partner[p] = UINT32_MAX;
     for (uint32_t t = 0; t < m->ntbs; t++) {
         const mtb_t *st = &m->tbs[t];
         if (st->send < 0)
@@ -967,9 +1061,15 @@ static ccs_status_t match(imp_t *m)
                             m->steps[si].cnt, b, m->steps[ri].line,
                             m->steps[ri].cnt);
             }
-            uint32_t x = uf_find(m->uf, (uint32_t)m->steps[si].spart);
-            uint32_t y = uf_find(m->uf, (uint32_t)m->steps[ri].rpart);
-            m->uf[y] = x;
+            /* The receive completes no earlier than the send is issued;
+             * the layout runs both in the receive's step. */
+            uint32_t x = (uint32_t)m->steps[si].spart;
+            uint32_t y = (uint32_t)m->steps[ri].rpart;
+            m->partner[x] = y;
+            m->partner[y] = x;
+            ccs_status_t est = add_edge(m, x, y, 0, 0);
+            if (est != CCS_OK)
+                return est;
             ks++;
             kr++;
             nmsg++;
@@ -1025,11 +1125,8 @@ static ccs_status_t levels(imp_t *m, uint32_t **level_out)
         st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    for (uint32_t e = 0; e < E; e++) {
-        m->edges[e].u = uf_find(m->uf, m->edges[e].u);
-        m->edges[e].v = uf_find(m->uf, m->edges[e].v);
+    for (uint32_t e = 0; e < E; e++)
         off[m->edges[e].u + 1]++;
-    }
     for (uint32_t p = 0; p < P; p++)
         off[p + 1] += off[p];
     {
@@ -1046,7 +1143,7 @@ static ccs_status_t levels(imp_t *m, uint32_t **level_out)
     for (uint32_t p = 0; p < P; p++)
         idx[p] = UINT32_MAX;
     for (uint32_t r = 0; r < P; r++) {
-        if (uf_find(m->uf, r) != r || idx[r] != UINT32_MAX)
+        if (idx[r] != UINT32_MAX)
             continue;
         /* iterative DFS: cs = call stack of nodes, ci = next edge */
         uint32_t depth = 0;
@@ -1091,7 +1188,7 @@ static ccs_status_t levels(imp_t *m, uint32_t **level_out)
      * edge u -> v plus a path v -> u inside the component (BFS). */
     for (uint32_t e = 0; e < E; e++) {
         const edge_t *ed = &m->edges[e];
-        if (ed->w == 0 || comp[ed->u] != comp[ed->v])
+        if ((ed->w == 0 && !ed->strict) || comp[ed->u] != comp[ed->v])
             continue;
         uint32_t c = comp[ed->u], *par = idx, *q = stk, qh = 0, qt = 0;
         char a[96], path[400] = "";
@@ -1151,7 +1248,7 @@ static ccs_status_t levels(imp_t *m, uint32_t **level_out)
             }
         }
         for (uint32_t p = 0; p < P; p++)
-            level[p] = cl[comp[uf_find(m->uf, p)]];
+            level[p] = cl[comp[p]];
         free(cl);
     }
     *level_out = level;
@@ -1376,7 +1473,7 @@ static ccs_status_t layout(imp_t *m, const uint32_t *level, ccs_sched_t *s)
 {
     lay_t l;
     uint32_t P = m->nparts, maxl = 0;
-    uint32_t *bylev = NULL, *lstart = NULL, *partner = NULL, *newstep = NULL;
+    uint32_t *bylev = NULL, *lstart = NULL, *newstep = NULL;
     ccs_status_t st = CCS_OK;
 
     memset(&l, 0, sizeof(l));
@@ -1393,26 +1490,16 @@ static ccs_status_t layout(imp_t *m, const uint32_t *level, ccs_sched_t *s)
     l.temp_of = calloc((size_t)m->nsteps + 1, sizeof(*l.temp_of));
     bylev = malloc(((size_t)P + 1) * sizeof(*bylev));
     lstart = calloc((size_t)maxl + 2, sizeof(*lstart));
-    partner = malloc(((size_t)P + 1) * sizeof(*partner));
     newstep = calloc(2 * (size_t)maxl + 4, sizeof(*newstep));
     if (l.written == NULL || l.ntemp == NULL || l.temp_of == NULL ||
-        bylev == NULL || lstart == NULL || partner == NULL ||
+        bylev == NULL || lstart == NULL ||
         newstep == NULL) {
         st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    /* partner[rep] = the other member of a matched pair */
+    /* parts by level (counting sort keeps id order) */
     for (uint32_t p = 0; p < P; p++)
-        partner[p] = UINT32_MAX;
-    for (uint32_t p = 0; p < P; p++) {
-        uint32_t r = uf_find(m->uf, p);
-        if (r != p)
-            partner[r] = p;
-    }
-    /* representatives by level (counting sort keeps id order) */
-    for (uint32_t p = 0; p < P; p++)
-        if (uf_find(m->uf, p) == p)
-            lstart[level[p] + 1]++;
+        lstart[level[p] + 1]++;
     for (uint32_t v = 0; v <= maxl; v++)
         lstart[v + 1] += lstart[v];
     {
@@ -1423,17 +1510,16 @@ static ccs_status_t layout(imp_t *m, const uint32_t *level, ccs_sched_t *s)
         }
         memcpy(fill, lstart, ((size_t)maxl + 2) * sizeof(*fill));
         for (uint32_t p = 0; p < P; p++)
-            if (uf_find(m->uf, p) == p)
-                bylev[fill[level[p]]++] = p;
+            bylev[fill[level[p]]++] = p;
         free(fill);
     }
     for (uint32_t v = 0; v <= maxl; v++) {
         l.npend = 0;
         for (uint32_t i = lstart[v]; i < lstart[v + 1]; i++) {
-            uint32_t p = bylev[i], q = partner[p];
-            if (q != UINT32_MAX) {
-                bool ps = m->parts[p].kind == P_S;
-                st = lay_pair(&l, ps ? p : q, ps ? q : p, v);
+            uint32_t p = bylev[i];
+            /* a transfer is laid out in its receive's step */
+            if (m->parts[p].kind == P_R) {
+                st = lay_pair(&l, m->partner[p], p, v);
             } else if (m->parts[p].kind == P_L) {
                 st = lay_local(&l, p, v);
             }
@@ -1488,7 +1574,6 @@ cleanup:
     free(l.pend);
     free(bylev);
     free(lstart);
-    free(partner);
     free(newstep);
     return st;
 }
@@ -1502,7 +1587,7 @@ static void imp_free(imp_t *m)
     free(m->steps);
     free(m->parts);
     free(m->edges);
-    free(m->uf);
+    free(m->partner);
 }
 
 ccs_status_t msccl_import_mem(const char *buf, size_t len, const char *name,
@@ -1562,8 +1647,21 @@ ccs_status_t msccl_import_mem(const char *buf, size_t len, const char *name,
         st = build_parts(&m);
     if (st == CCS_OK)
         st = match(&m);
+    m.nedges_base = m.nedges;
+    m.strict = true;
+    if (st == CCS_OK)
+        st = build_order(&m);
     if (st == CCS_OK)
         st = levels(&m, &level);
+    if (st == CCS_ERR_VERIFY && m.strict) {
+        /* Lock-step order does not fit (e.g. an in-place alltoall's
+         * receives wait for the rank's own sends): the GPU only needs
+         * sends issued before their receives complete. */
+        m.strict = false;
+        st = build_order(&m);
+        if (st == CCS_OK)
+            st = levels(&m, &level);
+    }
     if (st != CCS_OK)
         goto cleanup;
     st = ccs_sched_create(m.coll, m.R, m.C, "msccl", &s, err);
