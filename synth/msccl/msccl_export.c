@@ -291,7 +291,10 @@ static bool read_later(const work_t *w, uint32_t rank, uint32_t i,
     uint32_t n = w->s->rank_nops[rank];
     const ccs_op_t *r = &ops[i];
 
-    for (uint32_t k = j + 1; k < n; k++) {
+    /* From the receive on: ops of the send's own step may precede it. */
+    for (uint32_t k = i + 1; k < n; k++) {
+        if (k == j || ops[k].step == r->step)
+            continue;
         if (k >= j + FUSE_WINDOW_OPS)
             return true;
         if (op_reads(&ops[k], r->buf, r->chunk, r->nchunks))

@@ -736,8 +736,8 @@ static ccs_status_t add_edge(imp_t *m, uint32_t u, uint32_t v, uint8_t w,
  * input, 1 = out-of-place output, 2 = scratch; global chunk index. */
 typedef struct crange { uint8_t space; uint32_t lo, n; } crange_t;
 
-static crange_t canon(const imp_t *m, uint32_t gpu, uint8_t buf, int32_t off,
-                      int32_t cnt)
+static crange_t canon_as(const imp_t *m, bool inplace, uint32_t gpu,
+                         uint8_t buf, int32_t off, int32_t cnt)
 {
     crange_t c = { 0, (uint32_t)off, (uint32_t)cnt };
     if (buf == MSCCL_BUF_S) {
@@ -750,10 +750,16 @@ static crange_t canon(const imp_t *m, uint32_t gpu, uint8_t buf, int32_t off,
             c.lo += gpu * m->B;
         return c;
     }
-    c.space = m->as_inplace ? 0 : 1;
+    c.space = inplace ? 0 : 1;
     if (m->coll == CCS_COLL_REDUCESCATTER)
         c.lo += gpu * m->B;
     return c;
+}
+
+static crange_t canon(const imp_t *m, uint32_t gpu, uint8_t buf, int32_t off,
+                      int32_t cnt)
+{
+    return canon_as(m, m->as_inplace, gpu, buf, off, cnt);
 }
 
 static bool cr_overlap(crange_t a, crange_t b)
@@ -839,6 +845,25 @@ static bool fused_send(const imp_t *m, uint32_t p)
     return m->steps[m->parts[p].step].rpart >= 0;
 }
 
+/* Does succ overwrite what send part p reads only when input and output
+ * are aliased (an in-place program laid out out-of-place)?  Such a
+ * dependency keeps the in-place data safe; it does not order steps. */
+static bool alias_war(const imp_t *m, uint32_t p, uint32_t succ)
+{
+    const mstep_t *x = &m->steps[m->parts[p].step];
+    const mstep_t *y = &m->steps[m->parts[succ].step];
+    uint32_t g = m->tbs[x->tb].gpu;
+    crange_t rd, wr;
+
+    if (!m->inplace || m->as_inplace || x->type != MSCCL_T_SEND ||
+        m->parts[succ].kind == P_N || m->parts[succ].kind == P_S ||
+        y->type == MSCCL_T_RRS)
+        return false;
+    rd = canon_as(m, true, g, x->srcbuf, x->srcoff, x->cnt);
+    wr = canon_as(m, true, g, y->dstbuf, y->dstoff, y->cnt);
+    return cr_overlap(rd, wr);
+}
+
 /* Edges for "pred runs before succ" in program order (thread-block order,
  * or a dependency when `dep`).  A send is issued when its thread block gets
  * there but its data is read in its receive's IR step (the layout puts
@@ -862,7 +887,8 @@ static ccs_status_t order_edges(imp_t *m, uint32_t pred, uint32_t succ,
     } else if (pp->kind != P_S) {
         w = m->strict || conflict(m, pred, succ);
         st = add_edge(m, pred, succ, w, 1);
-    } else if ((dep && m->strict && !fused_send(m, pred)) ||
+    } else if ((dep && m->strict && !fused_send(m, pred) &&
+                !alias_war(m, pred, succ)) ||
                conflict(m, pred, succ)) {
         w = 1;
         st = add_edge(m, m->partner[pred], succ, 1, 1);
@@ -925,6 +951,23 @@ static int32_t dep_target(const imp_t *m, const mstep_t *x, const mtb_t *tb)
     return -1;
 }
 
+/* Is y the next piece of x (same non-fused type, operands continuing
+ * where x's end, no dependency of its own, adjacent in the tb)? */
+static bool continues(const imp_t *m, const mstep_t *x, const mstep_t *y,
+                      bool adjacent)
+{
+    msccl_type_t t = (msccl_type_t)x->type;
+    (void)m;
+    if (!adjacent || y->type != x->type || y->depid >= 0 ||
+        t == MSCCL_T_RCS || t == MSCCL_T_RRS || t == MSCCL_T_RRCS ||
+        t == MSCCL_T_NOP || y->srcbuf != x->srcbuf ||
+        y->dstbuf != x->dstbuf)
+        return false;
+    bool src = t != MSCCL_T_RECV, dst = t != MSCCL_T_SEND;
+    return (!src || y->srcoff == x->srcoff + x->cnt) &&
+           (!dst || y->dstoff == x->dstoff + x->cnt);
+}
+
 /* Thread-block order and dependencies (after matching: edges out of a send
  * may start at its matched receive). */
 static ccs_status_t build_order(imp_t *m)
@@ -950,7 +993,15 @@ static ccs_status_t build_order(imp_t *m)
                 uint32_t lp = last_part(&m->steps[tb->first +
                                                   (uint32_t)prev]);
                 uint8_t w;
-                st = order_edges(m, lp, fp, run, nrun, false, &w);
+                if (continues(m, &m->steps[tb->first + (uint32_t)prev], x,
+                              (uint32_t)prev + 1 == k)) {
+                    /* a piece of one transfer cut for cnt < 72: same IR
+                     * step, matched in order */
+                    st = add_edge(m, lp, fp, 0, 1);
+                    w = 0;
+                } else {
+                    st = order_edges(m, lp, fp, run, nrun, false, &w);
+                }
                 /* Receives and local ops a step behind drop out of the
                  * run; sends stay (their receive may be far ahead). */
                 if (w) {
