@@ -1702,9 +1702,12 @@ ccs_status_t msccl_import_mem(const char *buf, size_t len, const char *name,
     m.strict = true;
     if (st == CCS_OK)
         st = build_order(&m);
-    if (st == CCS_OK)
+    bool laid = false;
+    if (st == CCS_OK) {
         st = levels(&m, &level);
-    if (st == CCS_ERR_VERIFY && m.strict) {
+        laid = true;
+    }
+    if (st == CCS_ERR_VERIFY && laid) {
         /* Lock-step order does not fit (e.g. an in-place alltoall's
          * receives wait for the rank's own sends): the GPU only needs
          * sends issued before their receives complete. */
