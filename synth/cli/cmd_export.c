@@ -30,6 +30,9 @@ static void export_usage(FILE *f)
 "      --inplace auto|0|1 declare in-place use (auto: when the program is\n"
 "                         also right with input and output aliased)\n"
 "      --outofplace 0|1   declare out-of-place use (default 1)\n"
+"      --order steps|data keep the schedule's step order on every rank\n"
+"                         (default; falls back to data when the limits\n"
+"                         do not allow it) or only its data dependencies\n"
 "      --max-steps N      steps per thread block (default 64; 256 for\n"
 "                         RCCL and the older msccl runtime)\n"
 "      --name NAME        the algo name attribute\n"
@@ -39,7 +42,7 @@ static void export_usage(FILE *f)
 
 enum {
     OPT_MSCCL = 256, OPT_PROTO, OPT_NCH, OPT_MINB, OPT_MAXB, OPT_INPLACE,
-    OPT_OOP, OPT_MAXSTEPS, OPT_NAME
+    OPT_OOP, OPT_MAXSTEPS, OPT_NAME, OPT_ORDER
 };
 
 int cmd_export(int argc, char **argv)
@@ -55,6 +58,7 @@ int cmd_export(int argc, char **argv)
         { "outofplace", required_argument, NULL, OPT_OOP },
         { "max-steps", required_argument, NULL, OPT_MAXSTEPS },
         { "name", required_argument, NULL, OPT_NAME },
+        { "order", required_argument, NULL, OPT_ORDER },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -122,6 +126,15 @@ int cmd_export(int argc, char **argv)
             o.max_tb_steps = (uint32_t)v;
             break;
         case OPT_NAME: o.name = optarg; break;
+        case OPT_ORDER:
+            if (strcmp(optarg, "steps") == 0)
+                o.order_steps = 1;
+            else if (strcmp(optarg, "data") == 0)
+                o.order_steps = 0;
+            else
+                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --order '%s' "
+                                "(steps or data)", optarg);
+            break;
         case 'q': quiet = true; break;
         case 'h': export_usage(stdout); return CLI_EXIT_OK;
         default:
@@ -164,11 +177,12 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "export: %s %s, %u ranks -> %s: %u channel(s), up "
                 "to %u thread blocks per gpu and %u steps per thread block, "
                 "%" PRIu64 " steps (%" PRIu64 " fused, %" PRIu64 " nops), "
-                "%" PRIu64 " dependencies, inplace=%d outofplace=%d\n",
+                "%" PRIu64 " dependencies, %s order, inplace=%d outofplace=%d\n",
                 s->algo, ccs_coll_str(s->coll), s->nranks, output,
                 info.nchannels, info.max_tbs_per_rank, info.max_tb_steps,
                 info.nsteps, info.nfused, info.nnops, info.ndeps,
-                info.inplace, info.outofplace);
+                info.step_order ? "step" : "data", info.inplace,
+                info.outofplace);
     rc = CLI_EXIT_OK;
 
 cleanup:

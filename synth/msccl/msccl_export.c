@@ -6,13 +6,14 @@
  * its steps in order, ordered between each other only by dependencies.  The
  * translation, per rank:
  *
- *  1. Channels.  An op goes to channel blk(step) * npg + (rank + peer) % npg:
- *     the schedule is cut into `nblk` consecutive time blocks (so no thread
- *     block gets more steps than the executor runs) and peers into `npg`
- *     groups (so no channel has more than 32 send or 32 receive thread
- *     blocks).  Both ends of a transfer compute the same channel.  Blocks
- *     run one after the other in time, so more channels here buy fitting
- *     the limits, not parallelism.
+ *  1. Channels.  The schedule is cut into `nblk` consecutive time blocks
+ *     (so no thread block gets more steps than the executor runs); within
+ *     block b peers fall into npg[b] groups by (rank + peer) % npg[b] (so no
+ *     channel has more than 32 send or 32 receive thread blocks); the k-th
+ *     message of a step between the same two ranks takes lane k (so the
+ *     executor runs them in parallel, as the step does).  channel =
+ *     (base[b] + group) * lanes + lane.  Both ends of a transfer compute
+ *     the same channel.  Blocks run one after the other in time.
  *  2. Fusion.  A receive whose chunks are sent on unchanged by the rank's
  *     next send to some peer q (same chunks, same channel, no write to them
  *     in between) becomes one rcs (RECV), rrcs (RECV_REDUCE) or rrs
@@ -181,7 +182,9 @@ typedef struct opplan {
 /* Scratch shared by every rank of one attempt (sized for the largest). */
 typedef struct work {
     const ccs_sched_t *s;
-    uint32_t npg, nblk, nlanes, nch, max_tb_steps;
+    uint32_t nblk, nlanes, nch, max_tb_steps;
+    uint32_t blk_npg[MSCCL_MAX_CHANNELS];  /* peer groups of a time block */
+    uint32_t blk_base[MSCCL_MAX_CHANNELS]; /* its first group's index */
     bool step_order;        /* also keep each rank's step order */
     int32_t *prevk;         /* [ntb] last step of a tb in the rank's
                                previous IR step, -1 */
@@ -212,9 +215,10 @@ static uint32_t op_chan(const work_t *w, uint32_t rank, const ccs_op_t *op)
     const ccs_op_t *base = w->s->rank_ops[rank];
     uint32_t blk = (uint32_t)((uint64_t)op->step * w->nblk /
                               (w->s->nsteps ? w->s->nsteps : 1));
-    uint32_t pg = op->peer >= 0 ? (rank + (uint32_t)op->peer) % w->npg : 0;
+    uint32_t pg = op->peer >= 0
+                      ? (rank + (uint32_t)op->peer) % w->blk_npg[blk] : 0;
     uint32_t lane = w->plan[op - base].lane % w->nlanes;
-    return (blk * w->nlanes + lane) * w->npg + pg;
+    return (w->blk_base[blk] + pg) * w->nlanes + lane;
 }
 
 static bool op_is_recv(const ccs_op_t *op)
@@ -966,10 +970,12 @@ static uint32_t max_lanes(const ccs_sched_t *s)
 }
 
 /* The smallest number of peer groups that keeps every rank's distinct
- * send (and receive) peers of a group within MSCCL_MAX_TB_PER_CHANNEL. */
-static uint32_t peer_groups(const ccs_sched_t *s, uint8_t *seen)
+ * send (and receive) peers of a group within MSCCL_MAX_TB_PER_CHANNEL,
+ * counting only the ops of time block b of nblk. */
+static uint32_t peer_groups(const ccs_sched_t *s, uint8_t *seen,
+                            uint32_t nblk, uint32_t b)
 {
-    uint32_t R = s->nranks;
+    uint32_t R = s->nranks, ns = s->nsteps ? s->nsteps : 1;
     for (uint32_t npg = 1; npg < MSCCL_MAX_CHANNELS; npg++) {
         bool ok = true;
         for (uint32_t r = 0; r < R && ok; r++) {
@@ -977,7 +983,8 @@ static uint32_t peer_groups(const ccs_sched_t *s, uint8_t *seen)
             memset(seen, 0, 2 * (size_t)R);
             for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
                 const ccs_op_t *o = &s->rank_ops[r][i];
-                if (o->peer < 0)
+                if (o->peer < 0 ||
+                    (uint64_t)o->step * nblk / ns != b)
                     continue;
                 int d = o->kind == CCS_OP_SEND ? 0 : 1;
                 uint8_t *sn = &seen[(size_t)d * R + (uint32_t)o->peer];
@@ -1080,7 +1087,6 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "msccl export: out of memory");
         goto cleanup;
     }
-    w.npg = peer_groups(s, seen);
     w.send_tb = calloc((size_t)MSCCL_MAX_CHANNELS * s->nranks,
                        sizeof(*w.send_tb));
     w.recv_tb = calloc((size_t)MSCCL_MAX_CHANNELS * s->nranks,
@@ -1092,20 +1098,31 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
     uint32_t want = opt->min_channels > 1 ? opt->min_channels : 1;
     uint32_t maxlanes = max_lanes(s);
     st = CCS_ERR_UNSUPPORTED;
-    if (w.npg * ((want + w.npg - 1) / w.npg) > MSCCL_MAX_CHANNELS)
-        snprintf(why, sizeof(why), "%u channels asked, %u peer groups",
-                 want, w.npg);
+    snprintf(why, sizeof(why), "%u channels asked", want);
     /* Keep the schedule's per-rank step order if the limits allow it,
      * else only the data dependencies (what the GPU needs). */
     for (int pass = opt->order_steps ? 0 : 1; pass < 2; pass++) {
         w.step_order = pass == 0;
-        for (uint32_t nblk = (want + w.npg - 1) / w.npg;
-             w.npg * nblk <= MSCCL_MAX_CHANNELS; nblk++) {
+        for (uint32_t nblk = want; nblk <= MSCCL_MAX_CHANNELS; nblk++) {
+            uint32_t groups = 0;
+            for (uint32_t bk = 0; bk < nblk && groups <= MSCCL_MAX_CHANNELS;
+                 bk++) {
+                w.blk_base[bk] = groups;
+                w.blk_npg[bk] = peer_groups(s, seen, nblk, bk);
+                groups += w.blk_npg[bk];
+            }
+            if (groups > MSCCL_MAX_CHANNELS) {
+                snprintf(why, sizeof(why), "cut into %u time blocks the "
+                         "schedule needs %u channels to keep at most %u "
+                         "peers per channel", nblk, groups,
+                         MSCCL_MAX_TB_PER_CHANNEL);
+                continue;
+            }
             w.nblk = nblk;
-            w.nlanes = MSCCL_MAX_CHANNELS / (w.npg * nblk);
+            w.nlanes = MSCCL_MAX_CHANNELS / groups;
             if (w.nlanes > maxlanes)
                 w.nlanes = maxlanes;
-            w.nch = w.npg * nblk * w.nlanes;
+            w.nch = groups * w.nlanes;
             memset(&inf, 0, sizeof(inf));
             for (uint32_t r = 0; r < s->nranks; r++)
                 xrank_free(&xr[r]);
