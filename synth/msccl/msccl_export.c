@@ -1141,13 +1141,15 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
     }
     inf.step_order = w.step_order;
     if (st == CCS_ERR_UNSUPPORTED) {
+        bool steps = strstr(why, "steps per thread block") != NULL;
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                          "msccl export: %s, even spread over %u channels "
                          "(the executor's most); way out: fewer chunks "
                          "(synthesize with a smaller --pipeline or "
-                         "--chunks), or --max-steps 256 for MSCCL runtimes "
-                         "built with MSCCL_MAX_NUM_STEPS 256 (RCCL, the "
-                         "older microsoft/msccl)", why, MSCCL_MAX_CHANNELS);
+                         "--chunks)%s", why, MSCCL_MAX_CHANNELS,
+                         steps ? ", or --max-steps 256 for MSCCL runtimes "
+                                 "built with MSCCL_MAX_NUM_STEPS 256 (RCCL, "
+                                 "the older microsoft/msccl)" : "");
         goto cleanup;
     }
     if (st != CCS_OK)
