@@ -5,7 +5,7 @@
  *   clang -fsanitize=fuzzer,address,undefined -Iruntime -Isynth/msccl ... \
  *       tests/fuzz/fuzz_msccl.c build/lib/libccsynth.a build/lib/libccs.a \
  *       $(pkg-config --libs libxml-2.0 igraph yaml-0.1) -lglpk -lm
- *   ./fuzz_msccl -max_len=65536 corpus/   (seed: ../shared/msccl/*.xml)
+ *   ./fuzz_msccl -max_len=65536 corpus/   (seed: the XML files of ../shared/msccl)
  *
  * msccl_fuzz_one never fails; crashes, leaks and sanitizer reports are
  * the findings.
