@@ -415,7 +415,6 @@ TEST(round_trip)
                     continue;
                 algo_params_init(&p);
                 p.coll = (ccs_coll_t)c;
-                p.time_limit_s = 1;
                 if (a->check != NULL && a->check(t, &p, &err) != CCS_OK)
                     continue;
                 if (algo_synthesize(a->name, t, &p, &s, &err) != CCS_OK ||
