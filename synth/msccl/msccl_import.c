@@ -559,6 +559,11 @@ static ccs_status_t parse_algo(imp_t *m, xmlNodePtr root)
         return fail(m, CCS_ERR_PARSE, line, "maxBytes=\"%" PRIu64 "\" is "
                     "below minBytes=\"%" PRIu64 "\": no call fits",
                     m->info.max_bytes, m->info.min_bytes);
+    /* The layout keeps a flag per (gpu, chunk): bound it. */
+    if ((uint64_t)m->R * m->C > (1u << 26))
+        return fail(m, CCS_ERR_UNSUPPORTED, line, "ngpus=\"%u\" x "
+                    "nchunksperloop=\"%u\" chunks: more than ccsynth lays "
+                    "out (%u)", m->R, m->C, 1u << 26);
     m->B = ccs_coll_block(m->coll, m->R, m->C);
     /* Out-of-place when the file allows it: it has distinct i and o. */
     m->as_inplace = !m->outofplace;
