@@ -958,11 +958,9 @@ static int32_t dep_target(const imp_t *m, const mstep_t *x, const mtb_t *tb)
 
 /* Is y the next piece of x (same non-fused type, operands continuing
  * where x's end, no dependency of its own, adjacent in the tb)? */
-static bool continues(const imp_t *m, const mstep_t *x, const mstep_t *y,
-                      bool adjacent)
+static bool continues(const mstep_t *x, const mstep_t *y, bool adjacent)
 {
     msccl_type_t t = (msccl_type_t)x->type;
-    (void)m;
     if (!adjacent || y->type != x->type || y->depid >= 0 ||
         t == MSCCL_T_RCS || t == MSCCL_T_RRS || t == MSCCL_T_RRCS ||
         t == MSCCL_T_NOP || y->srcbuf != x->srcbuf ||
@@ -998,7 +996,7 @@ static ccs_status_t build_order(imp_t *m)
                 uint32_t lp = last_part(&m->steps[tb->first +
                                                   (uint32_t)prev]);
                 uint8_t w;
-                if (continues(m, &m->steps[tb->first + (uint32_t)prev], x,
+                if (continues(&m->steps[tb->first + (uint32_t)prev], x,
                               (uint32_t)prev + 1 == k)) {
                     /* a piece of one transfer cut for cnt < 72: same IR
                      * step, matched in order */

@@ -42,8 +42,7 @@ typedef struct msccl_sb {
     int failed;         /* an allocation failed: the text is incomplete */
 } msccl_sb_t;
 
-void msccl_sb_printf(msccl_sb_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void msccl_sb_printf(msccl_sb_t *b, const char *fmt, ...) CCS_PRINTF(2, 3);
 void msccl_sb_free(msccl_sb_t *b);
 
 #endif /* CCS_MSCCL_INT_H */
