@@ -42,6 +42,12 @@ for algo in ring stragglar; do
         fail=1
     fi
 done
+# The in-place reading of the same program (input and output aliased) is
+# right too: import it as in-place only.
+grep -q 'inplace="1"' "$tmp/ring.xml" ||
+    { echo "FAIL: ring.xml is not declared in-place"; fail=1; }
+sed 's/outofplace="1"/outofplace="0"/' "$tmp/ring.xml" > "$tmp/ring-ip.xml"
+expect 0 "ok \(allreduce" -- $C import --msccl "$tmp/ring-ip.xml"
 # ring forwards: fused steps
 grep -q 'type="rrcs"\|type="rrs"' "$tmp/ring.xml" ||
     { echo "FAIL: ring.xml has no fused receive-reduce-send"; fail=1; }
