@@ -223,7 +223,7 @@ int cmd_compare(int argc, char **argv)
     plot = co.own[OPT_PLOT];
     st = opt_topo_check(&co.topo, true, &err);
     if (st == CCS_OK)
-        st = opt_synth_check(&co.synth, false, true, &err);
+        st = opt_synth_check(&co.synth, false, &err);
     if (st == CCS_OK)
         st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
     if (st == CCS_OK)
@@ -260,24 +260,7 @@ int cmd_compare(int argc, char **argv)
                       ccs_coll_str(p.coll));
         goto cleanup;
     }
-    /* --straggler reaches every algorithm through the simulator (the rank
-     * arrives late), but only some build their schedule around it: say
-     * which do not, rather than let the rank look like an input to all. */
-    if (rank >= 0 && !co.out.quiet) {
-        char others[256] = "";
-        size_t used = 0;
-
-        for (uint32_t a = 0; a < nalgos; a++)
-            if (!opt_algo_uses_straggler(names[a]) &&
-                used + strlen(names[a]) + 3 < sizeof(others))
-                used += (size_t)snprintf(others + used, sizeof(others) - used,
-                                         "%s%s", used ? ", " : "", names[a]);
-        if (used > 0)
-            fprintf(stderr, "ccsynth compare: note: --straggler %d: %s "
-                    "ignore%s the rank when building; the simulator delays "
-                    "it for every algorithm\n", rank, others,
-                    strchr(others, ',') ? "" : "s");
-    }
+    opt_straggler_note(cmd, &co, algos_spec, true);
     rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;

@@ -126,7 +126,7 @@ int cmd_synth(int argc, char **argv)
                       co.args[0]);
         goto cleanup;
     }
-    st = opt_synth_check(&co.synth, true, false, &err);
+    st = opt_synth_check(&co.synth, true, &err);
     if (st == CCS_OK)
         st = opt_topo_check(&co.topo, true, &err);
     if (st != CCS_OK) {
@@ -134,6 +134,7 @@ int cmd_synth(int argc, char **argv)
         goto cleanup;
     }
     algo = co.synth.algo;
+    opt_straggler_note(cmd, &co, algo, false);
     topo_spec = co.topo.spec;
     output = co.out.output;
     quiet = co.out.quiet;

@@ -96,7 +96,7 @@ int cmd_tune(int argc, char **argv)
         goto cleanup;
     st = opt_topo_check(&co.topo, true, &err);
     if (st == CCS_OK)
-        st = opt_synth_check(&co.synth, false, true, &err);
+        st = opt_synth_check(&co.synth, false, &err);
     if (st == CCS_OK)
         st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
     if (st == CCS_OK)
@@ -130,6 +130,8 @@ int cmd_tune(int argc, char **argv)
     output = co.out.output;
     quiet = co.out.quiet;
 
+    if (co.synth.algo != NULL)
+        opt_straggler_note(cmd, &co, co.synth.algo, true);
     o.coll = co.synth.coll;
     o.root = co.synth.root;
     o.straggler = rank;

@@ -371,12 +371,12 @@ bool opt_algo_uses_straggler(const char *algo)
 }
 
 ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
-                             bool simulated, ccs_err_t *err)
+                             ccs_err_t *err)
 {
     char buf[512], *save = NULL, *tok;
     const char *names[64];
     uint32_t n = 0;
-    bool milp = false, strag = false;
+    bool milp = false;
 
     if (s->algo == NULL && single)
         return ccs_err_set(err, CCS_ERR_INVALID, "--algo is required (see "
@@ -407,7 +407,6 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
                                    "algorithms in --algo");
             names[n++] = tok;
             milp = milp || strcmp(tok, "milp") == 0;
-            strag = strag || opt_algo_uses_straggler(tok);
         }
         if (n == 0)
             return ccs_err_set(err, CCS_ERR_INVALID, "--algo is empty");
@@ -421,11 +420,35 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is an option of "
                            "--algo milp%s", s->solver_opt,
                            single ? "" : " (name milp in --algos)");
-    if (s->straggler >= 0 && !simulated && s->algo != NULL && !strag)
-        return ccs_err_set(err, CCS_ERR_INVALID, "--straggler is used by "
-                           "--algo stragglar only; %s would ignore it",
-                           s->algo);
     return CCS_OK;
+}
+
+void opt_straggler_note(const char *cmd, const cli_opts_t *o,
+                        const char *algos, bool simulated)
+{
+    char buf[512], others[512] = "", *save = NULL, *tok;
+    size_t used = 0;
+    int n = 0;
+
+    if (o->synth.straggler < 0 || o->out.quiet || algos == NULL ||
+        strlen(algos) >= sizeof(buf))
+        return;
+    strcpy(buf, algos);
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (opt_algo_uses_straggler(tok))
+            continue;
+        used += (size_t)snprintf(others + used, sizeof(others) - used,
+                                 "%s%s", used ? ", " : "", tok);
+        n++;
+    }
+    if (n == 0)
+        return;
+    fprintf(stderr, "ccsynth %s: note: --straggler %d: %s ignore%s it (only "
+            "stragglar builds its schedule around the late rank)%s\n", cmd,
+            o->synth.straggler, others, n > 1 ? "" : "s",
+            simulated ? "; the simulator still delays that rank for every "
+                        "algorithm" : "");
 }
 
 ccs_status_t opt_sim_check(const opt_sim_t *m, int32_t straggler,

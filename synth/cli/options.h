@@ -168,11 +168,15 @@ ccs_status_t opt_topo_check(const opt_topo_t *t, bool required,
 
 /* Synthesis: `single` (synth, trees) wants one algorithm, one pipeline
  * factor and one chunk count; otherwise --algo is a list of known,
- * distinct names.  The solver's knobs need milp among the algorithms;
- * --straggler needs an algorithm that uses it unless `simulated` (then
- * the simulator makes the rank late for every algorithm). */
+ * distinct names.  The solver's knobs need milp among the algorithms. */
 ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
-                             bool simulated, ccs_err_t *err);
+                             ccs_err_t *err);
+
+/* --straggler is never dropped silently: a note on stderr (unless -q)
+ * names the algorithms of `algos` (a comma list) that ignore it; with
+ * `simulated`, it adds that the simulator still delays the rank. */
+void opt_straggler_note(const char *cmd, const cli_opts_t *o,
+                        const char *algos, bool simulated);
 
 /* Simulation: the straggler pairing rule, the same for every command.
  * A straggler delay needs a straggler rank (`straggler`, else `dflt`,

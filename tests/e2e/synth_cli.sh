@@ -41,7 +41,7 @@ expect 2 "^ccsynth synth: option --topo needs a value$" -- $C synth --algo ring 
 expect 2 "option --root needs a value" -- $C synth --algo ring --root --topo switch:4
 expect 2 "unknown option '--nope'" -- $C synth --algo ring --topo switch:4 --nope
 expect 2 "600 what\? write 600s" -- $C synth --algo milp --topo switch:4 --time-limit 600
-expect 2 "--straggler is used by --algo stragglar only" -- $C synth --algo ring --topo switch:4 --straggler 1
+expect 0 "note: --straggler 1: ring ignores it" -- $C synth --algo ring --topo switch:4 --straggler 1
 expect 2 "--mip-gap is an option of --algo milp" -- $C synth --algo ring --topo switch:4 --mip-gap 0.1
 expect 2 "--algo takes one algorithm" -- $C synth --algo ring,rhd --topo switch:4
 expect 2 "--pipeline takes one factor" -- $C synth --algo ring --topo switch:4 --pipeline 1,2
