@@ -238,7 +238,35 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 $(BUILD)/tests/test_alloc_fail: TEST_LDFLAGS := \
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
-# -- GPU programs (gpu engineer): test_gpu_nodevice needs the CUDA headers
+# -- programs that e2e tests and benchmarks run: built here with the
+# project's flags (and rebuilt when a library changes), not by the scripts.
+E2E_PROGS   := $(BUILD)/e2e/verify_fixture
+BENCH_PROGS := $(BUILD)/bench/bench_verify
+$(BUILD)/e2e/%.o: tests/e2e/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%.o: tests/bench/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/e2e/%: $(BUILD)/e2e/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+e2e-progs: $(E2E_PROGS)
+bench-progs: $(BENCH_PROGS)
+.PHONY: e2e-progs bench-progs
+
+# -- GPU programs: test_gpu_nodevice needs the CUDA headers
 # in a CUDA build; tests/gpu/*.c are GPU-only test and benchmark programs,
 # built by `make gpu-progs` (scripts/gpu-check.sh), not by `make test`.
 GPU_PROG_C := $(sort $(wildcard tests/gpu/*.c))
@@ -277,7 +305,7 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory run-demo
 
-run-tests: all $(TESTS)
+run-tests: all $(TESTS) $(E2E_PROGS)
 	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
 
 run-demo: all
