@@ -22,6 +22,7 @@ static void matching_usage(FILE *f)
 "then 'weight W', the total weight of the matching.\n"
 "\n"
 "      --max-cardinality  maximum weight among maximum-cardinality matchings\n"
+"  -q, --quiet            accepted as everywhere (errors only on stderr)\n"
 "  -h, --help             this text\n");
 }
 
