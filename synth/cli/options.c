@@ -212,8 +212,10 @@ ccs_status_t opt_synth_set(opt_synth_t *s, opt_id_t id, const char *arg,
     case OPT_ROOT:
     case OPT_STRAGGLER:
         st = int_value(id, arg, 0, CCS_MAX_RANKS - 1, "a rank >= 0", &v, err);
-        if (st == CCS_OK && id == OPT_ROOT)
+        if (st == CCS_OK && id == OPT_ROOT) {
             s->root = (int32_t)v;
+            s->root_given = true;
+        }
         else if (st == CCS_OK)
             s->straggler = (int32_t)v;
         break;
@@ -376,7 +378,7 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
     char buf[512], *save = NULL, *tok;
     const char *names[64];
     uint32_t n = 0;
-    bool milp = false;
+    bool milp = false, strag = false;
 
     if (s->algo == NULL && single)
         return ccs_err_set(err, CCS_ERR_INVALID, "--algo is required (see "
@@ -407,6 +409,7 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
                                    "algorithms in --algo");
             names[n++] = tok;
             milp = milp || strcmp(tok, "milp") == 0;
+            strag = strag || strcmp(tok, "stragglar") == 0;
         }
         if (n == 0)
             return ccs_err_set(err, CCS_ERR_INVALID, "--algo is empty");
@@ -420,6 +423,13 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is an option of "
                            "--algo milp%s", s->solver_opt,
                            single ? "" : " (name milp in --algos)");
+    if (s->phase0 != NULL && !strag)
+        return ccs_err_set(err, CCS_ERR_INVALID, "--phase0 is an option of "
+                           "--algo stragglar");
+    if (s->root_given && !ccs_coll_rooted(s->coll))
+        return ccs_err_set(err, CCS_ERR_INVALID, "--root: %s has no root "
+                           "(reduce and broadcast have)",
+                           ccs_coll_str(s->coll));
     return CCS_OK;
 }
 

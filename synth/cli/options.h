@@ -75,6 +75,7 @@ typedef struct opt_synth {
                                borrowed; NULL: not given */
     ccs_coll_t coll;        /* --coll (default allreduce) */
     int32_t root;           /* --root (default 0) */
+    bool root_given;
     int32_t straggler;      /* --straggler, -1: not given */
     const char *phase0;     /* --phase0, borrowed, or NULL */
     uint32_t pipeline[OPT_MAX_LIST];   /* --pipeline K[,K...] */
@@ -168,7 +169,9 @@ ccs_status_t opt_topo_check(const opt_topo_t *t, bool required,
 
 /* Synthesis: `single` (synth, trees) wants one algorithm, one pipeline
  * factor and one chunk count; otherwise --algo is a list of known,
- * distinct names.  The solver's knobs need milp among the algorithms. */
+ * distinct names.  Options that only some algorithms read are refused
+ * rather than dropped: the solver's knobs need milp among the algorithms,
+ * --phase0 needs stragglar, --root a rooted collective. */
 ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
                              ccs_err_t *err);
 

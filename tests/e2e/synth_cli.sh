@@ -46,6 +46,8 @@ expect 2 "--mip-gap is an option of --algo milp" -- $C synth --algo ring --topo 
 expect 2 "--algo takes one algorithm" -- $C synth --algo ring,rhd --topo switch:4
 expect 2 "--pipeline takes one factor" -- $C synth --algo ring --topo switch:4 --pipeline 1,2
 expect 0 "verified" -- $C synth --algo stragglar --topo switch:4 --straggler 1
+expect 2 "--phase0 is an option of --algo stragglar" -- $C synth --algo ring --topo switch:4 --phase0 rhd
+expect 2 "--root: allreduce has no root" -- $C synth --algo ring --topo switch:4 --root 1
 n=$($C synth --algo ring --topo switch:4 -q | wc -c)
 [ "$n" = 0 ] || { echo "FAIL: synth -q printed $n bytes"; fail=1; }
 

@@ -328,6 +328,10 @@ TEST(synth_check)
         { "ring", false, OPT_PIPELINE, "1,2", NULL },
         { "ring", true, OPT_CHUNKS, "auto", "--chunks takes one count" },
         { "ring", true, OPT_CHUNKS, "8", NULL },
+        { "ring", true, OPT_PHASE0, "rhd",
+          "--phase0 is an option of --algo stragglar" },
+        { "stragglar", true, OPT_PHASE0, "rhd", NULL },
+        { "ring", true, OPT_ROOT, "1", "--root: allreduce has no root" },
         /* a rank given to an algorithm that ignores it is a note, not an
          * error (opt_straggler_note) */
         { "ring", true, OPT_STRAGGLER, "3", NULL },
