@@ -127,7 +127,6 @@ ccs_status_t milp_plan_check(const milp_net_t *net, const milp_spec_t *sp,
 bool milp_coll_up(ccs_coll_t coll);     /* reduce phase (allreduce, reduce) */
 bool milp_coll_down(ccs_coll_t coll);   /* broadcast phase */
 
-
 /* acc[pipe] += amount for every pipe on the route u -> v (milp_cost.c;
  * the heuristic's load scores use it too). */
 void milp_add_route(const milp_net_t *net, double *acc, int32_t u,
