@@ -216,10 +216,10 @@ static ccs_status_t check_stragglar(const topo_t *t, const algo_params_t *p,
 {
     uint32_t n = (uint32_t)t->ngpus;
 
-    if (p->sub_algo != NULL && strcmp(p->sub_algo, "ring") != 0)
+    if (p->stragglar.phase0 != NULL && strcmp(p->stragglar.phase0, "ring") != 0)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: phase-0 algorithm '%s' not supported "
-                           "(only 'ring')", p->sub_algo);
+                           "(only 'ring')", p->stragglar.phase0);
     if (!stragglar_is_pow2(n) && n > PLAN_MAX_MATCHING_N)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: %u ranks: non-powers of 2 are "
@@ -234,7 +234,8 @@ static ccs_status_t check_stragglar(const topo_t *t, const algo_params_t *p,
 }
 
 static ccs_status_t build_stragglar(const topo_t *t, const algo_params_t *p,
-                                    ccs_sched_t **out, ccs_err_t *err)
+                                    ccs_sched_t **out, algo_report_t *rep,
+                                    ccs_err_t *err)
 {
     uint32_t n = (uint32_t)t->ngpus, m = n - 1;
     uint32_t per = p->pipeline ? p->pipeline : 1, phase0 = 0;
@@ -285,13 +286,10 @@ static ccs_status_t build_stragglar(const topo_t *t, const algo_params_t *p,
         if (st != CCS_OK)
             goto cleanup;
     }
-    if (p->report != NULL) {
-        fprintf(p->report,
-                "stragglar: n=%u, phase 0: %u steps, phase 1: %u rounds "
-                "(LB %u)\n", n, phase0, pl->nrounds,
-                stragglar_lower_bound(n));
-        fprintf(p->report, "stragglar: planned in %.3f ms\n", t1 - t0);
-    }
+    algo_report_addf(rep, "stragglar: n=%u, phase 0: %u steps, phase 1: %u "
+                     "rounds (LB %u)", n, phase0, pl->nrounds,
+                     stragglar_lower_bound(n));
+    algo_report_addf(rep, "stragglar: planned in %.3f ms", t1 - t0);
     *out = s;
     s = NULL;
 cleanup:

@@ -2,10 +2,13 @@
  * milp_glpk.c - GLPK behind a trap: every GLPK call of the MILP runs
  * under milp_glpk_call, so that GLPK's fatal errors (which abort the
  * process unless the error hook jumps away) come back as a status with
- * GLPK's own message.  Also the LP reader the tests use.
+ * GLPK's own message.  Also the model as CPLEX LP text, and the LP
+ * reader the tests use.
  */
 
+#include <ctype.h>
 #include <glpk.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +115,134 @@ ccs_status_t milp_read_lp(const char *path, int32_t *rows, int32_t *cols,
         *cols = c.cols;
     }
     return st;
+}
+
+/* ---- the model as CPLEX LP text ----
+ *
+ * glp_write_lp only writes to a path; the model goes back to the caller
+ * as text instead (the algorithm opens no files), written here in the
+ * subset of CPLEX LP that glp_read_lp and glpsol read: one objective,
+ * rows of type =, >= or <= (the only ones the models add), column bounds,
+ * integer columns under Generals.  Names longer than GLPK's reader takes
+ * (16 characters) or with characters it rejects become r_<i> / x_<j>, as
+ * glp_write_lp does. */
+
+#define LP_NAME_MAX 16
+#define LP_TERMS_PER_LINE 4
+
+static const char *lp_name(const char *name, char prefix, int i, char *buf,
+                           size_t len)
+{
+    bool ok = name != NULL && name[0] != '\0' && strlen(name) <= LP_NAME_MAX &&
+              !isdigit((unsigned char)name[0]) && name[0] != '.';
+
+    for (const char *s = name; ok && *s != '\0'; s++)
+        ok = isalnum((unsigned char)*s) ||
+             strchr("!\"#$%&()/,.;?@_`'{}|~", *s) != NULL;
+    if (ok)
+        return name;
+    snprintf(buf, len, "%c_%d", prefix, i);
+    return buf;
+}
+
+static void lp_term(FILE *f, double coef, const char *name, int k)
+{
+    if (k > 0 && k % LP_TERMS_PER_LINE == 0)
+        fputs("\n   ", f);
+    fprintf(f, " %c %.15g %s", coef < 0 ? '-' : '+', fabs(coef), name);
+}
+
+static const char *col_name(glp_prob *lp, int j, char *buf, size_t len)
+{
+    return lp_name(glp_get_col_name(lp, j), 'x', j, buf, len);
+}
+
+ccs_status_t milp_lp_text(glp_prob *lp, char **out, ccs_err_t *err)
+{
+    char *text = NULL;          /* owned here until *out */
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len); /* owned here: a memory stream */
+    int nr = glp_get_num_rows(lp), nc = glp_get_num_cols(lp), k = 0;
+    int *ind = NULL;            /* owned here */
+    double *val = NULL;         /* owned here */
+    char nb[32];
+    ccs_status_t st = CCS_OK;
+
+    if (f == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    ind = malloc(((size_t)nc + 1) * sizeof(*ind));
+    val = malloc(((size_t)nc + 1) * sizeof(*val));
+    if (ind == NULL || val == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+        goto cleanup;
+    }
+    fprintf(f, "\\* Problem: %s *\\\n\n%s\n obj:",
+            glp_get_prob_name(lp) ? glp_get_prob_name(lp) : "milp",
+            glp_get_obj_dir(lp) == GLP_MAX ? "Maximize" : "Minimize");
+    for (int j = 1; j <= nc; j++) {
+        double c = glp_get_obj_coef(lp, j);
+
+        if (c != 0)
+            lp_term(f, c, col_name(lp, j, nb, sizeof(nb)), k++);
+    }
+    if (k == 0 && nc > 0)
+        fprintf(f, " 0 %s", col_name(lp, 1, nb, sizeof(nb)));
+    fputs("\n\nSubject To\n", f);
+    for (int i = 1; i <= nr; i++) {
+        int n = glp_get_mat_row(lp, i, ind, val), type = glp_get_row_type(lp, i);
+        char rb[32];
+
+        if (type != GLP_FX && type != GLP_LO && type != GLP_UP) {
+            st = ccs_err_set(err, CCS_ERR_INTERNAL,
+                             "milp: row %d has a type the LP text does not "
+                             "write", i);
+            goto cleanup;
+        }
+        fprintf(f, " %s:", lp_name(glp_get_row_name(lp, i), 'r', i, rb,
+                                   sizeof(rb)));
+        for (int t = 1; t <= n; t++)
+            lp_term(f, val[t], col_name(lp, ind[t], nb, sizeof(nb)), t - 1);
+        fprintf(f, " %s %.15g\n",
+                type == GLP_FX ? "=" : (type == GLP_LO ? ">=" : "<="),
+                type == GLP_UP ? glp_get_row_ub(lp, i)
+                               : glp_get_row_lb(lp, i));
+    }
+    /* LP's default bounds are 0 <= x < +inf. */
+    fputs("\nBounds\n", f);
+    for (int j = 1; j <= nc; j++) {
+        const char *nm = col_name(lp, j, nb, sizeof(nb));
+        double lo = glp_get_col_lb(lp, j), hi = glp_get_col_ub(lp, j);
+
+        switch (glp_get_col_type(lp, j)) {
+        case GLP_FR: fprintf(f, " %s free\n", nm); break;
+        case GLP_LO:
+            if (lo != 0)
+                fprintf(f, " %s >= %.15g\n", nm, lo);
+            break;
+        case GLP_UP: fprintf(f, " -inf <= %s <= %.15g\n", nm, hi); break;
+        case GLP_DB:
+            fprintf(f, " %.15g <= %s <= %.15g\n", lo, nm, hi);
+            break;
+        default: fprintf(f, " %s = %.15g\n", nm, lo); break;
+        }
+    }
+    if (glp_get_num_int(lp) > 0) {
+        fputs("\nGenerals\n", f);
+        for (int j = 1; j <= nc; j++)
+            if (glp_get_col_kind(lp, j) != GLP_CV)
+                fprintf(f, " %s\n", col_name(lp, j, nb, sizeof(nb)));
+    }
+    fputs("\nEnd\n", f);
+
+cleanup:
+    free(ind);
+    free(val);
+    if (fclose(f) != 0 && st == CCS_OK)
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "milp: out of memory");
+    if (st != CCS_OK) {
+        free(text);
+        return st;
+    }
+    *out = text;
+    return CCS_OK;
 }

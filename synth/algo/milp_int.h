@@ -135,4 +135,9 @@ int milp_ms_left(double deadline);
 /* Monotonic clock, seconds. */
 double milp_now_s(void);
 
+/* The model lp as CPLEX LP text that glp_read_lp reads back
+ * (milp_glpk.c); *out owned by the caller (free).  Call under
+ * milp_glpk_call. */
+ccs_status_t milp_lp_text(glp_prob *lp, char **out, ccs_err_t *err);
+
 #endif /* CCS_MILP_INT_H */

@@ -480,9 +480,11 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
     s->arcs = c->sp->coll == CCS_COLL_ALLTOALL ? 0 : c->mp.narcs;
     s->cols = glp_get_num_cols(c->b.lp);
     s->ints = glp_get_num_int(c->b.lp);
-    if (o->write_lp != NULL && glp_write_lp(c->b.lp, NULL, o->write_lp) != 0)
-        return ccs_err_set(err, CCS_ERR_IO, "milp: cannot write LP file '%s'",
-                           o->write_lp);
+    if (o->lp_out != NULL) {
+        st = milp_lp_text(c->b.lp, o->lp_out, err);
+        if (st != CCS_OK)
+            return st;
+    }
 
     nvec = (size_t)c->b.ncols + 1;
     c->x = calloc(nvec, sizeof(double));

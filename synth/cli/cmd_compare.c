@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sim.h"
+#include "sim_cost.h"
 #include "verify.h"
 
 #define CMP_MAX_ALGOS 32
@@ -198,6 +199,7 @@ int cmd_compare(int argc, char **argv)
     long v;
 
     algo_params_init(&p);
+    p.milp.cost = sim_cost_time;   /* the MILP's piece-size check */
     sim_opts_init(&o);
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:c:a:s:m:h", longopts, NULL)) !=

@@ -6,6 +6,8 @@
 #include "format.h"
 #include "algo.h"
 #include "cli.h"
+#include "sim_cost.h"
+#include "synth_out.h"
 #include "verify.h"
 
 static void synth_usage(FILE *f)
@@ -72,20 +74,20 @@ static void params_text(const char *algo, const char *topo,
         APPEND("pipeline=%u\n", p->pipeline);
     if (p->nchunks > 0)
         APPEND("chunks=%u\n", p->nchunks);
-    if (p->sub_algo != NULL)
-        APPEND("phase0=%s\n", p->sub_algo);
+    if (p->stragglar.phase0 != NULL)
+        APPEND("phase0=%s\n", p->stragglar.phase0);
     if (p->size_bytes > 0)
         APPEND("size=%.0f\n", p->size_bytes);
-    if (p->milp_m > 0)
-        APPEND("milp_m=%u\n", p->milp_m);
-    if (p->milp_nodes != 0)
-        APPEND("node_limit=%d\n", p->milp_nodes < 0 ? 0 : p->milp_nodes);
-    if (p->time_limit_s > 0)
-        APPEND("time_limit=%g\n", p->time_limit_s);
-    if (p->mip_gap >= 0)
-        APPEND("mip_gap=%g\n", p->mip_gap);
-    if (p->chunk_sizes != NULL)
-        APPEND("chunk_sizes=%s\n", p->chunk_sizes);
+    if (p->milp.m > 0)
+        APPEND("milp_m=%u\n", p->milp.m);
+    if (p->milp.nodes != 0)
+        APPEND("node_limit=%d\n", p->milp.nodes < 0 ? 0 : p->milp.nodes);
+    if (p->milp.time_limit_s > 0)
+        APPEND("time_limit=%g\n", p->milp.time_limit_s);
+    if (p->milp.mip_gap >= 0)
+        APPEND("mip_gap=%g\n", p->milp.mip_gap);
+    if (p->milp.chunk_sizes != NULL)
+        APPEND("chunk_sizes=%s\n", p->milp.chunk_sizes);
     if (p->seed != 0)
         APPEND("seed=%llu\n", (unsigned long long)p->seed);
 #undef APPEND
@@ -130,11 +132,14 @@ int cmd_synth(int argc, char **argv)
     char params[1024];
     bool quiet = false;
     const char *milp_opt = NULL;   /* a milp-only option that was given */
+    const char *lp_out = NULL, *dot_out = NULL;  /* --write-lp, --dot */
+    algo_report_t arep;            /* owned here: the build's report */
     int rc = CLI_EXIT_OK;
     int c;
     long v;
 
     algo_params_init(&p);
+    algo_report_init(&arep);
     optind = 1;
     while ((c = getopt_long(argc, argv, "a:c:t:o:qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -159,7 +164,7 @@ int cmd_synth(int argc, char **argv)
                                 optarg);
             p.straggler = (int32_t)v;
             break;
-        case OPT_PHASE0: p.sub_algo = optarg; break;
+        case OPT_PHASE0: p.stragglar.phase0 = optarg; break;
         case OPT_PIPELINE:
             if (!units_parse_int(optarg, 1, 1024, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE,
@@ -179,13 +184,15 @@ int cmd_synth(int argc, char **argv)
             break;
         case OPT_TIME_LIMIT:
             milp_opt = "--time-limit";
-            if (!units_parse_time(optarg, &p.time_limit_s) || p.time_limit_s <= 0)
+            if (!units_parse_time(optarg, &p.milp.time_limit_s) ||
+                p.milp.time_limit_s <= 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --time-limit '%s'",
                                 optarg);
             break;
         case OPT_MIP_GAP:
             milp_opt = "--mip-gap";
-            if (!units_parse_double(optarg, &p.mip_gap) || p.mip_gap < 0)
+            if (!units_parse_double(optarg, &p.milp.mip_gap) ||
+                p.milp.mip_gap < 0)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --mip-gap '%s'",
                                 optarg);
             break;
@@ -194,7 +201,7 @@ int cmd_synth(int argc, char **argv)
             if (!units_parse_int(optarg, 1, 64, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --milp-m '%s' (1..64)",
                                 optarg);
-            p.milp_m = (uint32_t)v;
+            p.milp.m = (uint32_t)v;
             break;
         case OPT_NODE_LIMIT:
             milp_opt = "--node-limit";
@@ -202,17 +209,18 @@ int cmd_synth(int argc, char **argv)
                 return cli_fail(cmd, CLI_EXIT_USAGE,
                                 "bad --node-limit '%s' (0: none, or a count)",
                                 optarg);
-            p.milp_nodes = v == 0 ? -1 : (int32_t)v;
+            p.milp.nodes = v == 0 ? -1 : (int32_t)v;
             break;
         case OPT_CHUNK_SIZES:
             milp_opt = "--chunk-sizes";
-            p.chunk_sizes = optarg;
+            p.milp.chunk_sizes = optarg;
             break;
         case OPT_WRITE_LP:
             milp_opt = "--write-lp";
-            p.write_lp = optarg;
+            lp_out = optarg;
+            p.milp.want_lp = true;
             break;
-        case OPT_DOT: p.dot_out = optarg; break;
+        case OPT_DOT: dot_out = optarg; break;
         case OPT_SEED:
             if (!units_parse_int(optarg, 0, __LONG_MAX__, &v))
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --seed '%s'", optarg);
@@ -243,7 +251,7 @@ int cmd_synth(int argc, char **argv)
                         "unknown algorithm '%s' (see 'ccsynth list')", algo);
     /* Only MultiTree has a structure worth drawing besides the schedule
      * itself (`ccsynth show --dot`); say so rather than ignore --dot. */
-    if (p.dot_out != NULL && strcmp(algo, "multitree") != 0)
+    if (dot_out != NULL && strcmp(algo, "multitree") != 0)
         return cli_fail(cmd, CLI_EXIT_USAGE,
                         "--dot draws multitree's trees; for any schedule use "
                         "'ccsynth show --dot FILE'");
@@ -255,14 +263,20 @@ int cmd_synth(int argc, char **argv)
     rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    if (!quiet)
-        p.report = stderr;
+    /* The MILP checks its piece sizes in the simulator. */
+    p.milp.cost = sim_cost_time;
 
-    st = algo_synthesize(algo, topo, &p, &s, &err);
+    st = algo_synthesize_report(algo, topo, &p, &s, &arep, &err);
+    if (st == CCS_OK && lp_out != NULL && arep.lp != NULL)
+        st = cli_write_text(lp_out, arep.lp, "LP file", &err);
+    if (st == CCS_OK && dot_out != NULL && arep.trees != NULL)
+        st = cli_write_trees_dot(arep.trees, topo, dot_out, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
+    if (!quiet)
+        algo_report_print(&arep, stderr);
     params_text(algo, topo_spec, &p, params, sizeof(params));
     st = ccs_sched_set_params(s, params, &err);
     if (st != CCS_OK) {
@@ -293,6 +307,7 @@ int cmd_synth(int argc, char **argv)
     }
 
 cleanup:
+    algo_report_free(&arep);
     ccs_sched_destroy(s);
     topo_destroy(topo);
     return rc;
