@@ -666,7 +666,11 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     so.node_limit = p->milp.nodes == 0 ? -1
                                        : (p->milp.nodes < 0 ? 0
                                                             : p->milp.nodes);
-    so.lp_out = p->milp.want_lp && rep != NULL ? &rep->lp : NULL;
+    if (p->milp.want_lp && rep != NULL) {
+        free(rep->lp);          /* a report used twice keeps the last */
+        rep->lp = NULL;
+        so.lp_out = &rep->lp;
+    }
     /* A model the user asked for (--milp-m, --write-lp) is always built. */
     so.max_arcs = p->milp.m == 0 && !p->milp.want_lp
                       ? MILP_DEFAULT_MAX_ARCS : 0;

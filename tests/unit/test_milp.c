@@ -424,6 +424,105 @@ TEST(deterministic)
     ccs_sched_destroy(s2);
 }
 
+/* The piece-size check uses the caller's cost: counted calls through the
+ * simulator give the simulator's plan; a constant cost ties every
+ * candidate, so the model's piece sizes stay, as with no cost at all; a
+ * failing cost fails the build with its status. */
+typedef struct cost_probe {
+    int calls;
+    double constant;            /* > 0: return this instead of simulating */
+    bool fail;
+} cost_probe_t;
+
+static ccs_status_t probe_cost(void *ctx, const topo_t *t,
+                               const ccs_sched_t *s, double bytes,
+                               double *time_s, ccs_err_t *err)
+{
+    cost_probe_t *pr = ctx;
+
+    pr->calls++;
+    if (pr->fail)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "probe: no cost today");
+    if (pr->constant > 0) {
+        *time_s = pr->constant;
+        return CCS_OK;
+    }
+    return sim_cost_time(NULL, t, s, bytes, time_s, err);
+}
+
+static bool milp_bytes(const topo_t *t, algo_cost_fn cost, void *ctx,
+                       uint8_t **buf, size_t *len, char *rep_text,
+                       size_t rep_len, ccs_status_t *st, ccs_err_t *err)
+{
+    algo_params_t p;
+    algo_report_t rep;          /* owned here */
+    ccs_sched_t *s = NULL;      /* owned here */
+    size_t used = 0;
+
+    algo_params_init(&p);
+    algo_report_init(&rep);
+    p.milp.m = 2;
+    p.size_bytes = 8 << 20;
+    p.milp.chunk_sizes = "1M,4M";
+    p.milp.time_limit_s = 30;
+    p.milp.cost = cost;
+    p.milp.cost_ctx = ctx;
+    *st = algo_synthesize_report("milp", t, &p, &s, &rep, err);
+    if (*st == CCS_OK)
+        *st = ccs_format_encode(s, buf, len, err);
+    rep_text[0] = '\0';
+    for (int32_t i = 0; i < rep.nlines && used + 1 < rep_len; i++) {
+        int k = snprintf(rep_text + used, rep_len - used, "%s\n",
+                         rep.lines[i]);
+        used += k > 0 ? (size_t)k : 0;
+    }
+    algo_report_free(&rep);
+    ccs_sched_destroy(s);
+    return *st == CCS_OK;
+}
+
+TEST(cost_is_the_callers)
+{
+    topo_t *t = NULL;
+    ccs_err_t err = { { 0 } };
+    uint8_t *sim = NULL, *probed = NULL, *flat = NULL, *none = NULL;
+    size_t lsim = 0, lprobed = 0, lflat = 0, lnone = 0;
+    char text[4096];
+    cost_probe_t pr = { 0, 0, false };
+    ccs_status_t st;
+
+    CHECK_STATUS(topo_load("switch:4", NULL, &t, &err), CCS_OK);
+    if (t == NULL)
+        return;
+    CHECK(milp_bytes(t, sim_cost_time, NULL, &sim, &lsim, text,
+                     sizeof(text), &st, &err));
+    CHECK_STR_CONTAINS(text, "after the piece-size check");
+    CHECK(milp_bytes(t, probe_cost, &pr, &probed, &lprobed, text,
+                     sizeof(text), &st, &err));
+    /* The model's pieces, then each of the two candidates, per solve. */
+    CHECK(pr.calls >= 3 && pr.calls % 3 == 0);
+    CHECK(lsim == lprobed && sim != NULL && probed != NULL &&
+          memcmp(sim, probed, lsim) == 0);
+    pr.constant = 1.0;
+    CHECK(milp_bytes(t, probe_cost, &pr, &flat, &lflat, text, sizeof(text),
+                     &st, &err));
+    CHECK(milp_bytes(t, NULL, NULL, &none, &lnone, text, sizeof(text), &st,
+                     &err));
+    CHECK_STR_CONTAINS(text, "no cost function");
+    CHECK(lflat == lnone && flat != NULL && none != NULL &&
+          memcmp(flat, none, lflat) == 0);
+    pr.fail = true;
+    CHECK(!milp_bytes(t, probe_cost, &pr, &none, &lnone, text, sizeof(text),
+                      &st, &err));
+    CHECK_EQ_INT(st, CCS_ERR_INTERNAL);
+    CHECK_STR_CONTAINS(err.msg, "no cost today");
+    free(sim);
+    free(probed);
+    free(flat);
+    free(none);
+    topo_destroy(t);
+}
+
 /* Simulated time of schedule s at `bytes` (rank mode) once it verifies;
  * NAN on failure, with the reason in *err. */
 static double sim_verified(const ccs_sched_t *s, const topo_t *t,
@@ -1132,6 +1231,7 @@ int main(void)
     RUN(warm_start_and_fallback);
     RUN(write_lp_reads_back);
     RUN(deterministic);
+    RUN(cost_is_the_callers);
     RUN(solver_beats_warm_start);
     RUN(time_limit_fallback);
     RUN(glpk_error_is_trapped);
