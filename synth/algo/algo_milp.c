@@ -515,8 +515,8 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
  * MultiTree's (one per root, built top-down and link-balanced: mtree.c)
  * or those of two edge-disjoint Hamiltonian cycles, whichever costs less
  * in the model.  Only on a single group of GPUs (a torus, a mesh, dgx1,
- * one switch), where their arcs are overlay arcs; the issue allows
- * MultiTree's trees as the warm start.  Both owned by the caller. */
+ * one switch), where their arcs are overlay arcs.  Both owned by the
+ * caller. */
 static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
                                const milp_spec_t *sp, milp_plan_t **out,
                                milp_plan_t **out_ext, ccs_err_t *err)
