@@ -234,7 +234,7 @@ int cmd_compare(int argc, char **argv)
     }
     sizes = co.sim.sizes;
     nsizes = co.sim.nsizes;
-    opt_fill_algo_params(&co, NULL, &p);
+    opt_fill_algo_params(&co, &p);
     opt_fill_sim_opts(&co, rank, &o);
     algos_spec = co.synth.algo;
     if (algos_spec == NULL) {

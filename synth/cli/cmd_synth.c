@@ -6,6 +6,7 @@
 #include "algo.h"
 #include "cli.h"
 #include "options.h"
+#include "synth_out.h"
 #include "verify.h"
 
 static void synth_usage(FILE *f)
@@ -68,20 +69,20 @@ static void params_text(const char *algo, const char *topo,
         APPEND("pipeline=%u\n", p->pipeline);
     if (p->nchunks > 0)
         APPEND("chunks=%u\n", p->nchunks);
-    if (p->sub_algo != NULL)
-        APPEND("phase0=%s\n", p->sub_algo);
+    if (p->stragglar.phase0 != NULL)
+        APPEND("phase0=%s\n", p->stragglar.phase0);
     if (p->size_bytes > 0)
         APPEND("size=%.0f\n", p->size_bytes);
-    if (p->milp_m > 0)
-        APPEND("milp_m=%u\n", p->milp_m);
-    if (p->milp_nodes != 0)
-        APPEND("node_limit=%d\n", p->milp_nodes < 0 ? 0 : p->milp_nodes);
-    if (p->time_limit_s > 0)
-        APPEND("time_limit=%g\n", p->time_limit_s);
-    if (p->mip_gap >= 0)
-        APPEND("mip_gap=%g\n", p->mip_gap);
-    if (p->chunk_sizes != NULL)
-        APPEND("chunk_sizes=%s\n", p->chunk_sizes);
+    if (p->milp.m > 0)
+        APPEND("milp_m=%u\n", p->milp.m);
+    if (p->milp.nodes != 0)
+        APPEND("node_limit=%d\n", p->milp.nodes < 0 ? 0 : p->milp.nodes);
+    if (p->milp.time_limit_s > 0)
+        APPEND("time_limit=%g\n", p->milp.time_limit_s);
+    if (p->milp.mip_gap >= 0)
+        APPEND("mip_gap=%g\n", p->milp.mip_gap);
+    if (p->milp.chunk_sizes != NULL)
+        APPEND("chunk_sizes=%s\n", p->milp.chunk_sizes);
     if (p->seed != 0)
         APPEND("seed=%llu\n", (unsigned long long)p->seed);
 #undef APPEND
@@ -108,8 +109,10 @@ int cmd_synth(int argc, char **argv)
     ccs_status_t st;
     char params[1024];
     bool quiet = false;
+    algo_report_t arep;            /* owned here: the build's report */
     int rc = CLI_EXIT_OK;
 
+    algo_report_init(&arep);
     rc = opt_parse(&spec, argc, argv, &co);
     if (rc != CLI_EXIT_OK || co.help)
         goto cleanup;
@@ -138,16 +141,20 @@ int cmd_synth(int argc, char **argv)
     topo_spec = co.topo.spec;
     output = co.out.output;
     quiet = co.out.quiet;
-    opt_fill_algo_params(&co, quiet ? NULL : stderr, &p);
+    opt_fill_algo_params(&co, &p);
     rc = cli_load_topo(cmd, topo_spec, &co.topo.over, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
 
-    st = algo_synthesize(algo, topo, &p, &s, &err);
+    st = algo_synthesize_report(algo, topo, &p, &s, &arep, &err);
+    if (st == CCS_OK && co.synth.write_lp != NULL && arep.lp != NULL)
+        st = cli_write_text(co.synth.write_lp, arep.lp, "LP file", &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
+    if (!quiet)
+        algo_report_print(&arep, stderr);
     params_text(algo, topo_spec, &p, params, sizeof(params));
     st = ccs_sched_set_params(s, params, &err);
     if (st != CCS_OK) {
@@ -178,6 +185,7 @@ int cmd_synth(int argc, char **argv)
     }
 
 cleanup:
+    algo_report_free(&arep);
     ccs_sched_destroy(s);
     topo_destroy(topo);
     opt_free(&co);

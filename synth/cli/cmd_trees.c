@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "options.h"
 #include "mtree.h"
+#include "synth_out.h"
 
 static void trees_usage(FILE *f)
 {
@@ -114,7 +115,7 @@ int cmd_trees(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    st = mtree_write_dot_path(m, topo, output, &err);
+    st = cli_write_trees_dot(m, topo, output, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "sim_cost.h"
 
 typedef struct opt_row {
     opt_group_t group;
@@ -491,8 +492,7 @@ ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err)
     return sim_parse_sizes(dflt, &m->sizes, &m->nsizes, err);
 }
 
-void opt_fill_algo_params(const cli_opts_t *o, FILE *report,
-                          algo_params_t *p)
+void opt_fill_algo_params(const cli_opts_t *o, algo_params_t *p)
 {
     const opt_synth_t *s = &o->synth;
 
@@ -500,18 +500,20 @@ void opt_fill_algo_params(const cli_opts_t *o, FILE *report,
     p->coll = s->coll;
     p->root = s->root;
     p->straggler = s->straggler;
-    p->sub_algo = s->phase0;
+    p->stragglar.phase0 = s->phase0;
     p->pipeline = s->npipeline > 0 ? s->pipeline[0] : 1;
     p->nchunks = s->nchunks > 0 && !s->chunks_auto ? s->chunks[0] : 0;
     p->seed = s->seed;
     p->size_bytes = s->size_bytes;
-    p->time_limit_s = s->time_limit_s;
-    p->mip_gap = s->mip_gap;
-    p->milp_m = s->milp_m;
-    p->milp_nodes = s->milp_nodes;
-    p->chunk_sizes = s->chunk_sizes;
-    p->write_lp = s->write_lp;
-    p->report = report;
+    p->milp.time_limit_s = s->time_limit_s;
+    p->milp.mip_gap = s->mip_gap;
+    p->milp.m = s->milp_m;
+    p->milp.nodes = s->milp_nodes;
+    p->milp.chunk_sizes = s->chunk_sizes;
+    p->milp.want_lp = s->write_lp != NULL;
+    /* The MILP checks its piece sizes in the simulator. */
+    p->milp.cost = sim_cost_time;
+    p->milp.cost_ctx = NULL;
 }
 
 void opt_fill_sim_opts(const cli_opts_t *o, int32_t rank, sim_opts_t *so)

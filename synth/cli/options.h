@@ -201,11 +201,10 @@ bool opt_algo_uses_straggler(const char *algo);
  * from o (freed by opt_free). */
 ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err);
 
-/* The one place algo_params_t is filled from the options: for algorithm
- * `algo`, pipeline factor index 0 and chunk count index 0 (when given),
- * `report` for the human report lines (NULL: quiet). */
-void opt_fill_algo_params(const cli_opts_t *o, FILE *report,
-                          algo_params_t *p);
+/* The one place algo_params_t is filled from the options: pipeline factor
+ * index 0 and chunk count index 0 (when given); the MILP's piece-size check
+ * gets the simulator as its cost function. */
+void opt_fill_algo_params(const cli_opts_t *o, algo_params_t *p);
 
 /* The simulator's options: mode, element size, local bandwidth, and the
  * straggler `rank` delayed by --straggler-delay. */

@@ -515,14 +515,16 @@ TEST(parse_fill)
     CHECK(strcmp(o.out.output, "x.ccs") == 0);
     CHECK(o.out.quiet);
     CHECK(o.own[OPT_RANK] != NULL && strcmp(o.own[OPT_RANK], "3") == 0);
-    opt_fill_algo_params(&o, NULL, &p);
+    opt_fill_algo_params(&o, &p);
     CHECK_EQ_INT(p.coll, CCS_COLL_ALLREDUCE);
     CHECK_EQ_INT(p.straggler, 5);
     CHECK_EQ_INT(p.pipeline, 2);
     CHECK_EQ_INT(p.nchunks, 14);
-    CHECK(p.sub_algo != NULL && strcmp(p.sub_algo, "rhd") == 0);
-    CHECK(p.report == NULL);
-    CHECK_EQ_INT(p.mip_gap < 0, 1);
+    CHECK(p.stragglar.phase0 != NULL &&
+          strcmp(p.stragglar.phase0, "rhd") == 0);
+    CHECK(!p.milp.want_lp);
+    CHECK(p.milp.cost != NULL);
+    CHECK_EQ_INT(p.milp.mip_gap < 0, 1);
     opt_fill_sim_opts(&o, 5, &so);
     CHECK_EQ_INT(so.mode, SIM_MODE_BARRIER);
     CHECK_EQ_INT(so.straggler, 5);
