@@ -195,6 +195,7 @@ class PlanSet:
 
 _mpi_comms: "weakref.WeakSet[Comm]" = weakref.WeakSet()
 _mpi_we_initialized = False
+_mpi_exit_registered = False
 
 
 def _mpi_finalize_at_exit() -> None:
@@ -208,6 +209,16 @@ def _mpi_finalize_at_exit() -> None:
         mpi.MPI_Finalized(ctypes.byref(fin))
         if not fin.value:
             mpi.MPI_Finalize()
+
+
+def _mpi_register_exit() -> None:
+    # atexit runs handlers last-in first-out: registered after MPI was
+    # initialised (by mpi4py's import or by us), ours runs before any
+    # MPI_Finalize that mpi4py registered.
+    global _mpi_exit_registered
+    if not _mpi_exit_registered:
+        atexit.register(_mpi_finalize_at_exit)
+        _mpi_exit_registered = True
 
 
 def _mpi_ensure_init() -> None:
@@ -224,7 +235,7 @@ def _mpi_ensure_init() -> None:
         if mpi.MPI_Init(None, None) != 0:
             raise Error(L.ERR_MPI, "MPI_Init failed")
         _mpi_we_initialized = True
-    atexit.register(_mpi_finalize_at_exit)
+        _mpi_register_exit()
 
 
 class Comm:
@@ -275,6 +286,7 @@ class Comm:
                "initialised? run with CCS_DEBUG=WARN for details)")
         c = Comm(h.value)
         _mpi_comms.add(c)
+        _mpi_register_exit()
         return c
 
     @staticmethod
