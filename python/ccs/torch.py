@@ -13,12 +13,14 @@ one, and run on the current CUDA stream.
 Only APIs present in PyTorch 1.13 and 2.x are used: ``GradBucket.buffer()``
 and ``torch.futures.Future``.
 """
-from __future__ import annotations
-
+# No `from __future__ import annotations`: DDP's register_comm_hook checks
+# the hook's annotations against the objects dist.GradBucket and
+# torch.futures.Future[torch.Tensor], and strings would fail that check.
 from collections import Counter
 from typing import Any, Callable, Optional, Union
 
 import torch
+import torch.distributed as dist
 
 import ccs
 
@@ -40,7 +42,7 @@ class HookState:
     it ran.
     """
 
-    def __init__(self, comm: "ccs.Comm", plans: "ccs.PlansLike",
+    def __init__(self, comm: ccs.Comm, plans: ccs.PlansLike,
                  straggler: Straggler = None, average: bool = True,
                  topo_fingerprint: Optional[int] = None):
         if not isinstance(comm, ccs.Comm):
@@ -71,9 +73,8 @@ class HookState:
                         "a new one with a live communicator")
 
 
-def allreduce_hook(state: HookState,
-                   bucket: "torch.distributed.GradBucket"
-                   ) -> "torch.futures.Future[torch.Tensor]":
+def allreduce_hook(state: HookState, bucket: dist.GradBucket
+                   ) -> torch.futures.Future[torch.Tensor]:
     """DDP comm hook: allreduce (and average) the bucket with ccs plans.
 
     The bucket is reduced in place, synchronously for CPU tensors and

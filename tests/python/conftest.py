@@ -12,7 +12,9 @@ BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 CCSYNTH = os.path.join(BUILD, "bin", "ccsynth")
 
 os.environ.setdefault("CCS_LIBRARY", os.path.join(BUILD, "lib", "libccs.so"))
-if "ccs" not in sys.modules:
+# CCS_TEST_INSTALLED=1 (tests/e2e/python.sh): test the pip-installed
+# package; otherwise the source tree's python/.
+if os.environ.get("CCS_TEST_INSTALLED") != "1":
     sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
