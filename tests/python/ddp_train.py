@@ -2,6 +2,9 @@
 
 Run under `mpirun -np 4` (tests/python/test_ddp_mpi.py does): each process
 is one rank; PyTorch's process group is gloo over TCP, ccs runs over MPI.
+With --cuda, under torchrun, one GPU per process (scripts/gpu-check.sh):
+the process group is NCCL and ccs runs on Comm.from_torch (its own NCCL
+communicator, on the current stream).
 A small MLP trains for STEPS steps on per-rank data, first with DDP's own
 allreduce (the reference), then with ccs.torch.allreduce_hook and each
 plan given on the command line; losses and every parameter must match the
@@ -9,8 +12,8 @@ reference to floating-point tolerance after every step.  With --late, one
 rank (a different one each step) sleeps before its backward pass and the
 StragglAR plan is told which one.  Rank 0 prints one line per run.
 
-    ddp_train.py PORT STEPS NAME=PLAN_OR_DIR ... [--late NAME=PLAN]
-                 [--wrong-ranks PLAN] [--bench]
+    ddp_train.py [--cuda] PORT STEPS NAME=PLAN_OR_DIR ...
+                 [--late NAME=PLAN] [--wrong-ranks PLAN]
 """
 import os
 import sys
@@ -28,24 +31,25 @@ RTOL, ATOL = 1e-5, 1e-6
 LATE_S = 0.02
 
 
-def model_and_data(rank):
+def model_and_data(rank, dev):
     torch.manual_seed(1234)             # same initial weights everywhere
     m = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4096),
                       nn.ReLU(), nn.Linear(4096, 10))
     g = torch.Generator().manual_seed(100 + rank)
     xs = torch.randn(8, 16, 32, generator=g)
     ys = torch.randint(0, 10, (8, 16), generator=g)
-    return m, xs, ys
+    return m.to(dev), xs.to(dev), ys.to(dev)
 
 
-def train(rank, steps, hook_state=None, late=None):
+def train(rank, dev, steps, hook_state=None, late=None):
     """Losses and flattened parameters after each step."""
-    m, xs, ys = model_and_data(rank)
+    m, xs, ys = model_and_data(rank, dev)
     # DDP's first bucket holds up to 1 MiB, the others here 4 KB: the
     # gradients travel as one 1.2 MB bucket (the last three tensors) and
     # one of 8.4 KB (the first layer), so a plan set tuned at 1 .. 64 KiB
     # runs a different plan for each.
-    ddp = DDP(m, bucket_cap_mb=0.004)
+    ddp = DDP(m, bucket_cap_mb=0.004,
+              device_ids=[dev] if dev.type == "cuda" else None)
     if hook_state is not None:
         ddp.register_comm_hook(hook_state, ccs.torch.allreduce_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
@@ -63,7 +67,7 @@ def train(rank, steps, hook_state=None, late=None):
         with torch.no_grad():
             flat = torch.cat([p.detach().reshape(-1).clone()
                               for p in m.parameters()])
-        hist.append((loss.item(), flat))
+        hist.append((loss.item(), flat.cpu()))
     return hist
 
 
@@ -80,18 +84,33 @@ def compare(name, ref, got):
 
 
 def main():
-    port, steps = int(sys.argv[1]), int(sys.argv[2])
-    args = sys.argv[3:]
-    rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
-    size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+    argv = sys.argv[1:]
+    cuda = argv[0] == "--cuda"
+    if cuda:
+        argv = argv[1:]
+    port, steps = int(argv[0]), int(argv[1])
+    args = argv[2:]
+    if "RANK" in os.environ:                # torchrun
+        rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        init = "env://"
+    else:                                   # mpirun
+        rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+        size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+        init = f"tcp://127.0.0.1:{port}"
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+    if cuda:
+        dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
+        torch.cuda.set_device(dev)
+    else:
+        dev = torch.device("cpu")
+    dist.init_process_group("nccl" if cuda else "gloo", init_method=init,
                             rank=rank, world_size=size)
-    comm = ccs.Comm.from_mpi()
+    comm = ccs.Comm.from_torch() if cuda else ccs.Comm.from_mpi()
     say = print if rank == 0 else (lambda *a, **k: None)
 
     t0 = time.perf_counter()
-    ref = train(rank, steps)
+    ref = train(rank, dev, steps)
+    say(f"{comm}", flush=True)
     say(f"torch-allreduce: {steps} steps, {time.perf_counter() - t0:.2f} s, "
         f"final loss {ref[-1][0]:.6f}", flush=True)
 
@@ -108,7 +127,7 @@ def main():
                 assert e.name == "CCS_ERR_MISMATCH", e
             try:
                 ccs.allreduce(ccs.Plan.load(args[i + 1]), comm,
-                              torch.zeros(4))
+                              torch.zeros(4, device=dev))
                 raise SystemExit("wrong rank count accepted")
             except ccs.Error as e:
                 assert "the communicator has" in e.message, e
@@ -127,7 +146,7 @@ def main():
         straggler = (lambda: ctx["step"] % size) if late else None
         state = ccs.torch.HookState(comm, plans, straggler=straggler)
         t0 = time.perf_counter()
-        got = train(rank, steps, state, ctx)
+        got = train(rank, dev, steps, state, ctx)
         wall = time.perf_counter() - t0
         diff = compare(name, ref, got)
         used = ""
