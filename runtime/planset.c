@@ -533,6 +533,9 @@ static ccs_status_t index_plan(ccs_planset_t *set, const char *dir,
     size_t len;
     uint32_t i = set->nplans;
 
+    if (file == NULL)        /* a J_STR always has text; for the compiler */
+        return ccs_err_set(err, CCS_ERR_FORMAT, "%s: plan file name "
+                           "missing", ipath);
     for (uint32_t j = 0; j < set->nplans; j++)
         if (strcmp(set->files[j], file) == 0) {
             *idx = j;
