@@ -24,7 +24,7 @@ import ctypes
 import ctypes.util
 import sys
 import weakref
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from . import _lib as L
 

@@ -17,7 +17,7 @@ and ``torch.futures.Future``.
 # the hook's annotations against the objects dist.GradBucket and
 # torch.futures.Future[torch.Tensor], and strings would fail that check.
 from collections import Counter
-from typing import Any, Callable, Optional, Union
+from typing import Callable, Optional, Union
 
 import torch
 import torch.distributed as dist

@@ -4,7 +4,6 @@ place and out of place; plan sets picked by size; StragglAR with a
 straggler per call; and the bad inputs, each a ccs.Error with its status
 name and message, none hanging."""
 import json
-import os
 import shutil
 import threading
 
