@@ -6,6 +6,8 @@
 #   make schedules     regenerate schedules/ from topologies/
 #   make check-schedules  regenerate into a temp dir and compare byte for byte
 #   make bench         run the benchmarks
+#   make python        the ccs Python package, with libccs bundled, in a
+#                      venv over Debian's packages ($(BUILD)/venv)
 #   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
 #                                     PREFIX the tree was built with)
 #
@@ -147,7 +149,7 @@ TESTS      := $(TEST_C:tests/unit/%.c=$(BUILD)/tests/%)
 PC_FILE    := $(BUILD)/lib/pkgconfig/ccs.pc
 
 .PHONY: all deps test run-tests unit-tests demo run-demo schedules check-schedules bench \
-        install clean gpu-check
+        install clean gpu-check python
 all: $(CCSYNTH) $(LIBCCS_A) $(LIBCCS_SO) $(TOOLS) $(PC_FILE)
 
 deps:
@@ -322,6 +324,22 @@ bench: all
 
 gpu-check:
 	$(Q)bash scripts/gpu-check.sh
+
+# The Python package: Debian's interpreter (a python3 earlier on PATH, such
+# as pyenv's, does not see python3-torch), a venv that sees its packages,
+# and python/ installed from a copy with libccs.so inside (so neither
+# CCS_LIBRARY nor an installed libccs is needed).  No network: pip builds
+# with Debian's setuptools.
+PYTHON ?= /usr/bin/python3
+VENV   := $(BUILD)/venv
+python: $(LIBCCS_SO)
+	$(Q)test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
+	$(Q)rm -rf $(BUILD)/pypkg && cp -r python $(BUILD)/pypkg && \
+	    rm -rf $(BUILD)/pypkg/build $(BUILD)/pypkg/*.egg-info && \
+	    cp $(LIBCCS_SO) $(BUILD)/pypkg/ccs/libccs.so
+	$(Q)$(VENV)/bin/pip install -q --no-build-isolation --no-deps \
+	    --force-reinstall $(BUILD)/pypkg
+	@echo "python: $(VENV)/bin/python -c 'import ccs, ccs.torch' works"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
