@@ -1,5 +1,5 @@
-/* test_multitree.c - MultiTree trees (synth/mtree.c) and schedules
- * (synth/algo_multitree.c): spanning, links and switch paths, per-step link
+/* test_multitree.c - MultiTree trees (synth/algo/mtree.c) and schedules
+ * (synth/algo/algo_multitree.c): spanning, links and switch paths, per-step link
  * capacity, step counts against the paper's, verifier on every collective.
  *
  * Topologies are filled in by hand here (tb_*), independent of topo.c, so
