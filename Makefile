@@ -6,17 +6,23 @@
 #   make schedules     regenerate schedules/ from topologies/
 #   make check-schedules  regenerate into a temp dir and compare byte for byte
 #   make bench         run the benchmarks
+#   make python        the ccs Python package, with libccs bundled, in a
+#                      venv over Debian's packages ($(BUILD)/venv)
 #   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
 #                                     PREFIX the tree was built with)
 #
 # Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
 # CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
+# MPI=auto|0|1 (auto: the mpi transport and ccs-perf when mpi.h is found;
+# without, libccs has the threads transport and ccs_comm_init_mpi says
+# CCS_ERR_UNSUPPORTED),
 # BUILD=dir (object directory; lets several builds share one tree),
 # WERROR=0 (drop -Werror).
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
 CUDA    ?= auto
+MPI     ?= auto
 CUDA_HOME ?= /usr/local/cuda
 DEBUG   ?= 0
 ASAN    ?= 0
@@ -62,6 +68,16 @@ XML_LIBS      := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lx
 GLPK_LIBS     := -lglpk
 MPI_CFLAGS    := $(shell $(PKG_CONFIG) --cflags ompi-c 2>/dev/null)
 MPI_LIBS      := $(shell $(PKG_CONFIG) --libs ompi-c 2>/dev/null || echo -lmpi)
+ifeq ($(MPI),auto)
+HAVE_MPI := $(shell printf '\043include <mpi.h>\n' | \
+              $(CC) $(MPI_CFLAGS) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+else
+HAVE_MPI := $(MPI)
+endif
+ifneq ($(HAVE_MPI),1)
+MPI_CFLAGS :=
+MPI_LIBS   :=
+endif
 
 # CUDA: auto-detect nvcc.
 ifeq ($(CUDA),auto)
@@ -83,13 +99,13 @@ NVCC_FLAGS  := -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC \
 # Plain C files; the transport files that need MPI or CUDA headers are
 # chosen by name below.
 RT_C_ALL   := $(sort $(wildcard runtime/*.c))
-RT_MPI_C   := $(filter runtime/xport_mpi.c,$(RT_C_ALL))
+RT_MPI_C   := $(if $(filter 1,$(HAVE_MPI)),$(filter runtime/xport_mpi.c,$(RT_C_ALL)))
 RT_GPU_C   := $(filter runtime/xport_cuda.c runtime/xport_nccl.c,$(RT_C_ALL))
-RT_C       := $(filter-out $(RT_MPI_C) $(RT_GPU_C),$(RT_C_ALL))
+RT_C       := $(filter-out runtime/xport_mpi.c $(RT_GPU_C),$(RT_C_ALL))
 RT_CU      := $(sort $(wildcard runtime/*.cu))
 RT_OBJS    := $(RT_C:%.c=$(BUILD)/%.o) $(RT_MPI_C:%.c=$(BUILD)/%.o)
 RT_LIBS    := $(MPI_LIBS) -lm -pthread
-RT_DEFS    := -DCCS_HAVE_MPI=1
+RT_DEFS    := $(if $(filter 1,$(HAVE_MPI)),-DCCS_HAVE_MPI=1)
 ifeq ($(HAVE_CUDA),1)
 RT_OBJS    += $(RT_GPU_C:%.c=$(BUILD)/%.o) $(RT_CU:%.cu=$(BUILD)/%.cu.o)
 RT_LIBS    += $(CUDA_LIBS)
@@ -102,13 +118,14 @@ LIBCCS_SO  := $(BUILD)/lib/libccs.so
 # ---- synthesizer (ccsynth) ----
 # synth/ is layered; each layer sees its own headers and those of the
 # layers below it, so an upward include does not compile:
-#   cli -> tune -> {algo, msccl} -> {sim, verify} -> topo -> util -> runtime
+#   cli -> tune -> {algo, msccl -> {sim, verify}} -> topo -> util -> runtime
+# (algorithms only build IR: they see neither the simulator nor the verifier)
 SY_LAYERS  := util topo verify sim algo msccl tune cli
 SY_SEES_util   := util
 SY_SEES_topo   := topo util
 SY_SEES_verify := verify topo util
 SY_SEES_sim    := sim topo util
-SY_SEES_algo   := algo sim verify topo util
+SY_SEES_algo   := algo topo util
 SY_SEES_msccl  := msccl sim verify topo util
 SY_SEES_tune   := tune algo msccl sim verify topo util
 SY_SEES_cli    := cli tune algo msccl sim verify topo util
@@ -124,7 +141,8 @@ LIBSYNTH_A := $(BUILD)/lib/libccsynth.a
 CCSYNTH    := $(BUILD)/bin/ccsynth
 
 # ---- tools built on the runtime (ccs-perf) ----
-TOOL_C     := $(sort $(wildcard tools/*.c))
+# ccs-perf drives MPI itself (its -B baseline is MPI's own collective).
+TOOL_C     := $(if $(filter 1,$(HAVE_MPI)),$(sort $(wildcard tools/*.c)))
 TOOLS      := $(TOOL_C:tools/%.c=$(BUILD)/bin/%)
 
 # ---- tests: every tests/unit/test_*.c is one program ----
@@ -134,7 +152,7 @@ TESTS      := $(TEST_C:tests/unit/%.c=$(BUILD)/tests/%)
 PC_FILE    := $(BUILD)/lib/pkgconfig/ccs.pc
 
 .PHONY: all deps test run-tests unit-tests demo run-demo schedules check-schedules bench \
-        install clean gpu-check format-check
+        install clean gpu-check python
 all: $(CCSYNTH) $(LIBCCS_A) $(LIBCCS_SO) $(TOOLS) $(PC_FILE)
 
 deps:
@@ -229,7 +247,35 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSYNTH_A) $(LIBCCS_A)
 $(BUILD)/tests/test_alloc_fail: TEST_LDFLAGS := \
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
-# -- GPU programs (gpu engineer): test_gpu_nodevice needs the CUDA headers
+# -- programs that e2e tests and benchmarks run: built here with the
+# project's flags (and rebuilt when a library changes), not by the scripts.
+E2E_PROGS   := $(BUILD)/e2e/verify_fixture
+BENCH_PROGS := $(BUILD)/bench/bench_verify
+$(BUILD)/e2e/%.o: tests/e2e/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%.o: tests/bench/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(RT_DEFS) -iquote tests/unit $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/e2e/%: $(BUILD)/e2e/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+e2e-progs: $(E2E_PROGS)
+bench-progs: $(BENCH_PROGS)
+.PHONY: e2e-progs bench-progs
+
+# -- GPU programs: test_gpu_nodevice needs the CUDA headers
 # in a CUDA build; tests/gpu/*.c are GPU-only test and benchmark programs,
 # built by `make gpu-progs` (scripts/gpu-check.sh), not by `make test`.
 GPU_PROG_C := $(sort $(wildcard tests/gpu/*.c))
@@ -268,7 +314,7 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory run-demo
 
-run-tests: all $(TESTS)
+run-tests: all $(TESTS) $(E2E_PROGS)
 	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
 
 run-demo: all
@@ -285,6 +331,22 @@ bench: all
 
 gpu-check:
 	$(Q)bash scripts/gpu-check.sh
+
+# The Python package: Debian's interpreter (a python3 earlier on PATH, such
+# as pyenv's, does not see python3-torch), a venv that sees its packages,
+# and python/ installed from a copy with libccs.so inside (so neither
+# CCS_LIBRARY nor an installed libccs is needed).  No network: pip builds
+# with Debian's setuptools.
+PYTHON ?= /usr/bin/python3
+VENV   := $(BUILD)/venv
+python: $(LIBCCS_SO)
+	$(Q)test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
+	$(Q)rm -rf $(BUILD)/pypkg && cp -r python $(BUILD)/pypkg && \
+	    rm -rf $(BUILD)/pypkg/build $(BUILD)/pypkg/*.egg-info && \
+	    cp $(LIBCCS_SO) $(BUILD)/pypkg/ccs/libccs.so
+	$(Q)$(VENV)/bin/pip install -q --no-build-isolation --no-deps \
+	    --force-reinstall $(BUILD)/pypkg
+	@echo "python: $(VENV)/bin/python -c 'import ccs, ccs.torch' works"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \

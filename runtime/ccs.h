@@ -261,10 +261,96 @@ CCS_API ccs_status_t ccs_allgather(const ccs_plan_t *plan, ccs_comm_t *comm,
                                    size_t sendcount, ccs_dtype_t dtype,
                                    void *stream);
 
+/*
+ * Plan sets: the plans `ccsynth tune --emit DIR` chose per buffer-size
+ * range, picked per call by the call's byte count (docs/runtime.md, "Plan
+ * sets").  Every plan of a set is for the same collective, rank count and
+ * topology (checked at load).  Immutable after loading; share it like a
+ * plan.
+ */
+typedef struct ccs_planset ccs_planset_t;
+
+/* Load a plan set from `path`: a directory written by
+ * `ccsynth tune --emit DIR` (its tuning.json names the plans and their
+ * ranges), that tuning.json file itself, or a single .ccs file (a set of
+ * one plan serving every size).  *set is owned by the caller
+ * (ccs_planset_destroy).  Errors: CCS_ERR_IO (missing, unreadable, a
+ * directory without tuning.json), CCS_ERR_PARSE (tuning.json not JSON),
+ * CCS_ERR_FORMAT (fields missing or wrong, no plans, ranges not
+ * contiguous), CCS_ERR_VERSION, CCS_ERR_MISMATCH (plans that disagree with
+ * the index or each other on collective, rank count or topology), and a
+ * plan file's own load errors; the message (msg, msglen bytes; may be
+ * NULL/0) names the file and what is wrong. */
+CCS_API ccs_status_t ccs_planset_load(const char *path, ccs_planset_t **set,
+                                      char *msg, size_t msglen);
+CCS_API void ccs_planset_destroy(ccs_planset_t *set); /* NULL: no-op */
+
+typedef struct ccs_planset_info {
+    ccs_coll_t coll;
+    uint32_t nranks;
+    uint32_t nplans;             /* distinct plans */
+    uint32_t nranges;            /* size ranges (>= nplans) */
+    uint64_t topo_fingerprint;   /* 0: not known */
+    uint32_t elem_bytes;         /* element size the tuner assumed; 0 for
+                                    a single .ccs */
+} ccs_planset_info_t;
+
+CCS_API ccs_status_t ccs_planset_get_info(const ccs_planset_t *set,
+                                          ccs_planset_info_t *info);
+/* Plan i (0 .. nplans-1), borrowed: valid while the set lives. */
+CCS_API const ccs_plan_t *ccs_planset_plan(const ccs_planset_t *set,
+                                           uint32_t i);
+/* Range k: bytes min_bytes .. max_bytes (UINT64_MAX for the last) served
+ * by plan *plan_index. */
+CCS_API ccs_status_t ccs_planset_range(const ccs_planset_t *set, uint32_t k,
+                                       uint64_t *min_bytes,
+                                       uint64_t *max_bytes,
+                                       uint32_t *plan_index);
+/* The byte count a call is looked up by: the whole buffer, as nccl-tests
+ * and `ccsynth tune` count it: count * size of dtype, times nranks for
+ * reducescatter, allgather and alltoall (their count is per rank).
+ * Saturates at SIZE_MAX; 0 for an unknown dtype. */
+CCS_API size_t ccs_planset_call_bytes(const ccs_planset_t *set, size_t count,
+                                      ccs_dtype_t dtype);
+/* The plan index for a buffer of `bytes` (the lookup rule: the last range
+ * whose min_bytes <= bytes). */
+CCS_API ccs_status_t ccs_planset_pick(const ccs_planset_t *set, size_t bytes,
+                                      uint32_t *plan_index);
+
+typedef struct ccs_planset_opts {
+    int32_t straggler;           /* as in ccs_run_opts_t; the picked plan
+                                    must have a straggler role */
+    ccs_coll_t expect_coll;      /* CCS_COLL_COUNT: any */
+    uint64_t topo_fingerprint;   /* the job's topology (`ccsynth topo`
+                                    prints it); 0: not checked.  Refused
+                                    when the set has one and it differs */
+    ccs_run_stats_t *stats;      /* filled on success when not NULL */
+    uint32_t *plan_index;        /* when not NULL: the plan picked (also
+                                    written when the run then fails) */
+} ccs_planset_opts_t;
+
+#define CCS_PLANSET_OPTS_INIT { -1, CCS_COLL_COUNT, 0, NULL, NULL }
+
+/* ccs_run_ex with the plan the set holds for this call's byte count.
+ * The set's rank count, collective and topology are checked first
+ * (CCS_ERR_MISMATCH), then everything ccs_run checks, with its messages
+ * (ccs_comm_last_error). */
+CCS_API ccs_status_t ccs_planset_run(const ccs_planset_t *set,
+                                     ccs_comm_t *comm, const void *sendbuff,
+                                     void *recvbuff, size_t count,
+                                     ccs_dtype_t dtype, ccs_redop_t op,
+                                     void *stream,
+                                     const ccs_planset_opts_t *opts);
+
+/* ccs_comm_init_mpi on MPI_COMM_WORLD, for callers that cannot name it
+ * (bindings: its handle is a symbol address in Open MPI, an int in
+ * MPICH). */
+CCS_API ccs_status_t ccs_comm_init_mpi_world(ccs_comm_t **comm);
+
 /* Library version as CCS_VERSION_CODE. */
 CCS_API int ccs_version(void);
 
-/* ---- GPU transports: init with the detailed message (gpu engineer) ----
+/* ---- GPU transports: init with the detailed message ----
  * Like ccs_comm_init_cuda / ccs_comm_init_nccl, plus the reason for a
  * failure copied into msg (msglen bytes; msg may be NULL, msglen 0), e.g.
  * "cuda transport: no CUDA device (cudaGetDeviceCount: ...)".  Runs given

@@ -171,6 +171,17 @@ ccs_status_t ccs_cpu_group_begin(ccs_xport_t *x, uint32_t step,
     return CCS_OK;
 }
 
+/* Without MPI (MPI=0, or no mpi.h) the entry point exists, so programs
+ * link the same way everywhere, and says it cannot work. */
+#ifndef CCS_HAVE_MPI
+ccs_status_t ccs_comm_init_mpi(const void *mpi_comm, ccs_comm_t **comm)
+{
+    (void)mpi_comm;
+    (void)comm;
+    return CCS_ERR_UNSUPPORTED;
+}
+#endif
+
 /* Without CUDA the GPU entry points exist and say why they cannot work.
  * With CUDA they are defined by xport_cuda.c and xport_nccl.c. */
 #ifndef CCS_HAVE_CUDA

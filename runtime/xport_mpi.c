@@ -199,3 +199,10 @@ fail:
     mp_destroy(x);
     return st;
 }
+
+ccs_status_t ccs_comm_init_mpi_world(ccs_comm_t **comm)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+
+    return ccs_comm_init_mpi(&world, comm);
+}

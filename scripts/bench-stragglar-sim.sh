@@ -132,7 +132,7 @@ cases() { # cases TOPO SIZE STRAGGLER
 
 # Total time (us, from 0) of a schedule file at one size and delay.
 simt() { # simt FILE SIZE R DELAY_S
-    "$C" sim "$1" --sizes "$2" --straggler "$3" --straggler-delay "$4" --csv |
+    "$C" sim "$1" --sizes "$2" --straggler "$3" --straggler-delay "${4}s" --csv |
         tail -n 1 | cut -d, -f4
 }
 

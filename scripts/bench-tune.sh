@@ -29,7 +29,7 @@ for topo in dgx-h100 torus:4x4 cluster:2x8; do
         for _ in $(seq "$RUNS"); do
             t0=$(date +%s%N)
             { TIMEFORMAT='%3U %3S'; time "$C" tune --topo "$topo" -q $flag \
-                "$@" --json "$tmp/$mode.json" --csv > "$tmp/$mode.csv"; } \
+                "$@" -o "$tmp/$mode.json" --csv > "$tmp/$mode.csv"; } \
                 2> "$tmp/time"
             t1=$(date +%s%N)
             echo $(( (t1 - t0) / 1000 )) | awk '{ print $1 / 1000 }' >> "$tmp/wall"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Benchmark the symbolic verifier (synth/verify.c) on large schedules.
+# Benchmark the symbolic verifier (synth/verify/verify.c) on large schedules.
 #
 #   scripts/bench-verify.sh [REPS]      (default 5 runs per case)
 #
-# Builds tests/bench/bench_verify.c against $BUILD's libraries, then prints
+# Builds tests/bench/bench_verify.c (make bench-progs), then prints
 # the median verification time of ring allreduce (256, 512, 1024 ranks) and
 # of a one-step direct allgather (1024 ranks, ~1M transfers in one step).
 # It also times `ccsynth verify` (reading included) on ring (256, 1024 ranks)
@@ -13,23 +13,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 REPS=${1:-5}
-CC=${CC:-cc}
 
-make -s BUILD="$BUILD" "$BUILD/lib/libccsynth.a" "$BUILD/lib/libccs.a" \
-    >/dev/null
+make -s BUILD="$BUILD" bench-progs >/dev/null
 # The CLI is only needed for the last, optional figure.
 make -s BUILD="$BUILD" "$BUILD/bin/ccsynth" >/dev/null 2>&1 || true
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -Isynth/util -Isynth/topo -Isynth/verify -Isynth/sim -Isynth/algo \
-    tests/bench/bench_verify.c "$BUILD/lib/libccsynth.a" "$BUILD/lib/libccs.a" \
-    -lm -pthread -o "$tmp/bench_verify"
+B=$BUILD/bench/bench_verify
 
 echo "verifier benchmark ($REPS runs each, $(nproc) cores, $(uname -m))"
 for n in 256 512 1024; do
-    "$tmp/bench_verify" ring "$n" "$REPS"
+    "$B" ring "$n" "$REPS"
 done
-"$tmp/bench_verify" direct 1024 "$REPS"
+"$B" direct 1024 "$REPS"
 
 # The CLI path (file reading included) on schedules that `ccsynth synth`
 # writes, for each algorithm that is built.

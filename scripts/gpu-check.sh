@@ -10,7 +10,16 @@
 #   4. the nccl transport with one rank (ncclCommInitAll on one device);
 #   5. the reduction kernel's bandwidth next to cudaMemcpy D2D (target:
 #      reduce >= 85% of copy, bytes read + written);
-#   6. MSCCL (docs/msccl.md): a ring allreduce for the machine's GPUs is
+#   6. Python: `import ccs, ccs.torch` (also without a GPU, where
+#      Comm.from_torch must fail with "no CUDA device"); with a GPU and a
+#      CUDA build of PyTorch, Comm.from_torch on one rank
+#      (tests/gpu/torch_gpu.py), and with 2+ GPUs a 2-process DDP run
+#      under torchrun, NCCL process group, the ccs hook with ring and
+#      StragglAR plans (also with a late rank) vs PyTorch's allreduce,
+#      every step's loss and parameters compared (tests/python/ddp_train.py
+#      --cuda).  Debian's python3-torch is CPU-only: point PYTHON at an
+#      interpreter with a CUDA PyTorch, or these parts report "not run".
+#   7. MSCCL (docs/msccl.md): a ring allreduce for the machine's GPUs is
 #      exported as MSCCL XML and nccl-tests' all_reduce_perf runs against
 #      msccl-executor-nccl with it (NCCL_MSCCL_ENABLE=1) and without it
 #      (=0), results checked (-c 1); needs MSCCL_EXECUTOR_LIB (the directory
@@ -27,6 +36,7 @@
 #     JOBS       make -j (default: number of CPUs)
 #     GPU_QUICK  1: skip the 1000003-element sweep of the transport tests
 #     DEPS       1: run scripts/install-deps.sh first (needs apt access)
+#     PYTHON     interpreter for step 6 (default /usr/bin/python3)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -82,11 +92,40 @@ else
     finish
 fi
 
+# ---- 6a. the Python package imports; without a GPU, a clear refusal ----
+PYTHON=${PYTHON:-/usr/bin/python3}
+pyrun() {
+    CCS_LIBRARY="$PWD/$BUILD/lib/libccs.so" PYTHONPATH="$PWD/python" \
+        "$PYTHON" "$@"
+}
+if pyrun -c 'import ccs, ccs.torch; print("ccs", ccs.__version__, "libccs", ccs.library_version())'; then
+    passed=$((passed + 1))
+    say "python: import ccs, ccs.torch ok"
+else
+    failed=$((failed + 1))
+    say "python: import FAILED ($PYTHON)"
+fi
+gpu2=$(mktemp -d)
+"$BUILD"/bin/ccsynth synth --algo ring --topo switch:2 -o "$gpu2/ring2.ccs" >/dev/null
+"$BUILD"/bin/ccsynth synth --algo stragglar --topo switch:2 --straggler 1 \
+    -o "$gpu2/strag2.ccs" >/dev/null 2>&1
+pyout=$(pyrun tests/gpu/torch_gpu.py "$gpu2/ring2.ccs" 2>&1)
+pyrc=$?
+printf '%s\n' "$pyout" | sed 's/^/    /'
+
 # ---- is there a GPU? ----
 probe=$("$BUILD"/gpu/test_cuda_xport --probe 2>&1)
 if [ $? -ne 0 ]; then
     say "no usable GPU on this machine: $probe"
+    if [ $pyrc -eq 3 ]; then
+        passed=$((passed + 1))
+        say "python: Comm.from_torch refuses cleanly without a GPU"
+    else
+        failed=$((failed + 1))
+        say "python: Comm.from_torch without a GPU: exit $pyrc, expected 3"
+    fi
     say "the build passed; the GPU checks need a machine with a CUDA device"
+    rm -rf "$gpu2"
     echo "gpu-check: $passed passed, $failed failed (GPU checks not run)"
     exit 2
 fi
@@ -105,7 +144,40 @@ fi
 run_prog test_nccl_smoke "$BUILD"/gpu/test_nccl_smoke
 run_prog bench_reduce "$BUILD"/gpu/bench_reduce 256
 
-# ---- 6. MSCCL ----
+# ---- 6b. Python on the NCCL transport ----
+ngpu=$(pyrun -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null || echo 0)
+if [ "$ngpu" -eq 0 ]; then
+    say "python GPU checks NOT RUN: $PYTHON's PyTorch sees no CUDA device" \
+        "(Debian's python3-torch is CPU-only; set PYTHON to an interpreter" \
+        "with a CUDA build of PyTorch)"
+else
+    if [ $pyrc -eq 0 ]; then
+        passed=$((passed + 1))
+        say "python: Comm.from_torch on one GPU ok"
+    else
+        failed=$((failed + 1))
+        say "python: tests/gpu/torch_gpu.py FAILED (exit $pyrc)"
+    fi
+    if [ "$ngpu" -ge 2 ]; then
+        say "python: 2-process DDP with the ccs hook on NCCL (torchrun)"
+        if pyrun -m torch.distributed.run --standalone --nproc_per_node 2 \
+            tests/python/ddp_train.py --cuda 0 20 ring="$gpu2/ring2.ccs" \
+            stragglar="$gpu2/strag2.ccs" --late late="$gpu2/strag2.ccs" \
+            2>&1 | sed 's/^/    /'; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+            passed=$((passed + 1))
+            say "python: DDP with the hook matches PyTorch's allreduce"
+        else
+            failed=$((failed + 1))
+            say "python: DDP with the hook FAILED"
+        fi
+    else
+        say "python: 2-process DDP NOT RUN: one GPU (NCCL needs a GPU per" \
+            "rank; plans need 2+ ranks)"
+    fi
+fi
+rm -rf "$gpu2"
+
+# ---- 7. MSCCL ----
 msccl_check() {
     local ngpu lib=${MSCCL_EXECUTOR_LIB:-} tests=${NCCL_TESTS_DIR:-}
     local dir="$BUILD/msccl-algos" out rc

@@ -1,7 +1,11 @@
-/* algo.c - the algorithm registry and the common synthesis driver. */
+/* algo.c - the algorithm registry, the common synthesis driver and the
+ * build report. */
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
+#include "mtree.h"
 
 extern const algo_desc_t algo_ring;
 extern const algo_desc_t algo_rhd;
@@ -24,7 +28,67 @@ void algo_params_init(algo_params_t *p)
     p->root = 0;
     p->straggler = -1;
     p->pipeline = 1;
-    p->mip_gap = -1;
+    p->milp.mip_gap = -1;
+}
+
+void algo_report_init(algo_report_t *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void algo_report_free(algo_report_t *r)
+{
+    if (r == NULL)
+        return;
+    for (int32_t i = 0; i < r->nlines; i++)
+        free(r->lines[i]);
+    free(r->lines);
+    mtree_destroy(r->trees);
+    free(r->lp);
+    memset(r, 0, sizeof(*r));
+}
+
+void algo_report_addf(algo_report_t *r, const char *fmt, ...)
+{
+    va_list ap;
+    char *line = NULL;          /* owned here until stored in r->lines */
+    int len;
+
+    if (r == NULL)
+        return;
+    va_start(ap, fmt);
+    len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        goto lost;
+    if (r->nlines == r->cap) {
+        int32_t ncap = r->cap ? 2 * r->cap : 8;
+        char **nl = realloc(r->lines, (size_t)ncap * sizeof(*nl));
+
+        if (nl == NULL)
+            goto lost;
+        r->lines = nl;          /* owned by r */
+        r->cap = ncap;
+    }
+    line = malloc((size_t)len + 1);
+    if (line == NULL)
+        goto lost;
+    va_start(ap, fmt);
+    vsnprintf(line, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    r->lines[r->nlines++] = line;
+    return;
+
+lost:
+    /* A report line is information, not the result: losing one must not
+     * fail a build that succeeded, but the caller can tell. */
+    r->lost = true;
+}
+
+void algo_report_print(const algo_report_t *r, FILE *f)
+{
+    for (int32_t i = 0; r != NULL && i < r->nlines; i++)
+        fprintf(f, "%s\n", r->lines[i]);
 }
 
 int algo_count(void)
@@ -49,6 +113,13 @@ const algo_desc_t *algo_find(const char *name)
 ccs_status_t algo_synthesize(const char *name, const topo_t *t,
                              const algo_params_t *p, ccs_sched_t **out,
                              ccs_err_t *err)
+{
+    return algo_synthesize_report(name, t, p, out, NULL, err);
+}
+
+ccs_status_t algo_synthesize_report(const char *name, const topo_t *t,
+                                    const algo_params_t *p, ccs_sched_t **out,
+                                    algo_report_t *rep, ccs_err_t *err)
 {
     const algo_desc_t *a = algo_find(name);
     ccs_sched_t *s = NULL;
@@ -79,7 +150,7 @@ ccs_status_t algo_synthesize(const char *name, const topo_t *t,
         if (st != CCS_OK)
             return st;
     }
-    st = a->build(t, p, &s, err);
+    st = a->build(t, p, &s, rep, err);
     if (st != CCS_OK)
         return st;
     st = ccs_sched_finalize(s, err);

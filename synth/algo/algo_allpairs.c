@@ -150,12 +150,15 @@ static ccs_status_t ap_exchange(ccs_sched_t *s, uint32_t n, uint32_t per,
 }
 
 static ccs_status_t build_allpairs(const topo_t *t, const algo_params_t *p,
-                                   ccs_sched_t **out, ccs_err_t *err)
+                                   ccs_sched_t **out, algo_report_t *rep,
+                                   ccs_err_t *err)
 {
     uint32_t n = (uint32_t)t->ngpus;
     ccs_sched_t *s = NULL;
     uint32_t per = 0;
     ccs_status_t st;
+
+    (void)rep;  /* nothing to report */
 
     st = ap_per_block(n, p, &per, err);
     if (st != CCS_OK)

@@ -90,7 +90,8 @@ static ccs_status_t check_dbtree(const topo_t *t, const algo_params_t *p,
 }
 
 static ccs_status_t build_dbtree(const topo_t *t, const algo_params_t *p,
-                                 ccs_sched_t **out, ccs_err_t *err)
+                                 ccs_sched_t **out, algo_report_t *rep,
+                                 ccs_err_t *err)
 {
     uint32_t n = (uint32_t)t->ngpus;
     uint32_t ntrees = p->coll == CCS_COLL_ALLREDUCE ? 2 : 1;
@@ -100,6 +101,8 @@ static ccs_status_t build_dbtree(const topo_t *t, const algo_params_t *p,
     ccs_sched_t *s = NULL;
     uint32_t k = 0, steps = 0, step;
     ccs_status_t st;
+
+    (void)rep;  /* nothing to report */
 
     switch (p->coll) {
     case CCS_COLL_ALLREDUCE: mode = TREE_ALLREDUCE; break;

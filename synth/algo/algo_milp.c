@@ -35,7 +35,6 @@
 #include "milp_heur.h"
 #include "milp_model.h"
 #include "mtree.h"
-#include "sim.h"
 
 #define MILP_DEFAULT_SIZE (256.0 * 1024 * 1024)
 /* With M chosen by default, tree models above this many arcs are not
@@ -115,8 +114,8 @@ static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
     sp->coll = p->coll;
     sp->root = ccs_coll_rooted(p->coll) ? p->root : -1;
     sp->seed = p->seed;
-    if (p->milp_m > 0)
-        sp->m = (int32_t)p->milp_m;
+    if (p->milp.m > 0)
+        sp->m = (int32_t)p->milp.m;
     else if (net->nsrv > 1)
         /* One sub rooted in each server: inter-server traffic balanced
          * as by rotated roots on one switch (docs/milp.md, "Default M
@@ -129,17 +128,17 @@ static ccs_status_t make_spec(const milp_net_t *net, const algo_params_t *p,
     else
         sp->m = n <= 8 ? n : 4;   /* direct network: rotated roots */
     if (p->coll == CCS_COLL_ALLTOALL) {
-        if (p->milp_m > 1)
+        if (p->milp.m > 1)
             return ccs_err_set(err, CCS_ERR_INVALID,
                                "milp: alltoall is one sub-collective (its "
                                "model routes each block); M = %u",
-                               p->milp_m);
+                               p->milp.m);
         sp->m = 1;
     }
     if (sp->m > MILP_MAX_M)
         return ccs_err_set(err, CCS_ERR_INVALID, "milp: M = %d (1..%d)",
                            sp->m, MILP_MAX_M);
-    st = parse_sizes(p->chunk_sizes != NULL ? p->chunk_sizes
+    st = parse_sizes(p->milp.chunk_sizes != NULL ? p->milp.chunk_sizes
                                             : MILP_DEFAULT_CANDS,
                      cands, &nc, err);
     if (st != CCS_OK)
@@ -406,7 +405,7 @@ static ccs_status_t emit_a2a(const milp_plan_t *pl, ccs_sched_t *s,
     return st;
 }
 
-static void report_plan(FILE *f, const milp_plan_t *pl)
+static void report_plan(algo_report_t *rep, const milp_plan_t *pl)
 {
     int32_t n = pl->n;
 
@@ -418,20 +417,27 @@ static void report_plan(FILE *f, const milp_plan_t *pl)
                 for (int32_t w = 0; w < n; w++)
                     if (w != d && s != d)
                         relayed += pl->a2a[((size_t)s * n + d) * n + w];
-        fprintf(f, "milp: alltoall: %llu chunks relayed\n",
-                (unsigned long long)relayed);
+        algo_report_addf(rep, "milp: alltoall: %llu chunks relayed",
+                         (unsigned long long)relayed);
         return;
     }
     for (int32_t m = 0; m < pl->m; m++) {
         tree_steps_t ts;
+        /* n <= MILP_MAX_RANKS parents of at most 3 digits and a sign. */
+        char parents[MILP_MAX_RANKS * 5 + 1];
+        size_t used = 0;
 
         tree_schedule(n, pl->parent + (size_t)m * n, pl->root[m], true, &ts);
-        fprintf(f, "milp: sub %d: root %d, %u chunks, pieces of %u, "
-                "depth %d, parents", m, pl->root[m], pl->count[m],
-                pl->piece[m], max_depth(n, &ts));
-        for (int32_t u = 0; u < n; u++)
-            fprintf(f, " %d", pl->parent[(size_t)m * n + u]);
-        fputc('\n', f);
+        parents[0] = '\0';
+        for (int32_t u = 0; u < n && used < sizeof(parents); u++) {
+            int k = snprintf(parents + used, sizeof(parents) - used, " %d",
+                             pl->parent[(size_t)m * n + u]);
+            used += k > 0 ? (size_t)k : 0;
+        }
+        algo_report_addf(rep, "milp: sub %d: root %d, %u chunks, pieces of "
+                         "%u, depth %d, parents%s", m, pl->root[m],
+                         pl->count[m], pl->piece[m], max_depth(n, &ts),
+                         parents);
     }
 }
 
@@ -465,9 +471,10 @@ ccs_status_t milp_emit(const topo_t *t, const milp_plan_t *pl, int32_t root,
 
 /* The model's fill term is an estimate (docs/milp.md): on a uniform switch
  * it overrates large pieces, on the heterogeneous cluster it is close.  So
- * the decoded trees and split are kept and the piece size is checked in
- * the simulator: the model's choice first, then every candidate applied to
- * all subs; the fastest wins (ties: the earlier).  Deterministic. */
+ * the decoded trees and split are kept and the piece size is checked with
+ * the caller's cost (the simulator, for the synth command and the tuner):
+ * the model's choice first, then every candidate applied to all subs; the
+ * cheapest wins (ties: the earlier).  Deterministic. */
 static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
                                   const milp_spec_t *sp, milp_plan_t *pl,
                                   double size, double *t_model_s,
@@ -475,31 +482,28 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
 {
     uint32_t keep[MILP_MAX_M], best[MILP_MAX_M];
     double best_t = INFINITY;
-    sim_opts_t so;
     ccs_status_t st = CCS_OK;
 
-    sim_opts_init(&so);
     memcpy(keep, pl->piece, (size_t)pl->m * sizeof(uint32_t));
     memcpy(best, keep, sizeof(best));
     for (int32_t k = -1; k < sp->ncand; k++) {
         ccs_sched_t *s = NULL;
-        sim_result_t res;
+        double time_s = 0;
 
         for (int32_t m = 0; m < pl->m; m++)
             pl->piece[m] = k < 0 ? keep[m] : sp->cand[k];
         st = milp_emit(t, pl, p->root, &s, err);
         if (st == CCS_OK)
-            st = sim_run(s, t, size, &so, &res, err);
+            st = p->milp.cost(p->milp.cost_ctx, t, s, size, &time_s, err);
         ccs_sched_destroy(s);
         if (st != CCS_OK)
             return st;
         if (k < 0)
-            *t_model_s = res.time_s;
-        if (res.time_s < best_t * (1 - 1e-12)) {
-            best_t = res.time_s;
+            *t_model_s = time_s;
+        if (time_s < best_t * (1 - 1e-12)) {
+            best_t = time_s;
             memcpy(best, pl->piece, (size_t)pl->m * sizeof(uint32_t));
         }
-        sim_result_free(&res);
     }
     memcpy(pl->piece, best, (size_t)pl->m * sizeof(uint32_t));
     *t_best_s = best_t;
@@ -511,8 +515,8 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
  * MultiTree's (one per root, built top-down and link-balanced: mtree.c)
  * or those of two edge-disjoint Hamiltonian cycles, whichever costs less
  * in the model.  Only on a single group of GPUs (a torus, a mesh, dgx1,
- * one switch), where their arcs are overlay arcs; the issue allows
- * MultiTree's trees as the warm start.  Both owned by the caller. */
+ * one switch), where their arcs are overlay arcs.  Both owned by the
+ * caller. */
 static ccs_status_t heur_plans(const topo_t *t, const milp_net_t *net,
                                const milp_spec_t *sp, milp_plan_t **out,
                                milp_plan_t **out_ext, ccs_err_t *err)
@@ -622,14 +626,16 @@ static ccs_status_t run_solve(const topo_t *t, const algo_params_t *p,
         return st;
     r->heur->cost_us = milp_plan_cost(net, sp, r->conc, r->heur, NULL);
     st = milp_solve(net, sp, r->conc, r->heur, so, &r->sol, &r->stats, err);
-    if (st != CCS_OK || p->coll == CCS_COLL_ALLTOALL)
+    if (st != CCS_OK || p->coll == CCS_COLL_ALLTOALL ||
+        p->milp.cost == NULL)
         return st;
     return refine_pieces(t, p, sp, run_plan(r), size, &r->t_model_s,
                          &r->t_best_s, err);
 }
 
 static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
-                               ccs_sched_t **out, ccs_err_t *err)
+                               ccs_sched_t **out, algo_report_t *rep,
+                               ccs_err_t *err)
 {
     milp_net_t *net = NULL;     /* owned here */
     milp_run_t run = { 0 };     /* owned here */
@@ -652,17 +658,21 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     if (st != CCS_OK)
         goto cleanup;
     milp_solve_opts_init(&so);
-    if (p->time_limit_s > 0)
-        so.time_limit_s = p->time_limit_s;
-    if (p->mip_gap >= 0)          /* 0 asks for a proven optimum */
-        so.mip_gap = p->mip_gap;
+    if (p->milp.time_limit_s > 0)
+        so.time_limit_s = p->milp.time_limit_s;
+    if (p->milp.mip_gap >= 0)          /* 0 asks for a proven optimum */
+        so.mip_gap = p->milp.mip_gap;
     /* Deterministic, sized by the model, unless asked otherwise. */
-    so.node_limit = p->milp_nodes == 0 ? -1
-                                       : (p->milp_nodes < 0 ? 0
-                                                            : p->milp_nodes);
-    so.write_lp = p->write_lp;
+    so.node_limit = p->milp.nodes == 0 ? -1
+                                       : (p->milp.nodes < 0 ? 0
+                                                            : p->milp.nodes);
+    if (p->milp.want_lp && rep != NULL) {
+        free(rep->lp);          /* a report used twice keeps the last */
+        rep->lp = NULL;
+        so.lp_out = &rep->lp;
+    }
     /* A model the user asked for (--milp-m, --write-lp) is always built. */
-    so.max_arcs = p->milp_m == 0 && p->write_lp == NULL
+    so.max_arcs = p->milp.m == 0 && !p->milp.want_lp
                       ? MILP_DEFAULT_MAX_ARCS : 0;
     st = run_solve(t, p, net, &sp, &so, size, &run, err);
     if (st != CCS_OK)
@@ -676,7 +686,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
         milp_solve_opts_t so2 = so;
 
         so2.time_limit_s = fmax(so.time_limit_s - run.stats.time_s, 0.1);
-        so2.write_lp = NULL;
+        so2.lp_out = NULL;
         st = run_solve(t, p, net, &sp, &so2, size, &alt, err);
         if (st != CCS_OK)
             goto cleanup;
@@ -689,35 +699,38 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     }
     use = run_plan(&run);
     stats = &run.stats;
-    if (p->report != NULL) {
-        if (alt.heur != NULL)
-            fprintf(p->report,
+    if (rep != NULL) {
+        if (alt.heur != NULL && p->milp.cost == NULL)
+            algo_report_addf(rep, "milp: two warm starts; kept the first "
+                             "(no cost function to compare them)");
+        else if (alt.heur != NULL)
+            algo_report_addf(rep,
                     "milp: two warm starts (built-in shapes, MultiTree's "
                     "or Hamiltonian trees); kept the one simulated at "
-                    "%.1f us, not %.1f us\n",
+                    "%.1f us, not %.1f us",
                     1e6 * run.t_best_s, 1e6 * alt.t_best_s);
         if (stats->too_large) {
-            fprintf(p->report,
+            algo_report_addf(rep,
                     "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
                     "sizes; model not built: %d arcs, above %d for a "
                     "default M (GLPK would need more than the time "
                     "limit); using the heuristic (--milp-m M builds and "
-                    "solves it)\n",
+                    "solves it)",
                     ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
                     sp.ncand, stats->arcs, so.max_arcs);
         } else {
-            fprintf(p->report,
+            algo_report_addf(rep,
                     "milp: %s, M=%d, C=%u chunks of %.0f B, %d piece "
                     "sizes; model %d rows, %d cols (%d integer); time "
-                    "limit %g s, gap target %g%%, node limit %d\n",
+                    "limit %g s, gap target %g%%, node limit %d",
                     ccs_coll_str(sp.coll), sp.m, sp.nchunks, sp.unit_bytes,
                     sp.ncand, stats->rows, stats->cols, stats->ints,
                     so.time_limit_s, 100 * so.mip_gap, stats->node_limit);
-            fprintf(p->report,
+            algo_report_addf(rep,
                     "milp: %s%s%s; objective %.1f us, bound %.1f us, gap "
                     "%.2f%% (GLPK's LP bound %.1f us, gap %.2f%%, root LP "
                     "%.1f us; fill bound %.1f us), "
-                    "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s\n",
+                    "%d nodes, %.2f s; warm start %s; heuristic %.1f us%s",
                     milp_outcome_str(stats->outcome),
                     stats->time_limit_hit ? " (time limit)" : "",
                     stats->node_limit_hit ? " (node limit)" : "",
@@ -735,18 +748,21 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                     : "");
         }
         if (stats->warm_offered)
-            fprintf(p->report,
+            algo_report_addf(rep,
                     "milp: incumbents: heuristic %.1f us, after the LNS "
                     "%.1f us (%d of %d sub-MIPs improved it, %d nodes), "
-                    "after branch and bound %.1f us\n",
+                    "after branch and bound %.1f us",
                     stats->warm_us, stats->lns_us, stats->lns_improved,
                     stats->lns_tried, stats->lns_nodes, stats->obj_us);
-        if (p->coll != CCS_COLL_ALLTOALL)
-            fprintf(p->report,
+        if (p->coll != CCS_COLL_ALLTOALL && p->milp.cost == NULL)
+            algo_report_addf(rep, "milp: the model's piece sizes (no cost "
+                             "function to check them)");
+        else if (p->coll != CCS_COLL_ALLTOALL)
+            algo_report_addf(rep,
                     "milp: simulated at %.0f B: %.1f us with the model's "
-                    "piece sizes, %.1f us after the piece-size check\n",
+                    "piece sizes, %.1f us after the piece-size check",
                     size, 1e6 * run.t_model_s, 1e6 * run.t_best_s);
-        report_plan(p->report, use);
+        report_plan(rep, use);
     }
     st = milp_emit(t, use, p->root, &s, err);
     if (st != CCS_OK)

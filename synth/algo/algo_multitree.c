@@ -18,8 +18,9 @@
  * Chunks: C = n * P (P = --pipeline, or --chunks / n); tree r carries
  * chunks [rP, rP + P), sub-chunk j moving j steps after sub-chunk 0.
  *
- * algo_params_t.dot_out: the trees are also written there as Graphviz DOT
- * (mtree_write_dot), with the switches of each route; a .ccs file keeps
+ * The trees come back in the report (algo_report_t.trees), for the caller
+ * to draw as Graphviz DOT (mtree_write_dot) with the switches of each
+ * route; a .ccs file keeps
  * only the steps, from which `ccsynth show --dot` reads the trees back
  * (mtree_sched.c relies on the layout described here).
  *
@@ -451,7 +452,8 @@ cleanup:
 }
 
 static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
-                                    ccs_sched_t **out, ccs_err_t *err)
+                                    ccs_sched_t **out, algo_report_t *rep,
+                                    ccs_err_t *err)
 {
     mtree_t *m = NULL;          /* owned here */
     ccs_sched_t *s = NULL;      /* owned until handed to *out */
@@ -483,20 +485,13 @@ static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
         rs_span = pl.ir[T] + P - 1;
     }
     ag_span = T + P - 1;
-    if (p->dot_out != NULL) {
-        st = mtree_write_dot_path(m, t, p->dot_out, err);
-        if (st != CCS_OK)
-            goto cleanup;
-    }
-    if (p->report != NULL) {
-        fprintf(p->report, "multitree: allgather T=%u steps (lower bound "
-                "%d); tree order %s, %u chunk%s per tree\n", T,
-                m->lower_bound, mtree_order_str(m->opts.order), P,
-                P == 1 ? "" : "s");
-        if (rs)
-            fprintf(p->report, "multitree: reducescatter %u transfer steps "
-                    "+ %u local merge steps\n", T, pl.nmerge);
-    }
+    algo_report_addf(rep, "multitree: allgather T=%u steps (lower bound "
+                     "%d); tree order %s, %u chunk%s per tree", T,
+                     m->lower_bound, mtree_order_str(m->opts.order), P,
+                     P == 1 ? "" : "s");
+    if (rs)
+        algo_report_addf(rep, "multitree: reducescatter %u transfer steps "
+                         "+ %u local merge steps", T, pl.nmerge);
     st = ccs_sched_create(p->coll, n, n * P, "multitree", &s, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -533,6 +528,11 @@ static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
 
 cleanup:
     rs_plan_free(&pl);
+    /* The trees go to the report (the caller may draw them). */
+    if (st == CCS_OK && rep != NULL && rep->trees == NULL) {
+        rep->trees = m;
+        m = NULL;
+    }
     mtree_destroy(m);
     if (st != CCS_OK) {
         ccs_sched_destroy(s);

@@ -71,7 +71,8 @@ static ccs_status_t check_rhd(const topo_t *t, const algo_params_t *p,
 }
 
 static ccs_status_t build_rhd(const topo_t *t, const algo_params_t *p,
-                              ccs_sched_t **out, ccs_err_t *err)
+                              ccs_sched_t **out, algo_report_t *rep,
+                              ccs_err_t *err)
 {
     uint32_t n = (uint32_t)t->ngpus;
     uint32_t pw = rhd_pow2_floor(n);
@@ -82,6 +83,8 @@ static ccs_status_t build_rhd(const topo_t *t, const algo_params_t *p,
     ccs_sched_t *s = NULL;
     uint32_t nchunks = 0, step;
     ccs_status_t st;
+
+    (void)rep;  /* nothing to report */
 
     st = rhd_nchunks(n, p, &nchunks, err);
     if (st != CCS_OK)

@@ -62,13 +62,16 @@ static ccs_status_t check_ring(const topo_t *t, const algo_params_t *p,
 }
 
 static ccs_status_t build_ring(const topo_t *t, const algo_params_t *p,
-                               ccs_sched_t **out, ccs_err_t *err)
+                               ccs_sched_t **out, algo_report_t *rep,
+                               ccs_err_t *err)
 {
     uint32_t n = (uint32_t)t->ngpus;
     uint32_t *ranks = NULL;
     ccs_sched_t *s = NULL;
     uint32_t per = 0;
     ccs_status_t st;
+
+    (void)rep;  /* nothing to report */
 
     st = ring_per_block(n, p, &per, err);
     if (st != CCS_OK)

@@ -5,6 +5,9 @@
  * "star of stars": one tree per sub-collective rooted in a different
  * server, aggregating inside each server first).
  *
+ * Files: milp_net.c (overlay, plans), milp_cost.c (cost model),
+ * milp_heur.c (heuristic), milp_ham.c (Hamiltonian-cycle trees).
+ *
  * Nothing here knows GLPK: milp_model.c turns a milp_net_t into a GLPK
  * problem and decodes the solution into a milp_plan_t; algo_milp.c turns a
  * plan into IR steps.  The model is documented variable by variable in
@@ -123,6 +126,11 @@ ccs_status_t milp_plan_check(const milp_net_t *net, const milp_spec_t *sp,
 /* Which directions of a tree the collective uses. */
 bool milp_coll_up(ccs_coll_t coll);     /* reduce phase (allreduce, reduce) */
 bool milp_coll_down(ccs_coll_t coll);   /* broadcast phase */
+
+/* acc[pipe] += amount for every pipe on the route u -> v (milp_cost.c;
+ * the heuristic's load scores use it too). */
+void milp_add_route(const milp_net_t *net, double *acc, int32_t u,
+                    int32_t v, double amount);
 
 /* Concurrency estimate, one row of [npipes] per candidate piece size k
  * (>= 1): tree arcs (over subs and directions) of plan `ref` whose route

@@ -20,7 +20,9 @@ typedef struct milp_solve_opts {
                                 to [60, 1000]; lower for big models,
                                 MILP_BIG_ROWS); deterministic, unlike
                                 time */
-    const char *write_lp;    /* dump the model in CPLEX LP form, or NULL */
+    char **lp_out;           /* when not NULL: *lp_out gets the model in
+                                CPLEX LP form (owned by the caller, free);
+                                set only when the model is built */
     bool use_warm;           /* offer `warm` through glp_ios_heur_sol */
     bool glpk_heuristics;    /* GLPK's own rounding heuristic */
     bool lns;                /* improve the warm start by sub-MIPs before

@@ -34,11 +34,9 @@
  * O(T * n * live * n) on switched networks; the candidates cost n^2
  * topo_route calls once.
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mtree.h"
 
@@ -885,50 +883,4 @@ ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f)
     }
     fprintf(f, "}\n");
     return ferror(f) ? CCS_ERR_IO : CCS_OK;
-}
-
-ccs_status_t mtree_write_dot_path(const mtree_t *m, const topo_t *t,
-                                  const char *path, ccs_err_t *err)
-{
-    char *tmp = NULL;           /* owned here */
-    FILE *f = NULL;             /* owned here */
-    ccs_status_t st = CCS_OK;
-    size_t len;
-
-    if (m == NULL || t == NULL || path == NULL || path[0] == '\0')
-        return ccs_err_set(err, CCS_ERR_INVALID, "multitree: no DOT path");
-    if (strcmp(path, "-") == 0) {
-        st = mtree_write_dot(m, t, stdout);
-        if (st == CCS_OK && fflush(stdout) != 0)
-            st = CCS_ERR_IO;
-        return st == CCS_OK ? CCS_OK : ccs_err_set(err, CCS_ERR_IO,
-                                    "multitree: writing DOT to stdout "
-                                    "failed: %s", strerror(errno));
-    }
-    len = strlen(path) + 16;
-    tmp = malloc(len);
-    if (tmp == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: cannot write '%s': %s",
-                         tmp, strerror(errno));
-        goto cleanup;
-    }
-    st = mtree_write_dot(m, t, f);
-    if (fclose(f) != 0 && st == CCS_OK)
-        st = CCS_ERR_IO;
-    f = NULL;
-    if (st == CCS_OK && rename(tmp, path) != 0)
-        st = CCS_ERR_IO;
-    if (st != CCS_OK) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: writing DOT to '%s' "
-                         "failed: %s", path, strerror(errno));
-        remove(tmp);
-    }
-
-cleanup:
-    free(tmp);
-    return st;
 }

@@ -137,10 +137,4 @@ ccs_status_t mtree_from_sched(const ccs_sched_t *s, mtree_t **out,
  * fails. */
 ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f);
 
-/* mtree_write_dot into the file `path`, atomically (a temporary file in
- * the same directory, renamed over path once complete); "-" writes to
- * stdout.  CCS_ERR_IO naming the path when it cannot be written. */
-ccs_status_t mtree_write_dot_path(const mtree_t *m, const topo_t *t,
-                                  const char *path, ccs_err_t *err);
-
 #endif /* CCS_MTREE_H */

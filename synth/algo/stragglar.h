@@ -25,8 +25,8 @@ typedef struct stragglar_plan {
     uint32_t cap;        /* rounds allocated */
 } stragglar_plan_t;
 
-/* LB(n) = n + ceil(log2 n) - 2 (issue 4): n - 1 straggler rounds, then the
- * last chunk, held by two ranks, needs ceil(log2 n) - 1 doublings. */
+/* LB(n) = n + ceil(log2 n) - 2: n - 1 straggler rounds, then the last
+ * chunk, held by two ranks, needs ceil(log2 n) - 1 doublings. */
 uint32_t stragglar_lower_bound(uint32_t n);
 
 /* Upper bound on the useful receives (complete chunks a non-straggler

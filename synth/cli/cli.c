@@ -1,4 +1,4 @@
-/* cli.c - shared command-line helpers: exit codes, failure messages, loading. */
+/* cli.c - shared command-line helpers: exit codes, failures, loading. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

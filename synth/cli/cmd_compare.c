@@ -8,7 +8,6 @@
  * rhd on a non-power-of-two rank count) is left out with a note on stderr;
  * any other failure, verification included, stops the command.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "algo.h"
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "sim.h"
 #include "verify.h"
 
@@ -35,8 +35,10 @@ static void compare_usage(FILE *f)
 "\n"
 "  -t, --topo SPEC|FILE      topology (required)\n"
 "  -c, --coll COLL           collective (default allreduce)\n"
-"  -a, --algos LIST          comma-separated (default ring,rhd,allpairs,\n"
-"                            dbtree)\n"
+"  -a, --algos LIST          comma-separated (default: every algorithm\n"
+"                            that implements the collective; stragglar\n"
+"                            when --straggler is given; milp only when\n"
+"                            named, as its solver is slow)\n"
 "  -s, --sizes LIST          SIZE, LO:HI[:FACTOR] or a comma list\n"
 "                            (default 1K:4G, doubling)\n"
 "      --type T              element type (default float32)\n"
@@ -49,17 +51,15 @@ static void compare_usage(FILE *f)
 "      --local-bw BW         cost of COPY/REDUCE_LOCAL (default: free)\n"
 "      --alpha T, --bw BW    override every link's latency / bandwidth\n"
 "      --plot OUT.svg        draw algbw against size (gnuplot, svg)\n"
-"      --csv | --json        machine-readable output\n"
+"  -j, --json | --csv        machine-readable output\n"
+"  -q, --quiet               no notes on stderr\n"
 "  -h, --help                this text\n"
+"\n"
+"Times need a unit (s, ms, us, ns): --straggler-delay 20 is refused.\n"
 "\n"
 "exit codes: 0 ok, 1 internal error (gnuplot failing included), 2 usage,\n"
 "3 bad input, 4 a schedule failed verification, 5 no algorithm could run\n");
 }
-
-enum {
-    OPT_TYPE = 256, OPT_ROOT, OPT_STRAGGLER, OPT_DELAY, OPT_ARRIVALS,
-    OPT_LOCAL_BW, OPT_ALPHA, OPT_BW, OPT_PLOT, OPT_CSV, OPT_JSON
-};
 
 enum { OUT_TEXT, OUT_CSV, OUT_JSON };
 
@@ -151,142 +151,103 @@ cleanup:
     return rc;
 }
 
+/* The default set: every algorithm that implements the collective, in
+ * registry order, but for those whose cost or input the user must ask
+ * for; each one left out is named with its reason (unless quiet). */
+static void default_algos(const cli_opts_t *co, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < algo_count(); i++) {
+        const algo_desc_t *a = algo_at(i);
+        const char *why = NULL;
+
+        if ((a->colls & ALGO_COLL_BIT(co->synth.coll)) == 0)
+            continue;
+        if (strcmp(a->name, "milp") == 0)
+            why = "its solver takes seconds to minutes per schedule; name "
+                  "it in --algos to include it";
+        else if (opt_algo_uses_straggler(a->name) && co->synth.straggler < 0)
+            why = "it is built around a straggler; give --straggler and "
+                  "--straggler-delay to include it";
+        if (why != NULL) {
+            if (!co->out.quiet)
+                fprintf(stderr, "ccsynth compare: note: %s left out: %s\n",
+                        a->name, why);
+            continue;
+        }
+        if (used + strlen(a->name) + 2 > len)
+            break;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 used ? "," : "", a->name);
+    }
+}
+
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "topo", required_argument, NULL, 't' },
-        { "coll", required_argument, NULL, 'c' },
-        { "algos", required_argument, NULL, 'a' },
-        { "sizes", required_argument, NULL, 's' },
-        { "mode", required_argument, NULL, 'm' },
-        { "type", required_argument, NULL, OPT_TYPE },
-        { "root", required_argument, NULL, OPT_ROOT },
-        { "straggler", required_argument, NULL, OPT_STRAGGLER },
-        { "straggler-delay", required_argument, NULL, OPT_DELAY },
-        { "arrivals", required_argument, NULL, OPT_ARRIVALS },
-        { "local-bw", required_argument, NULL, OPT_LOCAL_BW },
-        { "alpha", required_argument, NULL, OPT_ALPHA },
-        { "bw", required_argument, NULL, OPT_BW },
-        { "plot", required_argument, NULL, OPT_PLOT },
-        { "csv", no_argument, NULL, OPT_CSV },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
+        OPT_STRAGGLER, OPT_SIZES, OPT_TYPE, OPT_MODE, OPT_DELAY,
+        OPT_ARRIVALS, OPT_LOCAL_BW, OPT_JSON, OPT_CSV, OPT_QUIET, OPT_PLOT,
+        OPT_END
     };
+    static const opt_cmd_t spec = { "compare", ids, compare_usage, 0 };
     const char *cmd = "compare";
-    const char *topo_spec = NULL, *algos_spec = "ring,rhd,allpairs,dbtree";
-    const char *sizes_spec = "1K:4G", *arrivals = NULL, *plot = NULL;
-    topo_opts_t topts = { 0, 0 };
-    ccs_dtype_t dtype = CCS_FLOAT32;
+    const char *algos_spec = NULL, *plot = NULL;
+    char dflt[256];
+    cli_opts_t co;
     algo_params_t p;
     sim_opts_t o;
     topo_t *topo = NULL;          /* owned */
     char *algos_copy = NULL;      /* owned; names[] point into it */
     char *names[CMP_MAX_ALGOS];
     char *ran[CMP_MAX_ALGOS];     /* the algorithms that ran */
-    double *sizes = NULL;         /* owned */
+    const double *sizes = NULL;   /* borrowed from co */
     double *arr = NULL;           /* owned */
     double *time_s = NULL;        /* owned; [nran * nsizes] */
     double *algbw = NULL;         /* owned; [nran * nsizes] */
     uint32_t nsizes = 0, nalgos = 0, nran = 0;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool have_delay = false, have_strag = false;
-    int fmt = OUT_TEXT, rc = CLI_EXIT_OK, c;
+    int fmt = OUT_TEXT, rc = CLI_EXIT_OK;
+    int32_t rank = -1;
     char title[256], *save = NULL, *tok;
     double factor;
-    long v;
 
-    algo_params_init(&p);
-    sim_opts_init(&o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:c:a:s:m:h", longopts, NULL)) !=
-           -1) {
-        switch (c) {
-        case 't': topo_spec = optarg; break;
-        case 'a': algos_spec = optarg; break;
-        case 's': sizes_spec = optarg; break;
-        case 'c':
-            if (ccs_coll_parse(optarg, &p.coll) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "unknown collective '%s'", optarg);
-            break;
-        case 'm':
-            if (sim_mode_parse(optarg, &o.mode) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --mode '%s' (rank or barrier)", optarg);
-            break;
-        case OPT_TYPE:
-            if (ccs_dtype_parse(optarg, &dtype) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "unknown --type '%s'",
-                                optarg);
-            break;
-        case OPT_ROOT:
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --root '%s'",
-                                optarg);
-            p.root = (int32_t)v;
-            break;
-        case OPT_STRAGGLER:
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
-                                optarg);
-            o.straggler = p.straggler = (int32_t)v;
-            have_strag = true;
-            break;
-        case OPT_DELAY:
-            if (!units_parse_time(optarg, &o.straggler_delay_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --straggler-delay '%s'", optarg);
-            have_delay = true;
-            break;
-        case OPT_ARRIVALS: arrivals = optarg; break;
-        case OPT_LOCAL_BW:
-            if (!units_parse_bw(optarg, &o.local_bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --local-bw '%s'",
-                                optarg);
-            break;
-        case OPT_ALPHA:
-            if (!units_parse_time(optarg, &topts.alpha_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
-                                optarg);
-            break;
-        case OPT_BW:
-            if (!units_parse_bw(optarg, &topts.bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
-            break;
-        case OPT_PLOT: plot = optarg; break;
-        case OPT_CSV: fmt = OUT_CSV; break;
-        case OPT_JSON: fmt = OUT_JSON; break;
-        case 'h': compare_usage(stdout); return CLI_EXIT_OK;
-        default:
-            compare_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    fmt = co.out.fmt == OPT_FMT_JSON ? OUT_JSON
+          : co.out.fmt == OPT_FMT_CSV ? OUT_CSV : OUT_TEXT;
+    plot = co.own[OPT_PLOT];
+    st = opt_topo_check(&co.topo, true, &err);
+    if (st == CCS_OK)
+        st = opt_synth_check(&co.synth, false, &err);
+    if (st == CCS_OK)
+        st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
+    if (st == CCS_OK)
+        st = opt_sim_sizes(&co.sim, "1K:4G", &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
+        goto cleanup;
     }
-    if (optind < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind]);
-    if (have_strag != have_delay)
-        return cli_fail(cmd, CLI_EXIT_USAGE,
-                        "--straggler and --straggler-delay go together");
+    sizes = co.sim.sizes;
+    nsizes = co.sim.nsizes;
+    opt_fill_algo_params(&co, &p);
+    opt_fill_sim_opts(&co, rank, &o);
+    algos_spec = co.synth.algo;
+    if (algos_spec == NULL) {
+        default_algos(&co, dflt, sizeof(dflt));
+        algos_spec = dflt;
+    }
     algos_copy = strdup(algos_spec);
-    if (algos_copy == NULL)
-        return cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
+    if (algos_copy == NULL) {
+        rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
+        goto cleanup;
+    }
     for (tok = strtok_r(algos_copy, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        if (algo_find(tok) == NULL) {
-            rc = cli_fail(cmd, CLI_EXIT_USAGE,
-                          "unknown algorithm '%s' (see 'ccsynth list')", tok);
-            goto cleanup;
-        }
-        for (uint32_t i = 0; i < nalgos; i++) {
-            if (strcmp(names[i], tok) == 0) {
-                rc = cli_fail(cmd, CLI_EXIT_USAGE, "algorithm '%s' listed "
-                              "twice", tok);
-                goto cleanup;
-            }
-        }
         if (nalgos == CMP_MAX_ALGOS) {
             rc = cli_fail(cmd, CLI_EXIT_USAGE, "more than %d algorithms",
                           CMP_MAX_ALGOS);
@@ -295,25 +256,23 @@ int cmd_compare(int argc, char **argv)
         names[nalgos++] = tok;
     }
     if (nalgos == 0) {
-        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--algos is empty");
+        rc = cli_fail(cmd, CLI_EXIT_UNSUPPORTED, "no algorithm implements %s",
+                      ccs_coll_str(p.coll));
         goto cleanup;
     }
-    st = sim_parse_sizes(sizes_spec, &sizes, &nsizes, &err);
+    opt_straggler_note(cmd, &co, algos_spec, true);
+    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
+    if (rc != CLI_EXIT_OK)
+        goto cleanup;
+    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
+                        &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    o.elem_bytes = (uint32_t)ccs_dtype_size(dtype);
-    rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
-    if (rc != CLI_EXIT_OK)
-        goto cleanup;
-    if (o.straggler >= topo->ngpus) {
-        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--straggler %d out of range "
-                      "0..%d", o.straggler, topo->ngpus - 1);
-        goto cleanup;
-    }
-    if (arrivals != NULL) {
-        st = sim_read_arrivals(arrivals, (uint32_t)topo->ngpus, &arr, &err);
+    if (co.sim.arrivals != NULL) {
+        st = sim_read_arrivals(co.sim.arrivals, (uint32_t)topo->ngpus, &arr,
+                               &err);
         if (st != CCS_OK) {
             rc = cli_fail_status(cmd, st, &err);
             goto cleanup;
@@ -333,8 +292,9 @@ int cmd_compare(int argc, char **argv)
 
         st = algo_synthesize(names[a], topo, &p, &s, &err);
         if (st == CCS_ERR_UNSUPPORTED) {
-            fprintf(stderr, "ccsynth compare: note: %s left out: %s\n",
-                    names[a], ccs_err_msg(&err, st));
+            if (!co.out.quiet)
+                fprintf(stderr, "ccsynth compare: note: %s left out: %s\n",
+                        names[a], ccs_err_msg(&err, st));
             continue;
         }
         if (st == CCS_OK) {
@@ -463,7 +423,7 @@ cleanup:
     free(time_s);
     free(algbw);
     free(arr);
-    free(sizes);
+    opt_free(&co);
     free(algos_copy);
     topo_destroy(topo);
     return rc;

@@ -3,18 +3,23 @@
 
 #include "algo.h"
 #include "cli.h"
+#include "options.h"
+
+static void list_usage(FILE *f)
+{
+    fprintf(f, "usage: ccsynth list\n\nList the algorithms (with the "
+            "collectives each implements) and the built-in topologies.\n");
+}
 
 int cmd_list(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-                     strcmp(argv[1], "-h") == 0)) {
-        printf("usage: ccsynth list\n\nList the algorithms (with the "
-               "collectives each implements) and the built-in topologies.\n");
-        return CLI_EXIT_OK;
-    }
-    if (argc > 1)
-        return cli_fail("list", CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[1]);
+    static const opt_id_t ids[] = { OPT_QUIET, OPT_END };
+    static const opt_cmd_t spec = { "list", ids, list_usage, 0 };
+    cli_opts_t co;
+    int rc = opt_parse(&spec, argc, argv, &co);
+
+    if (rc != CLI_EXIT_OK || co.help)
+        return rc;
     printf("algorithms:\n");
     for (int i = 0; i < algo_count(); i++) {
         const algo_desc_t *a = algo_at(i);

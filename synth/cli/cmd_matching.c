@@ -1,12 +1,12 @@
 /* cmd_matching.c - `ccsynth matching`: the blossom matcher (match.h) on a
  * graph read from standard input, so it can be checked from outside. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "match.h"
+#include "options.h"
 
 static void matching_usage(FILE *f)
 {
@@ -21,7 +21,8 @@ static void matching_usage(FILE *f)
 "Output: one line 'v mate' per vertex in order (mate -1 when unmatched),\n"
 "then 'weight W', the total weight of the matching.\n"
 "\n"
-"  -c, --max-cardinality  maximum weight among maximum-cardinality matchings\n"
+"      --max-cardinality  maximum weight among maximum-cardinality matchings\n"
+"  -q, --quiet            accepted as everywhere (errors only on stderr)\n"
 "  -h, --help             this text\n");
 }
 
@@ -58,11 +59,9 @@ static int parse_line(char *line, long long *u, long long *v, long long *w)
 
 int cmd_matching(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "max-cardinality", no_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
+    static const opt_id_t ids[] = { OPT_MAX_CARD, OPT_QUIET, OPT_END };
+    static const opt_cmd_t spec = { "matching", ids, matching_usage, 0 };
+    cli_opts_t co;
     const char *cmd = "matching";
     bool maxcard = false;
     match_edge_t *edges = NULL;
@@ -71,23 +70,14 @@ int cmd_matching(int argc, char **argv)
     char line[4096];
     long lineno = 0;
     int32_t nv = 0;
-    int rc = CLI_EXIT_OK, c;
+    int rc = CLI_EXIT_OK;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ch", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c': maxcard = true; break;
-        case 'h': matching_usage(stdout); return CLI_EXIT_OK;
-        default:
-            matching_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind]);
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        return rc;
+    maxcard = co.own[OPT_MAX_CARD] != NULL;
 
     while (fgets(line, sizeof(line), stdin) != NULL) {
         long long u, v, w;

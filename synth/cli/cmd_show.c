@@ -11,7 +11,6 @@
  * MultiTree schedule (without --rank) as its spanning trees, read back
  * from the transfers by mtree_from_sched.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "mtree.h"
+#include "options.h"
 
 static void show_usage(FILE *f)
 {
@@ -43,6 +43,7 @@ static void show_usage(FILE *f)
 "                 a multitree schedule is drawn as its trees instead,\n"
 "                 one cluster per tree, edges labelled with their\n"
 "                 all-gather step (unless --rank is given)\n"
+"  -q, --quiet    accepted everywhere; show prints only what is asked\n"
 "  -h, --help     this text\n"
 "\n"
 "exit codes: 0 ok, 1 I/O or internal error, 2 usage, 3 bad file\n");
@@ -572,53 +573,39 @@ static ccs_status_t print_dot(const ccs_sched_t *s, int64_t rank)
 
 int cmd_show(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "rank", required_argument, NULL, 'r' },
-        { "json", no_argument, NULL, 'j' },
-        { "dot", no_argument, NULL, 'd' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_JSON, OPT_DOT, OPT_QUIET, OPT_RANK, OPT_END
     };
+    static const opt_cmd_t spec = { "show", ids, show_usage, 1 };
     const char *cmd = "show";
+    cli_opts_t co;
     ccs_sched_t *s = NULL;
     ccs_status_t st;
-    bool json = false, dot = false;
+    bool json, dot;
     int64_t rank = -1;
     long v;
-    int c, rc;
+    int rc;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "r:jdh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'r':
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --rank '%s'",
-                                optarg);
-            rank = v;
-            break;
-        case 'j': json = true; break;
-        case 'd': dot = true; break;
-        case 'h': show_usage(stdout); return CLI_EXIT_OK;
-        default:
-            show_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        return rc;
+    json = co.out.fmt == OPT_FMT_JSON;
+    dot = co.out.fmt == OPT_FMT_DOT;
+    if (co.own[OPT_RANK] != NULL) {
+        if (!units_parse_int(co.own[OPT_RANK], 0, CCS_MAX_RANKS - 1, &v))
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --rank '%s' (a rank "
+                            ">= 0)", co.own[OPT_RANK]);
+        rank = v;
     }
-    if (json && dot)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "--json and --dot exclude each "
-                        "other");
-    if (optind >= argc)
+    if (co.nargs < 1)
         return cli_fail(cmd, CLI_EXIT_USAGE, "a .ccs file is required "
                         "(ccsynth show --help)");
-    if (optind + 1 < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind + 1]);
-    rc = cli_read_sched(cmd, argv[optind], &s);
+    rc = cli_read_sched(cmd, co.args[0], &s);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (rank >= (int64_t)s->nranks) {
         rc = cli_fail(cmd, CLI_EXIT_USAGE, "--rank %" PRId64 " out of range: "
-                      "%s has %u ranks", rank, argv[optind], s->nranks);
+                      "%s has %u ranks", rank, co.args[0], s->nranks);
         goto cleanup;
     }
     if (json)

@@ -3,7 +3,6 @@
  * range of buffer sizes and print nccl-tests' columns (size, count, type,
  * time, algbw, busbw).  The model is docs/simulator.md.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "sim.h"
 
 static void sim_usage(FILE *f)
@@ -40,18 +40,16 @@ static void sim_usage(FILE *f)
 "      --local-bw BW         cost of COPY/REDUCE_LOCAL (default: free)\n"
 "      --alpha T             override every link's latency (e.g. 3us)\n"
 "      --bw BW               override every link's bandwidth (450GB/s)\n"
-"      --csv | --json        machine-readable output\n"
+"  -j, --json | --csv        machine-readable output\n"
 "      --time                report the simulator's own run time (stderr)\n"
+"  -q, --quiet               no notes on stderr\n"
 "  -h, --help                this text\n"
+"\n"
+"Times need a unit (s, ms, us, ns): --straggler-delay 20 is refused.\n"
 "\n"
 "exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input (file,\n"
 "topology, rank count mismatch)\n");
 }
-
-enum {
-    OPT_TYPE = 256, OPT_STRAGGLER, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW,
-    OPT_ALPHA, OPT_BW, OPT_CSV, OPT_JSON, OPT_TIME
-};
 
 enum { OUT_TEXT, OUT_CSV, OUT_JSON };
 
@@ -124,113 +122,67 @@ static void print_row(int fmt, bool first, double size, double count,
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "topo", required_argument, NULL, 't' },
-        { "sizes", required_argument, NULL, 's' },
-        { "mode", required_argument, NULL, 'm' },
-        { "type", required_argument, NULL, OPT_TYPE },
-        { "straggler", required_argument, NULL, OPT_STRAGGLER },
-        { "straggler-delay", required_argument, NULL, OPT_DELAY },
-        { "arrivals", required_argument, NULL, OPT_ARRIVALS },
-        { "local-bw", required_argument, NULL, OPT_LOCAL_BW },
-        { "alpha", required_argument, NULL, OPT_ALPHA },
-        { "bw", required_argument, NULL, OPT_BW },
-        { "csv", no_argument, NULL, OPT_CSV },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "time", no_argument, NULL, OPT_TIME },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_STRAGGLER, OPT_SIZES, OPT_TYPE,
+        OPT_MODE, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW, OPT_JSON, OPT_CSV,
+        OPT_QUIET, OPT_TIME, OPT_END
     };
+    static const opt_cmd_t spec = { "sim", ids, sim_usage, 1 };
     const char *cmd = "sim";
-    const char *path = NULL, *topo_spec = NULL, *sizes_spec = "1K:4G";
-    const char *arrivals = NULL;
+    const char *path = NULL, *topo_spec = NULL, *arrivals = NULL;
     char topo_buf[256];
-    topo_opts_t topts = { 0, 0 };
-    ccs_dtype_t dtype = CCS_FLOAT32;
+    cli_opts_t co;
     sim_opts_t o;
     topo_t *topo = NULL;          /* owned */
     ccs_sched_t *s = NULL;        /* owned */
     sim_t *sim = NULL;            /* owned */
-    double *sizes = NULL;         /* owned */
+    const double *sizes = NULL;   /* borrowed from co */
     double *arr = NULL;           /* owned */
     uint32_t nsizes = 0;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool have_delay = false, have_strag = false, timing = false;
-    int fmt = OUT_TEXT, rc = CLI_EXIT_OK, c;
+    bool timing = false;
+    int fmt = OUT_TEXT, rc;
+    int32_t rank = -1;
     double t0, t_prep = 0, t_run = 0, factor;
-    long v;
+    ccs_dtype_t dtype;
 
-    sim_opts_init(&o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:s:m:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': topo_spec = optarg; break;
-        case 's': sizes_spec = optarg; break;
-        case 'm':
-            if (sim_mode_parse(optarg, &o.mode) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --mode '%s' (rank or barrier)", optarg);
-            break;
-        case OPT_TYPE:
-            if (ccs_dtype_parse(optarg, &dtype) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "unknown --type '%s'",
-                                optarg);
-            break;
-        case OPT_STRAGGLER:
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
-                                optarg);
-            o.straggler = (int32_t)v;
-            have_strag = true;
-            break;
-        case OPT_DELAY:
-            if (!units_parse_time(optarg, &o.straggler_delay_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --straggler-delay '%s'", optarg);
-            have_delay = true;
-            break;
-        case OPT_ARRIVALS: arrivals = optarg; break;
-        case OPT_LOCAL_BW:
-            if (!units_parse_bw(optarg, &o.local_bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --local-bw '%s'",
-                                optarg);
-            break;
-        case OPT_ALPHA:
-            if (!units_parse_time(optarg, &topts.alpha_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
-                                optarg);
-            break;
-        case OPT_BW:
-            if (!units_parse_bw(optarg, &topts.bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
-            break;
-        case OPT_CSV: fmt = OUT_CSV; break;
-        case OPT_JSON: fmt = OUT_JSON; break;
-        case OPT_TIME: timing = true; break;
-        case 'h': sim_usage(stdout); return CLI_EXIT_OK;
-        default:
-            sim_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    timing = co.own[OPT_TIME] != NULL;
+    fmt = co.out.fmt == OPT_FMT_JSON ? OUT_JSON
+          : co.out.fmt == OPT_FMT_CSV ? OUT_CSV : OUT_TEXT;
+    dtype = co.sim.dtype;
+    topo_spec = co.topo.spec;
+    arrivals = co.sim.arrivals;
+    if (co.nargs < 1) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "a schedule file is required");
+        goto cleanup;
     }
-    if (optind >= argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "a schedule file is required");
-    path = argv[optind++];
-    if (optind < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind]);
-    if (have_strag && !have_delay)
-        return cli_fail(cmd, CLI_EXIT_USAGE,
-                        "--straggler needs --straggler-delay");
-    st = sim_parse_sizes(sizes_spec, &sizes, &nsizes, &err);
-    if (st != CCS_OK)
-        return cli_fail_status(cmd, st, &err);
-    o.elem_bytes = (uint32_t)ccs_dtype_size(dtype);
+    path = co.args[0];
+    st = opt_sim_sizes(&co.sim, "1K:4G", &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
+        goto cleanup;
+    }
+    sizes = co.sim.sizes;
+    nsizes = co.sim.nsizes;
 
     rc = cli_read_sched(cmd, path, &s);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
+    /* The pairing rule: a delay without --straggler delays the rank the
+     * schedule was made for. */
+    st = opt_sim_check(&co.sim, co.synth.straggler, s->straggler, &rank,
+                       &err);
+    if (st == CCS_OK)
+        st = opt_rank_check("--straggler", rank, s->nranks, &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
+        goto cleanup;
+    }
+    opt_fill_sim_opts(&co, rank, &o);
     if (topo_spec == NULL &&
         param_value(s->params, "topo", topo_buf, sizeof(topo_buf)))
         topo_spec = topo_buf;
@@ -239,27 +191,14 @@ int cmd_sim(int argc, char **argv)
                       "--topo is required (%s records no topology)", path);
         goto cleanup;
     }
-    rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
+    rc = cli_load_topo(cmd, topo_spec, &co.topo.over, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    if (s->topo_fingerprint != 0 && s->topo_fingerprint != topo->fingerprint)
+    if (s->topo_fingerprint != 0 && s->topo_fingerprint != topo->fingerprint
+        && !co.out.quiet)
         fprintf(stderr, "ccsynth sim: note: %s was synthesized for another "
                 "topology than '%s' (fingerprints differ); simulating "
                 "anyway\n", path, topo->name);
-    if (have_delay && !have_strag) {
-        if (s->straggler < 0) {
-            rc = cli_fail(cmd, CLI_EXIT_USAGE,
-                          "--straggler-delay needs --straggler (%s names no "
-                          "straggler)", path);
-            goto cleanup;
-        }
-        o.straggler = s->straggler;
-    }
-    if (o.straggler >= 0 && (uint32_t)o.straggler >= s->nranks) {
-        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--straggler %d out of range "
-                      "0..%u", o.straggler, s->nranks - 1);
-        goto cleanup;
-    }
     if (arrivals != NULL) {
         st = sim_read_arrivals(arrivals, s->nranks, &arr, &err);
         if (st != CCS_OK) {
@@ -340,7 +279,7 @@ int cmd_sim(int argc, char **argv)
 cleanup:
     sim_destroy(sim);
     free(arr);
-    free(sizes);
+    opt_free(&co);
     ccs_sched_destroy(s);
     topo_destroy(topo);
     return rc;

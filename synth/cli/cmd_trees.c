@@ -14,12 +14,13 @@
  * which is accepted for symmetry with `synth` and only noted in the
  * summary line.
  */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "mtree.h"
+#include "synth_out.h"
 
 static void trees_usage(FILE *f)
 {
@@ -41,25 +42,16 @@ static void trees_usage(FILE *f)
 "  -h, --help             this text\n");
 }
 
-enum { OPT_ORDER = 256, OPT_CHILDREN, OPT_PIPELINE, OPT_ALPHA, OPT_BW };
-
 int cmd_trees(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "topo", required_argument, NULL, 't' },
-        { "output", required_argument, NULL, 'o' },
-        { "order", required_argument, NULL, OPT_ORDER },
-        { "children", required_argument, NULL, OPT_CHILDREN },
-        { "pipeline", required_argument, NULL, OPT_PIPELINE },
-        { "alpha", required_argument, NULL, OPT_ALPHA },
-        { "bw", required_argument, NULL, OPT_BW },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_PIPELINE, OPT_OUTPUT, OPT_QUIET,
+        OPT_ORDER, OPT_CHILDREN, OPT_END
     };
+    static const opt_cmd_t spec = { "trees", ids, trees_usage, 0 };
     const char *cmd = "trees";
     const char *topo_spec = NULL, *output = "-";
-    topo_opts_t topts = { 0, 0 };
+    cli_opts_t co;
     topo_t *topo = NULL;        /* owned here */
     mtree_t *m = NULL;          /* owned here */
     mtree_opts_t mo;
@@ -68,63 +60,53 @@ int cmd_trees(int argc, char **argv)
     bool quiet = false, best = true;
     long pipeline = 1, v;
     int rc = CLI_EXIT_OK;
-    int c;
+    const char *arg;
 
     mtree_opts_init(&mo);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': topo_spec = optarg; break;
-        case 'o': output = optarg; break;
-        case 'q': quiet = true; break;
-        case 'h': trees_usage(stdout); return CLI_EXIT_OK;
-        case OPT_ORDER:
-            best = strcmp(optarg, "best") == 0;
-            if (best)
-                break;
-            for (v = 0; v < MTREE_ORDER_COUNT; v++)
-                if (strcmp(optarg, mtree_order_str((mtree_order_t)v)) == 0)
-                    break;
-            if (v == MTREE_ORDER_COUNT)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --order '%s' "
-                                "(best, root, height)", optarg);
-            mo.order = (mtree_order_t)v;
-            break;
-        case OPT_CHILDREN:
-            for (v = 0; v < MTREE_CHILDREN_COUNT; v++)
-                if (strcmp(optarg,
-                           mtree_children_str((mtree_children_t)v)) == 0)
-                    break;
-            if (v == MTREE_CHILDREN_COUNT)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --children '%s' "
-                                "(any, one)", optarg);
-            mo.children = (mtree_children_t)v;
-            break;
-        case OPT_PIPELINE:
-            if (!units_parse_int(optarg, 1, 1024, &pipeline))
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --pipeline '%s' (1..1024)", optarg);
-            break;
-        case OPT_ALPHA:
-            if (!units_parse_time(optarg, &topts.alpha_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
-                                optarg);
-            break;
-        case OPT_BW:
-            if (!units_parse_bw(optarg, &topts.bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
-            break;
-        default:
-            trees_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    /* the trees are MultiTree's: the synthesis rule for one algorithm */
+    co.synth.algo = "multitree";
+    st = opt_synth_check(&co.synth, true, &err);
+    if (st == CCS_OK)
+        st = opt_topo_check(&co.topo, true, &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
+        goto cleanup;
     }
-    if (optind < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind]);
-    if (topo_spec == NULL)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "--topo is required");
-    rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
+    topo_spec = co.topo.spec;
+    quiet = co.out.quiet;
+    if (co.out.output != NULL)
+        output = co.out.output;
+    if (co.synth.npipeline > 0)
+        pipeline = co.synth.pipeline[0];
+    arg = co.own[OPT_ORDER];
+    if (arg != NULL && strcmp(arg, "best") != 0) {
+        best = false;
+        for (v = 0; v < MTREE_ORDER_COUNT; v++)
+            if (strcmp(arg, mtree_order_str((mtree_order_t)v)) == 0)
+                break;
+        if (v == MTREE_ORDER_COUNT) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --order '%s' (best, "
+                          "root, height)", arg);
+            goto cleanup;
+        }
+        mo.order = (mtree_order_t)v;
+    }
+    arg = co.own[OPT_CHILDREN];
+    if (arg != NULL) {
+        for (v = 0; v < MTREE_CHILDREN_COUNT; v++)
+            if (strcmp(arg, mtree_children_str((mtree_children_t)v)) == 0)
+                break;
+        if (v == MTREE_CHILDREN_COUNT) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --children '%s' (any, "
+                          "one)", arg);
+            goto cleanup;
+        }
+        mo.children = (mtree_children_t)v;
+    }
+    rc = cli_load_topo(cmd, topo_spec, &co.topo.over, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
     st = best ? mtree_build_best(topo, mo.children, &m, &err)
@@ -133,7 +115,7 @@ int cmd_trees(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    st = mtree_write_dot_path(m, topo, output, &err);
+    st = cli_write_trees_dot(m, topo, output, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
@@ -150,5 +132,6 @@ int cmd_trees(int argc, char **argv)
 cleanup:
     mtree_destroy(m);
     topo_destroy(topo);
+    opt_free(&co);
     return rc;
 }

@@ -4,12 +4,12 @@
  * synth/tune.h and docs/tuning.md), printed as a table, CSV or JSON, and
  * with --emit written as verified plans plus a tuning.json index.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "sim.h"
 #include "tune.h"
 
@@ -25,11 +25,12 @@ static void tune_usage(FILE *f)
 "\n"
 "  -t, --topo SPEC|FILE     topology (required)\n"
 "  -c, --coll COLL          collective (default allreduce)\n"
-"  -a, --algos LIST         algorithms, comma-separated, in tie-breaking\n"
+"  -a, --algo(s) LIST       algorithms, comma-separated, in tie-breaking\n"
 "                           order (default: all but milp, which is slow)\n"
 "  -s, --sizes LIST         SIZE, LO:HI[:FACTOR] or a comma list\n"
 "                           (default 1K:1G, doubling)\n"
-"      --pipelines LIST     pipeline factors (default 1,2,4,8; 1 always)\n"
+"      --pipeline LIST      pipeline factors (default 1,2,4,8; 1 always;\n"
+"                           --pipelines is the same option)\n"
 "      --chunks LIST|auto|none\n"
 "                           explicit chunk counts to try where accepted;\n"
 "                           auto (default) tries C0/2, C0/4, C0/8 of each\n"
@@ -46,208 +47,114 @@ static void tune_usage(FILE *f)
 "  -m, --mode rank|barrier  simulator step semantics (default rank)\n"
 "      --local-bw BW        cost of COPY/REDUCE_LOCAL (default: free)\n"
 "      --alpha T, --bw BW   override every link's latency / bandwidth\n"
-"      --json FILE          write the result as JSON ('-': stdout)\n"
-"      --csv                print one CSV row per size instead of the table\n"
+"  -j, --json | --csv       print the result as JSON, or one CSV row per\n"
+"                           size, instead of the table\n"
+"  -o, --output FILE        also write the result as JSON to FILE\n"
 "      --emit DIR           write the chosen plans (.ccs, verified) and\n"
 "                           DIR/tuning.json mapping size ranges to them\n"
 "  -q, --quiet              no notes on stderr\n"
 "  -h, --help               this text\n"
 "\n"
+"Times need a unit (s, ms, us, ns): --straggler-delay 20 is refused.\n"
+"\n"
 "exit codes: 0 ok, 1 internal or I/O error, 2 usage, 3 bad input,\n"
 "5 no algorithm can run the collective on the topology\n");
 }
 
-enum {
-    OPT_PIPELINES = 256, OPT_CHUNKS, OPT_PRUNE, OPT_COARSE, OPT_FULL,
-    OPT_STRAGGLER, OPT_DELAY, OPT_TYPE, OPT_ROOT, OPT_LOCAL_BW, OPT_ALPHA,
-    OPT_BW, OPT_JSON, OPT_CSV, OPT_EMIT
-};
-
-/* "1,2,4" into out[max]; "auto" and "none" set *autop when autop != NULL.
- * False on junk, 0, or too many. */
-static bool parse_list(const char *spec, uint32_t *out, uint32_t max,
-                       uint32_t *n, bool *autop)
-{
-    char buf[256], *save = NULL, *tok;
-    long v;
-
-    if (strlen(spec) >= sizeof(buf))
-        return false;
-    strcpy(buf, spec);
-    *n = 0;
-    if (autop != NULL)
-        *autop = false;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (autop != NULL && strcmp(tok, "auto") == 0) {
-            *autop = true;
-            continue;
-        }
-        if (autop != NULL && strcmp(tok, "none") == 0)
-            continue;
-        if (*n == max || !units_parse_int(tok, 1, CCS_MAX_CHUNKS, &v))
-            return false;
-        out[(*n)++] = (uint32_t)v;
-    }
-    return true;
-}
+/* The option layer's lists hand over to the tuner as they are. */
+_Static_assert(OPT_MAX_LIST - 1 <= TUNE_MAX_PIPELINES - 1 &&
+               OPT_MAX_LIST <= TUNE_MAX_CHUNKS,
+               "a parsed list must fit the tuner's arrays");
 
 int cmd_tune(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "topo", required_argument, NULL, 't' },
-        { "coll", required_argument, NULL, 'c' },
-        { "algos", required_argument, NULL, 'a' },
-        { "sizes", required_argument, NULL, 's' },
-        { "mode", required_argument, NULL, 'm' },
-        { "pipelines", required_argument, NULL, OPT_PIPELINES },
-        { "chunks", required_argument, NULL, OPT_CHUNKS },
-        { "prune", required_argument, NULL, OPT_PRUNE },
-        { "coarse", required_argument, NULL, OPT_COARSE },
-        { "full-grid", no_argument, NULL, OPT_FULL },
-        { "straggler", required_argument, NULL, OPT_STRAGGLER },
-        { "straggler-delay", required_argument, NULL, OPT_DELAY },
-        { "type", required_argument, NULL, OPT_TYPE },
-        { "root", required_argument, NULL, OPT_ROOT },
-        { "local-bw", required_argument, NULL, OPT_LOCAL_BW },
-        { "alpha", required_argument, NULL, OPT_ALPHA },
-        { "bw", required_argument, NULL, OPT_BW },
-        { "json", required_argument, NULL, OPT_JSON },
-        { "csv", no_argument, NULL, OPT_CSV },
-        { "emit", required_argument, NULL, OPT_EMIT },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
+        OPT_STRAGGLER, OPT_PIPELINE, OPT_CHUNKS, OPT_SIZES, OPT_TYPE,
+        OPT_MODE, OPT_DELAY, OPT_LOCAL_BW, OPT_OUTPUT, OPT_JSON, OPT_CSV,
+        OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_END
     };
+    static const opt_cmd_t spec = { "tune", ids, tune_usage, 0 };
     const char *cmd = "tune";
-    const char *topo_spec = NULL, *sizes_spec = "1K:1G", *algos_spec = NULL;
-    const char *json = NULL, *emit = NULL;
-    topo_opts_t topts = { 0, 0 };
-    ccs_dtype_t dtype = CCS_FLOAT32;
+    const char *output = NULL, *emit = NULL;
+    cli_opts_t co;
     tune_opts_t o;
     topo_t *topo = NULL;            /* owned */
     tune_result_t *res = NULL;      /* owned */
-    double *sizes = NULL;           /* owned */
     char *algos_copy = NULL;        /* owned; names[] point into it */
     const char *names[TUNE_MAX_ALGOS];
-    uint32_t pipes[TUNE_MAX_PIPELINES], chunks[TUNE_MAX_CHUNKS];
-    uint32_t nsizes = 0;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool csv = false, quiet = false, have_strag = false, have_delay = false;
-    int rc = CLI_EXIT_OK, c;
+    bool quiet = false;
+    int rc = CLI_EXIT_OK;
+    int32_t rank = -1;
     long v;
 
     tune_opts_init(&o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:c:a:s:m:qh", longopts, NULL)) !=
-           -1) {
-        switch (c) {
-        case 't': topo_spec = optarg; break;
-        case 'a': algos_spec = optarg; break;
-        case 's': sizes_spec = optarg; break;
-        case 'q': quiet = true; break;
-        case 'h': tune_usage(stdout); return CLI_EXIT_OK;
-        case 'c':
-            if (ccs_coll_parse(optarg, &o.coll) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "unknown collective '%s'", optarg);
-            break;
-        case 'm':
-            if (sim_mode_parse(optarg, &o.mode) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --mode '%s' (rank or barrier)", optarg);
-            break;
-        case OPT_PIPELINES:
-            if (!parse_list(optarg, pipes, TUNE_MAX_PIPELINES - 1,
-                            &o.npipelines, NULL) || o.npipelines == 0)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --pipelines '%s' "
-                                "(e.g. 1,2,4,8; at most %d)", optarg,
-                                TUNE_MAX_PIPELINES - 1);
-            for (uint32_t j = 0; j < o.npipelines; j++)
-                if (pipes[j] > 1024)
-                    return cli_fail(cmd, CLI_EXIT_USAGE, "bad --pipelines "
-                                    "'%s' (factors 1..1024)", optarg);
-            o.pipelines = pipes;
-            break;
-        case OPT_CHUNKS:
-            if (!parse_list(optarg, chunks, TUNE_MAX_CHUNKS, &o.nchunks,
-                            &o.chunks_auto))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --chunks '%s' "
-                                "(e.g. auto, none or 4,8; at most %d)",
-                                optarg, TUNE_MAX_CHUNKS);
-            o.chunks = chunks;
-            break;
-        case OPT_PRUNE:
-            if (!units_parse_double(optarg, &o.prune) || !(o.prune >= 0))
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --prune '%s' (a number >= 0)", optarg);
-            break;
-        case OPT_COARSE:
-            if (!units_parse_int(optarg, 1, 1 << 20, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --coarse '%s'",
-                                optarg);
-            o.coarse_stride = (uint32_t)v;
-            break;
-        case OPT_FULL: o.full_grid = true; break;
-        case OPT_STRAGGLER:
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --straggler '%s'",
-                                optarg);
-            o.straggler = (int32_t)v;
-            have_strag = true;
-            break;
-        case OPT_DELAY:
-            if (!units_parse_time(optarg, &o.straggler_delay_s) ||
-                o.straggler_delay_s < 0)
-                return cli_fail(cmd, CLI_EXIT_USAGE,
-                                "bad --straggler-delay '%s'", optarg);
-            have_delay = true;
-            break;
-        case OPT_TYPE:
-            if (ccs_dtype_parse(optarg, &dtype) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "unknown --type '%s'",
-                                optarg);
-            break;
-        case OPT_ROOT:
-            if (!units_parse_int(optarg, 0, CCS_MAX_RANKS - 1, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --root '%s'",
-                                optarg);
-            o.root = (int32_t)v;
-            break;
-        case OPT_LOCAL_BW:
-            if (!units_parse_bw(optarg, &o.local_bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --local-bw '%s'",
-                                optarg);
-            break;
-        case OPT_ALPHA:
-            if (!units_parse_time(optarg, &topts.alpha_s))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --alpha '%s'",
-                                optarg);
-            break;
-        case OPT_BW:
-            if (!units_parse_bw(optarg, &topts.bw_Bps))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --bw '%s'", optarg);
-            break;
-        case OPT_JSON: json = optarg; break;
-        case OPT_CSV: csv = true; break;
-        case OPT_EMIT: emit = optarg; break;
-        default:
-            tune_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    st = opt_topo_check(&co.topo, true, &err);
+    if (st == CCS_OK)
+        st = opt_synth_check(&co.synth, false, &err);
+    if (st == CCS_OK)
+        st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
+    if (st == CCS_OK)
+        st = opt_sim_sizes(&co.sim, "1K:1G", &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
+        goto cleanup;
     }
-    if (optind < argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "unexpected argument '%s'",
-                        argv[optind]);
-    if (have_strag != have_delay)
-        return cli_fail(cmd, CLI_EXIT_USAGE,
-                        "--straggler and --straggler-delay go together");
-    if (algos_spec != NULL) {
+    if (co.out.fmt == OPT_FMT_DOT) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--dot: tune prints a table, "
+                      "--csv or --json");
+        goto cleanup;
+    }
+    /* the command's own options */
+    if (co.own[OPT_PRUNE] != NULL &&
+        (!units_parse_double(co.own[OPT_PRUNE], &o.prune) || !(o.prune >= 0))) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --prune '%s' (a number >= 0)",
+                      co.own[OPT_PRUNE]);
+        goto cleanup;
+    }
+    if (co.own[OPT_COARSE] != NULL) {
+        if (!units_parse_int(co.own[OPT_COARSE], 1, 1 << 20, &v)) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --coarse '%s' (1 or "
+                          "more)", co.own[OPT_COARSE]);
+            goto cleanup;
+        }
+        o.coarse_stride = (uint32_t)v;
+    }
+    o.full_grid = co.own[OPT_FULL_GRID] != NULL;
+    emit = co.own[OPT_EMIT];
+    output = co.out.output;
+    quiet = co.out.quiet;
+
+    if (co.synth.algo != NULL)
+        opt_straggler_note(cmd, &co, co.synth.algo, true);
+    o.coll = co.synth.coll;
+    o.root = co.synth.root;
+    o.straggler = rank;
+    o.straggler_delay_s = rank >= 0 ? co.sim.delay_s : 0;
+    o.mode = co.sim.mode;
+    o.local_bw_Bps = co.sim.local_bw_Bps;
+    o.elem_bytes = (uint32_t)ccs_dtype_size(co.sim.dtype);
+    if (co.synth.npipeline > 0) {
+        o.pipelines = co.synth.pipeline;
+        o.npipelines = co.synth.npipeline;
+    }
+    if (co.synth.chunks_given) {
+        o.chunks = co.synth.chunks;
+        o.nchunks = co.synth.nchunks;
+        o.chunks_auto = co.synth.chunks_auto;
+    }
+    if (co.synth.algo != NULL) {
         char *save = NULL, *tok;
-        algos_copy = strdup(algos_spec);
-        if (algos_copy == NULL)
-            return cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
+        algos_copy = strdup(co.synth.algo);
+        if (algos_copy == NULL) {
+            rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
+            goto cleanup;
+        }
         for (tok = strtok_r(algos_copy, ",", &save); tok != NULL;
              tok = strtok_r(NULL, ",", &save)) {
             if (o.nalgos == TUNE_MAX_ALGOS) {
@@ -257,28 +164,19 @@ int cmd_tune(int argc, char **argv)
             }
             names[o.nalgos++] = tok;
         }
-        if (o.nalgos == 0) {
-            rc = cli_fail(cmd, CLI_EXIT_USAGE, "--algos is empty");
-            goto cleanup;
-        }
         o.algos = names;
     }
-    st = sim_parse_sizes(sizes_spec, &sizes, &nsizes, &err);
-    if (st != CCS_OK) {
-        rc = cli_fail_status(cmd, st, &err);
-        goto cleanup;
-    }
-    o.sizes = sizes;
-    o.nsizes = nsizes;
-    o.elem_bytes = (uint32_t)ccs_dtype_size(dtype);
-    o.topo_spec = topo_spec;
+    o.sizes = co.sim.sizes;
+    o.nsizes = co.sim.nsizes;
+    o.topo_spec = co.topo.spec;
     o.report = quiet ? NULL : stderr;
-    rc = cli_load_topo(cmd, topo_spec, &topts, &topo);
+    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    if (o.straggler >= topo->ngpus) {
-        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--straggler %d out of range "
-                      "0..%d", o.straggler, topo->ngpus - 1);
+    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
+                        &err);
+    if (st != CCS_OK) {
+        rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
 
@@ -287,14 +185,14 @@ int cmd_tune(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    if (json != NULL && strcmp(json, "-") == 0)
+    if (co.out.fmt == OPT_FMT_JSON)
         st = tune_write_json(res, stdout, &err);
-    else if (csv)
+    else if (co.out.fmt == OPT_FMT_CSV)
         st = tune_write_csv(res, stdout, &err);
     else
         st = tune_write_table(res, stdout, &err);
-    if (st == CCS_OK && json != NULL && strcmp(json, "-") != 0)
-        st = tune_save_json(res, json, &err);
+    if (st == CCS_OK && output != NULL)
+        st = tune_save_json(res, output, &err);
     if (st == CCS_OK && emit != NULL)
         st = tune_emit(res, emit, &err);
     if (st == CCS_OK && fflush(stdout) != 0)
@@ -310,7 +208,7 @@ int cmd_tune(int argc, char **argv)
 cleanup:
     tune_result_destroy(res);
     topo_destroy(topo);
-    free(sizes);
+    opt_free(&co);
     free(algos_copy);
     return rc;
 }

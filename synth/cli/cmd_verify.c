@@ -1,12 +1,12 @@
 /* cmd_verify.c - `ccsynth verify FILE...`: read .ccs files, verify them
  * symbolically (verify.c), report one line (or one JSON object) per file. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
 #include "cli.h"
 #include "commands.h"
+#include "options.h"
 #include "verify.h"
 
 static void verify_usage(FILE *f)
@@ -158,34 +158,24 @@ static int worse(int a, int b)
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    bool json = false, quiet = false;
-    int rc = CLI_EXIT_OK;
-    int c;
+    static const opt_id_t ids[] = { OPT_JSON, OPT_QUIET, OPT_END };
+    static const opt_cmd_t spec = { "verify", ids, verify_usage, -1 };
+    cli_opts_t co;
+    bool json, quiet;
+    int rc;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "jqh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'q': quiet = true; break;
-        case 'h': verify_usage(stdout); return CLI_EXIT_OK;
-        default:
-            verify_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc)
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        return rc;
+    json = co.out.fmt == OPT_FMT_JSON;
+    quiet = co.out.quiet;
+    if (co.nargs < 1)
         return cli_fail("verify", CLI_EXIT_USAGE,
                         "no file given (usage: ccsynth verify FILE.ccs...)");
     if (json)
         fputs("[\n", stdout);
-    for (int i = optind; i < argc; i++)
-        rc = worse(rc, verify_one(argv[i], json, quiet, i == optind));
+    for (int i = 0; i < co.nargs; i++)
+        rc = worse(rc, verify_one(co.args[i], json, quiet, i == 0));
     if (json)
         fputs("\n]\n", stdout);
     return rc;

@@ -1,6 +1,7 @@
 /*
- * topo_internal.h - the topology builder shared by topo.c (finishing,
- * igraph), topo_builtin.c (built-in specs) and topo_yaml.c (YAML files).
+ * topo_internal.h - the topology builder shared by topo_build.c
+ * (finishing, igraph), topo_builtin.c (built-in specs) and topo_yaml.c
+ * (YAML files), and the few functions the topo_*.c files share.
  *
  * Both loaders describe a topology through the same few calls, in the same
  * order, so that a YAML file written like a built-in yields the very same
@@ -14,6 +15,7 @@
 #ifndef CCS_TOPO_INTERNAL_H
 #define CCS_TOPO_INTERNAL_H
 
+#include <igraph.h>
 #include <stdint.h>
 
 #include "topo.h"
@@ -111,5 +113,28 @@ ccs_status_t topo_yaml_build(const char *path, topo_builder_t *b,
                              ccs_err_t *err);
 ccs_status_t topo_builtin_build(const char *spec, topo_builder_t *b,
                                 ccs_err_t *err);
+
+/* ---- shared by topo.c, topo_build.c and topo_print.c ---- */
+
+/* The igraph side of a finished topology (topo_t.graph); owned by it. */
+struct topo_graph {
+    igraph_t g;                 /* directed multigraph, edge id == link id */
+    igraph_vector_t alpha_s;    /* [nlinks] latency by edge id */
+    igraph_vector_t bw_Bps;     /* [nlinks] bandwidth by edge id */
+    uint8_t *fwd;               /* [nnodes] 1: routes may pass through */
+    int gpus_forward;           /* the topology's default for GPUs */
+    int have_g, have_alpha, have_bw;
+};
+
+/* An igraph failure as a status, with igraph's message. */
+ccs_status_t topo_ig_fail(ccs_err_t *err, igraph_error_t code,
+                          const char *what);
+
+/* parent[v]: link that discovered v, -2 for src, -1 unreached.  Stops as
+ * soon as `stop` (>= 0) is discovered.  Returns the number of nodes
+ * reached.  queue and parent have nnodes entries.  (Used by the
+ * summary and the finishing checks; routes use topo_dist_to.) */
+int32_t topo_bfs(const topo_t *t, const uint8_t *fwd, int32_t src,
+                 int32_t stop, int32_t *parent, int32_t *queue);
 
 #endif /* CCS_TOPO_INTERNAL_H */

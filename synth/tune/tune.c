@@ -32,6 +32,7 @@
 
 #include "format.h"
 #include "algo.h"
+#include "sim_cost.h"
 #include "tune.h"
 #include "verify.h"
 
@@ -812,6 +813,7 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
     if (st != CCS_OK)
         goto cleanup;
     algo_params_init(&c.base);
+    c.base.milp.cost = sim_cost_time;  /* the MILP's piece-size check */
     c.base.coll = o->coll;
     c.base.root = o->root;
     c.base.straggler = o->straggler;

@@ -145,6 +145,18 @@ bool units_parse_time(const char *s, double *seconds)
     return false;
 }
 
+bool units_parse_time_strict(const char *s, double *seconds)
+{
+    double v;
+    const char *unit;
+
+    if (!split_number(s, &v, &unit))
+        return false;
+    if (*unit == '\0' && v != 0)
+        return false;
+    return units_parse_time(s, seconds);
+}
+
 bool units_parse_bw(const char *s, double *bytes_per_s)
 {
     /* Decimal units, as link speeds are quoted: GB/s bytes, Gb/s bits. */

@@ -16,6 +16,11 @@
  * Bandwidth: "450GB/s", "100Gb/s" (bits), "16GBps", plain bytes/s. */
 bool units_parse_size(const char *s, double *bytes);
 bool units_parse_time(const char *s, double *seconds);
+/* As units_parse_time, but the unit is required (zero may go without):
+ * for command-line options, where a bare "20" is more likely to mean
+ * milliseconds or microseconds than seconds.  YAML topologies and arrivals
+ * files keep plain seconds (docs/topology.md). */
+bool units_parse_time_strict(const char *s, double *seconds);
 bool units_parse_bw(const char *s, double *bytes_per_s);
 bool units_parse_int(const char *s, long lo, long hi, long *out);
 bool units_parse_double(const char *s, double *out);

@@ -86,18 +86,35 @@ expect 0 "ring left out" -- $C compare --topo switch:6 --coll alltoall --algos r
 best=$($C compare --topo torus:8x8 --algos ring,dbtree --sizes 1G --csv | tail -n 1 | awk -F, '{ print $NF }')
 [ "$best" = ring ] || { echo "FAIL: torus:8x8 best at 1G is '$best', want ring"; fail=1; }
 expect 5 "none of the algorithms" -- $C compare --topo switch:6 --coll alltoall --algos ring --sizes 1M
+expect 0 "milp left out: its solver" -- $C compare --topo switch:8 --sizes 1M
+expect 0 "stragglar left out: it is built around a straggler" -- $C compare --topo switch:8 --sizes 1M
+out=$($C compare --topo switch:8 --sizes 1M --straggler 7 --straggler-delay 1ms --csv 2>"$tmp/err")
+printf '%s' "$out" | head -n 1 | grep -q stragglar_time_us ||
+    { echo "FAIL: compare --straggler leaves stragglar out: $out"; fail=1; }
+grep -q "note: --straggler 7: ring, .* ignore it" "$tmp/err" ||
+    { echo "FAIL: compare --straggler names no ignoring algorithm"; fail=1; }
+expect 2 "--straggler 7 needs --straggler-delay" -- $C compare --topo switch:8 --sizes 1M --straggler 7
+expect 2 "20 what\? write 20ms" -- $C compare --topo switch:8 --sizes 1M --straggler 7 --straggler-delay 20
+expect 2 "bad --straggler-delay '-1ms'" -- $C compare --topo switch:8 --sizes 1M --straggler 7 --straggler-delay -1ms
+expect 2 "bad --straggler-delay '-1ms'" -- $C sim "$tmp/ring8.ccs" --sizes 1M --straggler 7 --straggler-delay -1ms
+expect 2 "^ccsynth compare: option --sizes needs a value$" -- $C compare --topo switch:8 --sizes
+expect 2 "--json and --csv exclude each other" -- $C compare --topo switch:8 --json --csv
+n=$($C compare --topo switch:8 --sizes 1M -q 2>&1 >/dev/null | wc -c)
+[ "$n" = 0 ] || { echo "FAIL: compare -q wrote $n bytes to stderr"; fail=1; }
 
 # --plot writes an SVG atomically, and a failed plot leaves nothing behind.
 if command -v gnuplot >/dev/null; then
     expect 0 "" -- $C compare --topo switch:8 --sizes 1K:1M:4 --plot "$tmp/p.svg"
     grep -q '<svg' "$tmp/p.svg" 2>/dev/null || { echo "FAIL: no svg written"; fail=1; }
     # one curve per algorithm, named in the key
-    for a in ring rhd allpairs dbtree; do
+    # no --algos: every algorithm that implements allreduce on switch:8
+    # (stragglar needs --straggler; milp is named as left out)
+    for a in ring rhd allpairs dbtree multitree; do
         grep -q ">$a</text>" "$tmp/p.svg" 2>/dev/null ||
             { echo "FAIL: no curve named $a in the plot"; fail=1; }
     done
     n=$(grep -c '<title>gnuplot_plot_' "$tmp/p.svg" || true)
-    [ "$n" = 4 ] || { echo "FAIL: $n curves in the plot, want 4"; fail=1; }
+    [ "$n" = 5 ] || { echo "FAIL: $n curves in the plot, want 5"; fail=1; }
     expect 1 "" -- $C compare --topo switch:8 --sizes 1K --plot "$tmp/no/dir/p.svg"
 fi
 leftover=$(ls "$tmp" | grep -E 'tmp' || true)

@@ -36,7 +36,7 @@ $C compare --topo dgx-h100 --algos ring,stragglar --sizes 4G --straggler 7 \
     --straggler-delay 0 --csv > "$tmp/worst.csv" || { echo "FAIL: compare worst"; exit 1; }
 ring=$(closed ring "$a" "$b" "$n" "$s"); sar=$(closed sar "$a" "$b" "$n" "$s")
 worst=$(closed worst "$a" "$b" "$n" "$s"); rs=$(closed rs "$a" "$b" "$n" "$s")
-check "closed-form ideal ratio on dgx-h100 is the issue's 1.36" \
+check "closed-form ideal ratio on dgx-h100 is 1.36 (docs/stragglar-sim.md)" \
     "r / x > 1.355 && r / x < 1.37" r="$ring" x="$sar"
 check "phase 0 ends before the ideal delay" "rs < d" rs="$rs" d="$IDEAL_D_S"
 ti_r=$(col "$tmp/ideal.csv" ring); ti_s=$(col "$tmp/ideal.csv" stragglar)

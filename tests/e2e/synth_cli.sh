@@ -30,9 +30,25 @@ cmp -s "$tmp/ring.ccs" "$tmp/again.ccs" || { echo "FAIL: not deterministic"; fai
 # Writing into a missing directory fails cleanly.
 expect 1 "" -- $C synth --algo ring --topo switch:4 -o "$tmp/no/such/dir/x.ccs"
 
-# --dot draws MultiTree's trees, and is refused where there is nothing to draw.
-expect 0 "" -- $C synth --algo multitree --topo torus:4x4 -q -o "$tmp/mt.ccs" --dot "$tmp/mt.dot"
-grep -q '^digraph' "$tmp/mt.dot" || { echo "FAIL: --dot wrote no digraph"; fail=1; }
-expect 2 "show --dot" -- $C synth --algo ring --topo switch:4 --dot "$tmp/r.dot"
+# --dot points to the commands that draw: trees (MultiTree's trees) and
+# show --dot (any schedule).
+expect 2 "ccsynth trees" -- $C synth --algo multitree --topo torus:4x4 -q -o "$tmp/mt.ccs" --dot "$tmp/mt.dot"
+expect 2 "show --dot" -- $C synth --algo ring --topo switch:4 --dot
+
+# One option layer: a missing value is one line naming the option; times
+# need a unit; --straggler is refused where the algorithm ignores it.
+expect 2 "^ccsynth synth: option --topo needs a value$" -- $C synth --algo ring --topo
+expect 2 "option --root needs a value" -- $C synth --algo ring --root --topo switch:4
+expect 2 "unknown option '--nope'" -- $C synth --algo ring --topo switch:4 --nope
+expect 2 "600 what\? write 600s" -- $C synth --algo milp --topo switch:4 --time-limit 600
+expect 0 "note: --straggler 1: ring ignores it" -- $C synth --algo ring --topo switch:4 --straggler 1
+expect 2 "--mip-gap is an option of --algo milp" -- $C synth --algo ring --topo switch:4 --mip-gap 0.1
+expect 2 "--algo takes one algorithm" -- $C synth --algo ring,rhd --topo switch:4
+expect 2 "--pipeline takes one factor" -- $C synth --algo ring --topo switch:4 --pipeline 1,2
+expect 0 "verified" -- $C synth --algo stragglar --topo switch:4 --straggler 1
+expect 2 "--phase0 is an option of --algo stragglar" -- $C synth --algo ring --topo switch:4 --phase0 rhd
+expect 2 "--root: allreduce has no root" -- $C synth --algo ring --topo switch:4 --root 1
+n=$($C synth --algo ring --topo switch:4 -q | wc -c)
+[ "$n" = 0 ] || { echo "FAIL: synth -q printed $n bytes"; fail=1; }
 
 exit $fail

@@ -44,25 +44,25 @@ done
 # DOT, to a file and to stdout, for every shipped topology: Graphviz must
 # accept it.
 for f in topologies/*.yaml; do
-    expect 0 "" -- $C topo --topo "$f" --dot "$tmp/t.dot"
+    expect 0 "" -- $C topo --topo "$f" --dot -o "$tmp/t.dot"
     if ! dot -Tsvg "$tmp/t.dot" -o "$tmp/t.svg" 2>"$tmp/dot.err"; then
         echo "FAIL: dot rejected the DOT of $f: $(cat "$tmp/dot.err")"
         fail=1
     fi
 done
 for s in cluster:2x4,nics=gpu fattree:2x4x2 ring:2; do
-    if ! "$C" topo --topo "$s" --dot - | dot -Tsvg -o "$tmp/s.svg"; then
+    if ! "$C" topo --topo "$s" --dot | dot -Tsvg -o "$tmp/s.svg"; then
         echo "FAIL: dot rejected the DOT of $s"
         fail=1
     fi
 done
 # --dot - prints the graph only, no summary.
-out=$("$C" topo --topo dgx1 --dot -)
+out=$("$C" topo --topo dgx1 --dot)
 case "$out" in
     "digraph "*) ;;
     *) echo "FAIL: --dot - does not start with digraph"; fail=1 ;;
 esac
-expect 1 "cannot write" -- $C topo --topo dgx1 --dot "$tmp/no/such/dir/x.dot"
+expect 1 "cannot write" -- $C topo --topo dgx1 --dot -o "$tmp/no/such/dir/x.dot"
 
 # `ccsynth list` shows the built-in forms.
 expect 0 "torus:AxB" -- $C list

@@ -9,10 +9,13 @@ S="--sizes 1K:1G:4"
 expect 0 "usage: ccsynth tune" -- $C tune --help
 expect 2 "topo is required" -- $C tune
 expect 2 "bad --prune" -- $C tune --topo switch:8 --prune -1
-expect 2 "bad --pipelines" -- $C tune --topo switch:8 --pipelines 0
+expect 2 "bad --pipeline" -- $C tune --topo switch:8 --pipelines 0
 expect 2 "bad --chunks" -- $C tune --topo switch:8 --chunks x
+expect 2 "20 what\? write 20ms" -- $C tune --topo switch:8 --straggler 1 --straggler-delay 20
+expect 2 "bad --straggler-delay" -- $C tune --topo switch:8 --straggler 1 --straggler-delay -5ms
+expect 2 "--straggler-delay needs --straggler" -- $C tune --topo switch:8 --straggler-delay 5ms
 expect 2 "unknown algorithm 'nope'" -- $C tune --topo switch:8 --algos ring,nope
-expect 2 "go together" -- $C tune --topo switch:8 --straggler 1
+expect 2 "--straggler 1 needs --straggler-delay" -- $C tune --topo switch:8 --straggler 1
 expect 2 "out of range" -- $C tune --topo switch:8 --straggler 8 \
     --straggler-delay 1ms
 expect 2 "unexpected argument" -- $C tune --topo switch:8 extra
@@ -46,7 +49,7 @@ tail -1 "$tmp/rd.csv" | grep -q '^1073741824,[0-9]*,ring,' ||
 
 # --emit: plans verify, simulate from their own topo= line; tuning.json
 # names every file; JSON equals --json; nothing temporary left.
-$C tune --topo cluster:2x8 $S -q --emit "$tmp/plans" --json "$tmp/t.json" \
+$C tune --topo cluster:2x8 $S -q --emit "$tmp/plans" -o "$tmp/t.json" \
     > /dev/null || { echo "FAIL: tune --emit"; fail=1; }
 [ -f "$tmp/plans/tuning.json" ] || { echo "FAIL: no tuning.json"; fail=1; }
 cmp -s "$tmp/t.json" "$tmp/plans/tuning.json" ||
@@ -75,7 +78,7 @@ for a, b in zip(r, r[1:]): assert a["max_bytes"] + 1 == b["min_bytes"]' \
 fi
 
 # Deterministic: the same command gives the same bytes, plans included.
-$C tune --topo cluster:2x8 $S -q --emit "$tmp/plans2" --json - > "$tmp/t2.json"
+$C tune --topo cluster:2x8 $S -q --emit "$tmp/plans2" --json > "$tmp/t2.json"
 cmp -s "$tmp/t.json" "$tmp/t2.json" || { echo "FAIL: JSON not deterministic"; fail=1; }
 for f in "$tmp"/plans/*.ccs; do
     cmp -s "$f" "$tmp/plans2/$(basename "$f")" ||

@@ -360,11 +360,11 @@ static const struct known {
     { "dgx-h100", "milp", CCS_COLL_BROADCAST, "lanes" },
     { "torus:4x4", "milp", CCS_COLL_ALLREDUCE, "lanes" },
     { "torus:4x4", "milp", CCS_COLL_REDUCE, "lanes" },
-    /* a forward fused into the receive's thread block makes another
-     * thread block's send of the same data wait for the whole fused step */
-    { "torus:4x4", "dbtree", CCS_COLL_REDUCE, "fusion" },
-    { "torus:4x4", "multitree", CCS_COLL_ALLREDUCE, "fusion" },
-    { "torus:4x4", "multitree", CCS_COLL_REDUCESCATTER, "fusion" },
+    /* ranks idle for a step: waiting for the previous step a rank took
+     * part in lets a transfer start a step early and contend */
+    { "torus:4x4", "dbtree", CCS_COLL_REDUCE, "step order" },
+    { "torus:4x4", "multitree", CCS_COLL_ALLREDUCE, "step order" },
+    { "torus:4x4", "multitree", CCS_COLL_REDUCESCATTER, "step order" },
 };
 
 static bool is_known(const char *topo, const char *algo, ccs_coll_t coll)

@@ -1,5 +1,5 @@
-/* test_multitree.c - MultiTree trees (synth/mtree.c) and schedules
- * (synth/algo_multitree.c): spanning, links and switch paths, per-step link
+/* test_multitree.c - MultiTree trees (synth/algo/mtree.c) and schedules
+ * (synth/algo/algo_multitree.c): spanning, links and switch paths, per-step link
  * capacity, step counts against the paper's, verifier on every collective.
  *
  * Topologies are filled in by hand here (tb_*), independent of topo.c, so
@@ -12,6 +12,7 @@
 #include "algo.h"
 #include "mtree.h"
 #include "sim.h"
+#include "synth_out.h"
 #include "topo_init.h"
 #include "verify.h"
 #include "harness.h"
@@ -552,14 +553,18 @@ TEST(report_line)
 {
     tb_t *b = mk_torus4();
     algo_params_t p;
+    algo_report_t rep;          /* owned here */
     ccs_sched_t *s = NULL;
     char buf[256] = { 0 };
     FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
 
     algo_params_init(&p);
+    algo_report_init(&rep);
     p.coll = CCS_COLL_ALLGATHER;
-    p.report = f;
-    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, NULL), CCS_OK);
+    CHECK_STATUS(algo_synthesize_report("multitree", &b->t, &p, &s, &rep,
+                                        NULL), CCS_OK);
+    algo_report_print(&rep, f);
+    algo_report_free(&rep);
     fclose(f);
     CHECK_STR_CONTAINS(buf, "multitree: allgather T=");
     CHECK_STR_CONTAINS(buf, "(lower bound 4)");
@@ -700,8 +705,8 @@ TEST(switched_edges_follow_routes)
 /* Full-bisection fat-trees: with D-mod-k routes the trees reach the
  * bound n - 1 (every GPU receives one block per step, as in ring), so the
  * allreduce moves ring's bytes in ring's 2(n - 1) steps; the simulator
- * must then find it no slower than ring for large buffers (the issue's
- * requirement; with every route through spine 0 it was 1.7-2x slower).
+ * must then find it no slower than ring for large buffers (with every
+ * route through spine 0 it was 1.7-2x slower).
  * Also one switch (switch:16, dgx-h100) and two servers (cluster:2x8).
  * One chunk per tree, 64 MiB to 1 GiB, per-rank mode. */
 TEST(fattree_no_slower_than_ring)
@@ -937,7 +942,7 @@ TEST(schedule_steps_use_each_link_once)
     }
 }
 
-/* The issue's simulation target, with the paper's torus parameters (the
+/* The simulation target, with the paper's torus parameters (the
  * built-in torus:8x8: 16 GB/s links, 150 ns): MultiTree's allreduce is
  * faster than ring and than double binary tree at every size from 32 KiB
  * to 64 MiB, and at least 2x faster than ring at 64 MiB (the paper: 2.2-2.3x
@@ -989,44 +994,41 @@ TEST(torus8x8_beats_ring_and_dbtree)
     topo_destroy(t);
 }
 
-/* algo_params_t.dot_out: synthesis writes the trees' DOT there. */
-TEST(dot_out_param)
+/* The trees come back in the report, for the caller to draw; an
+ * unwritable DOT path is the writer's I/O error, naming the path. */
+TEST(trees_in_report)
 {
     tb_t *b = mk_torus4();
     algo_params_t p;
+    algo_report_t rep;          /* owned here */
     ccs_sched_t *s = NULL;
     ccs_err_t err = { { 0 } };
-    char path[] = "/tmp/ccs_mtree_dot_XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f;
-    char buf[256] = { 0 };
+    char *buf = NULL;           /* owned here: the drawing */
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
 
-    CHECK(fd >= 0);
-    if (fd < 0)
-        goto done;
-    close(fd);
     algo_params_init(&p);
+    algo_report_init(&rep);
     p.coll = CCS_COLL_ALLREDUCE;
-    p.dot_out = path;
-    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, &err), CCS_OK);
-    f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (f != NULL) {
-        CHECK(fread(buf, 1, sizeof(buf) - 1, f) > 0);
-        fclose(f);
+    CHECK_STATUS(algo_synthesize_report("multitree", &b->t, &p, &s, &rep,
+                                        &err), CCS_OK);
+    CHECK(rep.trees != NULL);
+    if (rep.trees != NULL && f != NULL) {
+        CHECK_STATUS(mtree_write_dot(rep.trees, &b->t, f), CCS_OK);
+        fflush(f);
+        CHECK_STR_CONTAINS(buf, "T=5 steps");
+        CHECK_STR_CONTAINS(buf, "digraph multitree");
+        CHECK_STATUS(cli_write_trees_dot(rep.trees, &b->t,
+                                         "/nonexistent-dir/trees.dot", &err),
+                     CCS_ERR_IO);
+        CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/trees.dot");
     }
-    CHECK_STR_CONTAINS(buf, "T=5 steps");
-    CHECK_STR_CONTAINS(buf, "digraph multitree");
+    if (f != NULL)
+        fclose(f);
+    free(buf);
+    algo_report_free(&rep);
+    algo_report_free(NULL);
     ccs_sched_destroy(s);
-    s = NULL;
-    /* an unwritable path fails the synthesis with an I/O error */
-    p.dot_out = "/nonexistent-dir/trees.dot";
-    CHECK_STATUS(algo_synthesize("multitree", &b->t, &p, &s, &err),
-                 CCS_ERR_IO);
-    CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/trees.dot");
-    CHECK(s == NULL);
-    remove(path);
-done:
     tb_free(b);
 }
 
@@ -1046,7 +1048,7 @@ int main(void)
     RUN(builtin_topologies);
     RUN(switched_edges_follow_routes);
     RUN(fattree_no_slower_than_ring);
-    RUN(dot_out_param);
+    RUN(trees_in_report);
     RUN(schedule_steps_use_each_link_once);
     RUN(trees_read_back_from_schedules);
     RUN(trees_read_back_refuses);

@@ -1,0 +1,185 @@
+/*
+ * stragglar_int.h - what the StragglAR planner's files share: the
+ * holdings bitsets, the plan's storage helpers and checker, and the
+ * matching search's state, which the beam (stragglar_beam.c) drives round
+ * by round with the search's own round planner (stragglar_search.c).
+ * Internal to synth/algo: the public face is stragglar.h.
+ */
+#ifndef CCS_STRAGGLAR_INT_H
+#define CCS_STRAGGLAR_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "match.h"
+#include "stragglar.h"
+
+/* Non-powers of 2 are planned by matchings up to this many ranks. */
+#define PLAN_MAX_MATCHING_N 4096u
+
+/* ceil(log2 n) for n >= 1: K in the round counts and the ramp. */
+static inline uint32_t stragglar_ceil_log2(uint32_t n)
+{
+    uint32_t lg = 0;
+
+    while ((UINT32_C(1) << lg) < n)
+        lg++;
+    return lg;
+}
+
+static inline bool stragglar_is_pow2(uint32_t n)
+{
+    return n != 0 && (n & (n - 1)) == 0;
+}
+
+/* ---- Holdings: which complete chunks each rank has (bitsets). ---- */
+
+typedef struct holdings {
+    uint32_t n, m, words;
+    uint64_t *bits;      /* owned; [n * words] */
+    uint32_t *count;     /* owned; [m] non-straggler holders per chunk */
+    uint32_t *nhave;     /* owned; [n] chunks held per rank */
+} holdings_t;
+
+static inline bool stragglar_hold_has(const holdings_t *h, uint32_t g,
+                                      uint32_t c)
+{
+    return (h->bits[(size_t)g * h->words + c / 64] >> (c % 64)) & 1u;
+}
+
+static inline void stragglar_hold_add(holdings_t *h, uint32_t g, uint32_t c)
+{
+    h->bits[(size_t)g * h->words + c / 64] |= UINT64_C(1) << (c % 64);
+    h->nhave[g]++;
+    if (g < h->m)
+        h->count[c]++;
+}
+
+/* Free the bitsets (h itself is the caller's). */
+void stragglar_hold_free(holdings_t *h);
+/* Empty holdings for n ranks; h owns its arrays until
+ * stragglar_hold_free. */
+ccs_status_t stragglar_hold_init(holdings_t *h, uint32_t n, ccs_err_t *err);
+
+/* Append an empty round (all -1); returns its index through *r. */
+ccs_status_t stragglar_plan_add_round(stragglar_plan_t *p, uint32_t *r,
+                                      ccs_err_t *err);
+
+/* Pair u and v in round r; each sends the given chunk (-1: nothing). */
+static inline void stragglar_plan_pair(stragglar_plan_t *p, uint32_t r,
+                                       int32_t u, int32_t cu, int32_t v,
+                                       int32_t cv)
+{
+    size_t base = (size_t)r * p->n;
+
+    p->peer[base + (size_t)u] = v;
+    p->peer[base + (size_t)v] = u;
+    p->send[base + (size_t)u] = cu;
+    p->send[base + (size_t)v] = cv;
+}
+
+/* Replay a plan on holdings and check it (stragglar_hold.c). */
+ccs_status_t stragglar_plan_check(const stragglar_plan_t *p, ccs_err_t *err);
+
+/* Phase 1 for n a power of 2: Algorithm 1 (stragglar_pow2.c). */
+ccs_status_t stragglar_plan_pow2(uint32_t n, stragglar_plan_t *p,
+                                 ccs_err_t *err);
+/* Phase 1 for other n, by searched matchings (stragglar_search.c). */
+ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
+                                   ccs_err_t *err);
+
+/* ---- The matching search (stragglar_search.c) ---- */
+
+#define SRCH_WR (INT64_C(1) << 16)   /* one useful receive */
+#define SRCH_BIG (INT64_C(1) << 34)  /* the straggler exchange */
+#define SRCH_TOPK 4u
+#define SRCH_DENSE_N 48u
+/* Beam (stragglar_srch_beam) for odd n the runs leave at LB + 2: width,
+ * children per state in the first SRCH_BEAM_ROUNDS rounds after the ramp,
+ * and the largest n.  Then the best SRCH_DIVE_STATES states are completed with
+ * backtracking (beam_dive): after a stop, replay from SRCH_DIVE_BACK
+ * rounds before the furthest stop so far, the restart point moving another
+ * SRCH_DIVE_BACK back after every SRCH_DIVE_WIDEN failed replays in a row;
+ * at most SRCH_DIVE_TRIES replays per state, and a state that
+ * SRCH_DIVE_STUCK replays in a row got no further is given up (the dives
+ * that won needed at most 29 in a row on n = 241..255).  Timings and what
+ * was tried: docs/stragglar.md ("Diving"). */
+#define SRCH_BEAM_W 12u
+#define SRCH_BEAM_B 2u
+#define SRCH_BEAM_ROUNDS 20u
+#define SRCH_BEAM_MAX_N 256u
+#define SRCH_BEAM_THREADS 4u  /* at most; the plan does not depend on it */
+#define SRCH_DIVE_STATES 2u
+#define SRCH_DIVE_TRIES 200u
+#define SRCH_DIVE_BACK 4u
+#define SRCH_DIVE_WIDEN 8u
+#define SRCH_DIVE_STUCK 32u
+/* Steered beam (srch_second_chance): the bonus, the n above which the
+ * beam is steered first, and its width (8: 12 gave the same n, slower).
+ * One, two or four receives reach the same n (235, 239); a quarter
+ * receive is too weak (235 stays at LB + 2), and five outweigh a
+ * chunk-less receiver's bonus, so holders pair with each other instead of
+ * feeding the empty ranks (n = 243: 112 receives wasted in round K). */
+#define SRCH_STEER (2 * SRCH_WR)
+#define SRCH_STEER_ABOVE_N 233u
+#define SRCH_STEER_W 8u
+
+/* One beam search: width, children per state, branching window after the
+ * ramp, and the steering bonus (0: off). */
+typedef struct beam_cfg {
+    uint32_t W, B, rounds;
+    int64_t steer;
+} beam_cfg_t;
+
+typedef struct srch {
+    uint32_t n, m, T, aw, na;
+    uint64_t rng;         /* xorshift state; 0: no noise */
+    int64_t noise;        /* noise amplitude */
+    int64_t wrel;         /* receiver bonus at the least rank slack */
+    int64_t rpct;         /* receiver bonus scale, percent (100: as is) */
+    uint32_t salt;        /* varies the random edges kept between runs */
+    int64_t steer;        /* last-ramp-round bonus (stragglar_srch_round),
+                             0: off */
+    holdings_t h;
+    int32_t *xround;      /* [m] round rank u met the straggler, -1 not yet */
+    int64_t *cprio;       /* [m] priority of sending the chunk this round */
+    int64_t *curg;        /* [m] its urgency (cprio without the noise) */
+    uint32_t *act;        /* [m] active chunks, by priority, largest first */
+    uint64_t *abits;      /* [n * aw] holdings over act */
+    int64_t *rprio;       /* [n] receiver bonus */
+    int64_t *w;           /* [n * n] edge weights (0: no edge) */
+    int32_t *ch;          /* [n * n] chunk u sends v on edge (u, v) */
+    uint8_t *keep;        /* [n * n] edge kept for the blossom */
+    match_edge_t *edges;  /* [n * (n - 1) / 2] */
+    int32_t *mate;        /* [n] */
+    int32_t *got;         /* [n] */
+} srch_t;
+
+/* What a run does after a round: go on, stop with every chunk everywhere,
+ * or give up (a slack went negative, or the target is passed). */
+typedef enum { SRCH_GO, SRCH_DONE, SRCH_STOP } srch_next_t;
+
+/* Search state for n ranks; owned by s until stragglar_srch_free. */
+ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err);
+void stragglar_srch_free(srch_t *s);
+/* Rounds a chunk held by h non-stragglers needs to reach all m of them
+ * from round r on (the straggler helps from round m). */
+uint32_t stragglar_srch_need(uint32_t h, uint32_t r, uint32_t m);
+/* Plan round r of a run on the state in s and append it to p. */
+ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
+                                  bool bounded, srch_next_t *next,
+                                  ccs_err_t *err);
+/* Reset s and p to the state before round 0 (phase 0 done). */
+void stragglar_srch_reset(srch_t *s, stragglar_plan_t *p);
+/* One run for target s->T; *ok when it finished (within T if bounded). */
+ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
+                                bool *ok, ccs_err_t *err);
+
+/* ---- The beam (stragglar_beam.c) ---- */
+
+/* Beam search for target s->T (see stragglar_beam.c). */
+ccs_status_t stragglar_srch_beam(srch_t *s, stragglar_plan_t *p,
+                                 const beam_cfg_t *cfg, bool *ok, bool *died,
+                                 ccs_err_t *err);
+
+#endif /* CCS_STRAGGLAR_INT_H */
