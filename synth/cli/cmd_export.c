@@ -177,7 +177,8 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "export: %s %s, %u ranks -> %s: %u channel(s), up "
                 "to %u thread blocks per gpu and %u steps per thread block, "
                 "%" PRIu64 " steps (%" PRIu64 " fused, %" PRIu64 " nops), "
-                "%" PRIu64 " dependencies, %s order, inplace=%d outofplace=%d\n",
+                "%" PRIu64 " dependencies, %s order, inplace=%d "
+                "outofplace=%d\n",
                 s->algo, ccs_coll_str(s->coll), s->nranks, output,
                 info.nchannels, info.max_tbs_per_rank, info.max_tb_steps,
                 info.nsteps, info.nfused, info.nnops, info.ndeps,
