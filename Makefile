@@ -129,7 +129,12 @@ $(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: # The reduction kernels need loop vectorisation with remainders (-O2's
+# very-cheap cost model leaves such loops scalar); the CPU-specific
+# variants inside pick their instruction sets with target attributes.
+$(BUILD)/runtime/reduce.o: RT_CFLAGS += -fvect-cost-model=dynamic
+
+$(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
