@@ -34,10 +34,12 @@
  * transfers, so ranks with phase-0 ops run them while a straggler (which
  * has none) is still away.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ccs_int.h"
+#include "crc32c.h"
 
 typedef struct bufmap {
     uint8_t *user;       /* the user's buffer (or the staged input copy) */
@@ -185,12 +187,25 @@ static uint8_t *stage_take(run_t *r, uint32_t n)
     return p;
 }
 
+/* Can this RECV_REDUCE go to the transport's recv_reduce (destination
+ * and local operand contiguous; the transport reads the peer's bytes in
+ * place)?  *pd and *pa are then the destination and local operand. */
+static bool recv_reduce_direct(const run_t *r, const ccs_op_t *op,
+                               uint8_t **pd, uint8_t **pa)
+{
+    return r->xo->recv_reduce != NULL &&
+           contig(r, op->buf, op->chunk, op->nchunks, pd) &&
+           contig(r, op->src_buf, op->src_chunk, op->nchunks, pa);
+}
+
 /* Does this receive land in staging?  Must give the same answer in the
  * posting pass and the completion pass. */
 static bool recv_staged(const run_t *r, const ccs_op_t *op, uint8_t **ptr)
 {
+    uint8_t *pa;
+
     if (op->kind == CCS_OP_RECV_REDUCE)
-        return true;
+        return !recv_reduce_direct(r, op, ptr, &pa);
     return !contig(r, op->buf, op->chunk, op->nchunks, ptr);
 }
 
@@ -209,8 +224,18 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
      * peer), then sends; each in op order, which is the matching order. */
     for (uint32_t i = g->first; i < g->end; i++) {
         const ccs_op_t *op = &ops[i];
+        uint8_t *pa;
         if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
             continue;
+        if (op->kind == CCS_OP_RECV_REDUCE &&
+            recv_reduce_direct(r, op, &ptr, &pa)) {
+            st = xo->recv_reduce(r->x, pi(r, (uint32_t)op->peer), ptr, pa,
+                                 (size_t)op->nchunks * r->cs, r->dtype,
+                                 r->op, g->step, seq[i], r->err);
+            if (st != CCS_OK)
+                return st;
+            continue;
+        }
         if (recv_staged(r, op, &ptr))
             ptr = stage_take(r, op->nchunks);
         st = xo->recv(r->x, pi(r, (uint32_t)op->peer), ptr,
@@ -322,6 +347,118 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
                          t, r->rem * r->es, r->err);
     }
     return st;
+}
+
+/* ---- first-call agreement ----
+ *
+ * Ranks that make different calls (another plan, count, dtype, op or
+ * straggler) would exchange mismatched messages or wait for ones that never
+ * come.  So the first time a communicator sees a call, its ranks agree on
+ * it before any data moves: each hashes (plan fingerprint, count, dtype,
+ * op, straggler) into a key, and a dissemination exchange of (min, max) of
+ * the keys -- ceil(log2 R) rounds of one 16-byte message, round k to rank
+ * r + 2^k -- gives every rank the same min and max.  min != max is a
+ * mismatch, reported on every rank.  A rank whose call is cached while
+ * a peer's is not cannot tell; the peer sees garbage or a size mismatch
+ * and aborts the communicator (threads), or the wait times out (mpi), so
+ * every failure leaves the communicator unusable, as in NCCL.  Agreed keys
+ * are cached per
+ * communicator, so later calls cost a hash and a compare.  Host-memory
+ * transports only (a GPU transport's messages live in device memory and
+ * complete on a stream).  The exchange's steps lie above any plan step
+ * (CCS_MAX_STEPS), so tags and matching never mix with the plan's. */
+#define AGREE_STEP 0xffffff00u
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/* A hash of everything in the schedule that the ranks must share. */
+static uint64_t plan_fingerprint(const ccs_plan_t *plan)
+{
+    uint64_t fp = atomic_load_explicit(&((ccs_plan_t *)(uintptr_t)plan)
+                                            ->fingerprint,
+                                       memory_order_relaxed);
+    const ccs_sched_t *s = plan->sched;
+
+    if (fp != 0)
+        return fp;
+    fp = mix64(0x63637366ull, (uint64_t)s->coll);
+    fp = mix64(fp, s->nranks);
+    fp = mix64(fp, s->nchunks);
+    fp = mix64(fp, s->nscratch);
+    fp = mix64(fp, s->nsteps);
+    fp = mix64(fp, (uint64_t)(uint32_t)s->root);
+    fp = mix64(fp, (uint64_t)(uint32_t)s->straggler);
+    fp = mix64(fp, ccs_crc32c(0, s->algo, sizeof(s->algo)));
+    fp = mix64(fp, ccs_crc32c(0, s->step_phase, s->nsteps));
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        /* ccs_op_t has no padding (24 bytes of fixed-width fields). */
+        fp = mix64(fp, s->rank_nops[r]);
+        fp = mix64(fp, ccs_crc32c(0, s->rank_ops[r],
+                                  (size_t)s->rank_nops[r] *
+                                      sizeof(ccs_op_t)));
+    }
+    if (fp == 0)
+        fp = 1;
+    atomic_store_explicit(&((ccs_plan_t *)(uintptr_t)plan)->fingerprint,
+                          fp, memory_order_relaxed);
+    return fp;
+}
+
+static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                          size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                          int32_t straggler, ccs_err_t *err)
+{
+    const ccs_xport_ops_t *xo = comm->xops;
+    uint64_t key, mine[2], theirs[2];
+    uint32_t R = (uint32_t)comm->nranks, me = (uint32_t)comm->rank;
+    ccs_status_t st = CCS_OK;
+
+    if (R < 2 || xo->device_mem || comm->agree_off)
+        return CCS_OK;
+    key = mix64(plan_fingerprint(plan), count);
+    key = mix64(key, (uint64_t)dtype);
+    key = mix64(key, (uint64_t)op);
+    key = mix64(key, (uint64_t)(uint32_t)straggler);
+    for (unsigned i = 0; i < 8; i++)
+        if (comm->agreed[i] == key)
+            return CCS_OK;
+    mine[0] = mine[1] = key;
+    for (uint32_t k = 0, d = 1; d < R; k++, d = d > R / 2 ? R : 2 * d) {
+        uint32_t to = (me + d) % R, from = (me + R - d) % R;
+        if ((st = xo->group_begin(comm->x, AGREE_STEP + k, err)) != CCS_OK ||
+            (st = xo->recv(comm->x, from, theirs, sizeof(theirs),
+                           AGREE_STEP + k, 0, err)) != CCS_OK ||
+            (st = xo->send(comm->x, to, mine, sizeof(mine), AGREE_STEP + k,
+                           0, err)) != CCS_OK ||
+            (st = xo->group_end(comm->x, err)) != CCS_OK ||
+            (st = xo->wait(comm->x, err)) != CCS_OK)
+            break;
+        if (theirs[0] < mine[0])
+            mine[0] = theirs[0];
+        if (theirs[1] > mine[1])
+            mine[1] = theirs[1];
+    }
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "agreeing on the call with the other ranks: ");
+        return st;
+    }
+    if (mine[0] != mine[1])
+        return ccs_err_set(err, CCS_ERR_MISMATCH,
+                           "rank %u: the ranks made different calls (plan, "
+                           "count, dtype, op or straggler differ; this rank: "
+                           "%s %s count %zu %s %s straggler %d); nothing "
+                           "was moved", me, plan->sched->algo,
+                           ccs_coll_str(plan->sched->coll), count,
+                           ccs_dtype_str(dtype), ccs_redop_str(op),
+                           straggler);
+    comm->agreed[comm->agreed_next++ % 8] = key;
+    return CCS_OK;
 }
 
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
@@ -518,13 +655,21 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
     {
         uint32_t ng = plan->ngroups[r.L];
         const plan_group_t *groups = plan->groups[r.L];
-        uint32_t phase = 0;
+        uint32_t phase = 0, at = 0;
+        /* The agreement runs before the first step of phase 1 in phased
+         * plans, so that phase 0 still runs while a straggler is away. */
+        if (s->nphases > 1)
+            while (at < ng && groups[at].phase == 0)
+                at++;
         for (uint32_t g = 0; g < ng; g++) {
             while (phase < groups[g].phase) {
                 if (phase < CCS_STATS_MAX_PHASES)
                     stats.phase_end_s[phase] = ccs_now_s();
                 phase++;
             }
+            if (g == at && (st = agree(comm, plan, count, dtype, op, strag,
+                                       err)) != CCS_OK)
+                goto done;
             st = run_group(&r, &groups[g]);
             if (st != CCS_OK) {
                 ccs_err_prefix(err, "rank %u (plan rank %u) step %u: ",
@@ -536,6 +681,9 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
         for (; phase < s->nphases; phase++)
             if (phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
+        if (at == ng && (st = agree(comm, plan, count, dtype, op, strag,
+                                    err)) != CCS_OK)
+            goto done;
     }
 
     if (r.out.used && r.TB > 0 && (st = tails_out(&r, nblk_out)) != CCS_OK)
