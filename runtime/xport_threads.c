@@ -2,31 +2,37 @@
  * xport_threads.c - the threads transport: ranks are threads of one
  * process sharing a "world".
  *
- * Point to point without locks and without intermediate buffers.  For each
- * ordered pair (src -> dst) the world keeps a single-producer /
- * single-consumer ring of send descriptors: a send publishes (pointer,
- * bytes, step) in the next slot and advances the ring's tail; it moves no
- * data.  The receiver pulls: inside its wait it takes the descriptors in
- * ring order (the plan's matching order), copies straight from the
- * sender's buffer into its own -- or, for RECV_REDUCE, reduces straight
- * from the sender's buffer into the destination (recv_reduce), so nothing
- * is staged -- and advances the ring's head, which completes the send.
- * The sender's wait returns when the head has passed all its slots.  Both
- * sides of a pair therefore copy in parallel (each pulls its own
- * receives), and every message costs a few cache-line transfers.
+ * Point to point without locks and without intermediate buffers.  Each
+ * ordered pair (src -> dst) has a ring of slots; the k-th send from src to
+ * dst and the k-th receive of dst from src (the plan's matching order)
+ * meet in slot k % SLOTS.  Each side writes its half of the slot (pointer,
+ * bytes; for RECV_REDUCE the destination, the local operand, dtype and op)
+ * and then sets its bit in the slot's state with one atomic fetch-or, so
+ * exactly one side learns that it came second:
+ *   - small messages (< PULL_BYTES): the side that came second moves the
+ *     data at once -- copies, or reduces straight from the sender's buffer
+ *     into the receiver's destination -- and completes both requests: one
+ *     handshake per message, and a rank whose peer is descheduled still
+ *     finishes its step as long as the peer had posted;
+ *   - large messages: the receiver moves the data inside its wait, after
+ *     it has posted all its own sends, so every rank copies its own
+ *     receives and the ranks of a ring copy in parallel.
+ * Completion advances the slot's round, which frees the slot for message
+ * k + SLOTS.  Nothing is staged: RECV_REDUCE reduces from the peer's
+ * buffer in place (recv_reduce).
  *
  * Waiting: poll (bounded, CCS_SPIN_US, default 20 us; 0 disables),
  * pausing and yielding every few rounds so that a peer sharing our core
  * runs at once, then sleep on a futex (the rank's "bell").  Whoever makes
- * progress possible for a rank -- a send to it, a head advance on a ring
- * it produces into, an abort -- rings its bell only when the rank has
+ * progress possible for a rank rings its bell only when the rank has
  * announced it sleeps (sequentially consistent flag / re-check, so no
- * wake-up is lost); the hot path is plain loads and stores.
+ * wake-up is lost); the hot path is plain loads, stores and one fetch-or.
  *
- * A ring is full when a step sends more messages to one peer than it has
- * slots: the sender then consumes its own posted receives while it waits
- * for room (receives are posted before sends), so two ranks filling each
- * other's rings cannot deadlock.
+ * A slot still busy with message k - SLOTS (a step that posts more than
+ * SLOTS messages to one peer) makes the poster progress its own receives
+ * while it waits (receives are posted before sends), so two ranks filling
+ * each other's rings cannot deadlock.  Rings are allocated on first use
+ * of a pair.
  *
  * Failure: a rank that fails mid-run sets the world's abort flag and
  * rings every bell; blocked ranks return CCS_ERR_TRANSPORT.  Every wait
@@ -52,19 +58,35 @@
 #include "ccs_int.h"
 #include "reduce.h"
 
-#define RING_SLOTS 64        /* sends in flight per ordered pair */
+#define SLOTS 16                     /* messages in flight per pair */
+#define PULL_BYTES ((size_t)16384)   /* from here on the receiver copies */
+
+/* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
+ * of the round just completed (read by the side waiting on it before
+ * either side can complete the next round). */
+#define ST_SENT 1u
+#define ST_RECVD 2u
+#define ST_MM 4u
+#define ST_ROUND(s) ((s) >> 3)
 
 typedef struct tx_slot {
-    const void *ptr;         /* the sender's bytes */
-    size_t bytes;
-    uint32_t step;
-    int mismatch;            /* set by the consumer before head moves */
+    _Alignas(64) atomic_uint_fast64_t state;
+    /* sender's half */
+    const void *src;
+    size_t sbytes;
+    uint32_t sstep;
+    /* receiver's half */
+    uint32_t rstep;
+    void *dst;
+    const void *a;            /* reduce: dst = a (op) src */
+    size_t rbytes, n;
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    bool reduce;
 } tx_slot_t;
 
 typedef struct tx_ring {
-    _Alignas(64) atomic_uint_fast64_t tail;  /* written by src */
-    _Alignas(64) atomic_uint_fast64_t head;  /* written by dst */
-    _Alignas(64) tx_slot_t slots[RING_SLOTS];
+    tx_slot_t slots[SLOTS];
 } tx_ring_t;
 
 typedef struct tx_rank {
@@ -77,39 +99,31 @@ typedef struct tx_world {
     atomic_int refs;         /* communicators alive */
     atomic_int aborted;
     tx_rank_t *ranks;        /* owned; [nranks] */
-    tx_ring_t *rings;        /* owned; [src * nranks + dst] */
+    _Atomic(tx_ring_t *) *rings; /* owned, each ring too; [src * R + dst],
+                                    made on first use */
 } tx_world_t;
 
-/* A receive posted in this step, completed by wait. */
-typedef struct tx_recv {
+/* A request posted in this step, complete when its slot's round moved. */
+typedef struct tx_req {
+    tx_slot_t *slot;
+    uint64_t round;
     uint32_t peer, step;
-    void *dst;
-    const void *a;           /* recv_reduce: dst = a (op) message */
-    size_t bytes, n;         /* n elements (recv_reduce only) */
-    ccs_dtype_t dtype;
-    ccs_redop_t op;
-    bool reduce;
-    bool done;
-} tx_recv_t;
-
-/* A send posted in this step: complete when the ring's head passes idx. */
-typedef struct tx_send {
-    uint32_t peer, step;
-    uint64_t idx;
     size_t bytes;
-} tx_send_t;
+    bool is_send;
+    bool pull;               /* large receive: we move the data in wait */
+    bool done;
+} tx_req_t;
 
 struct ccs_xport {
     tx_world_t *w;
     int rank;
     long spin_ns;
     double timeout_s;        /* 0: wait forever */
-    tx_recv_t *recvs;        /* owned; posted this step */
-    uint32_t nrecv, rcap, recv_left;
-    tx_send_t *sends;        /* owned; posted this step */
-    uint32_t nsend, scap;
-    uint32_t *blocked;       /* owned; [nranks] pass stamp per peer */
-    uint32_t pass;
+    tx_req_t *reqs;          /* owned; posted this step */
+    uint32_t nreq, cap, left;
+    uint64_t *sidx, *ridx;   /* owned; [nranks] messages sent to / received
+                                from each peer so far */
+    tx_req_t pending;        /* the post waiting for a slot (for messages) */
 };
 
 static long env_long(const char *name, long dflt)
@@ -128,6 +142,9 @@ static void world_free(tx_world_t *w)
 {
     if (w == NULL)
         return;
+    if (w->rings != NULL)
+        for (size_t i = 0; i < (size_t)w->nranks * w->nranks; i++)
+            free(atomic_load(&w->rings[i]));
     free(w->rings);
     free(w->ranks);
     free(w);
@@ -150,7 +167,8 @@ static void ring_bell(tx_world_t *w, uint32_t r)
 {
     tx_rank_t *k = &w->ranks[r];
 
-    if (atomic_load(&k->sleeping)) {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&k->sleeping, memory_order_relaxed)) {
         atomic_fetch_add(&k->bell, 1);
 #ifdef __linux__
         syscall(SYS_futex, &k->bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
@@ -159,13 +177,14 @@ static void ring_bell(tx_world_t *w, uint32_t r)
     }
 }
 
-/* Sleep until the bell moves from `seen` or `ns` pass (at most). */
+/* Sleep until the bell moves from `seen`, for at most s seconds (and at
+ * most half a second, to re-check abort and the clock). */
 static void bell_sleep(tx_rank_t *k, unsigned seen, double s)
 {
 #ifdef __linux__
     struct timespec ts;
     if (s > 0.5 || s <= 0)
-        s = 0.5;     /* wake now and then to re-check abort and time */
+        s = 0.5;
     ts.tv_sec = (time_t)s;
     ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
     syscall(SYS_futex, &k->bell, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
@@ -184,85 +203,80 @@ static ccs_status_t aborted_err(ccs_err_t *err)
                        "another rank failed; the world is aborted");
 }
 
-/* Take every posted receive whose message has arrived.  Receives from one
- * peer are taken in posting order: a receive waiting on peer p blocks the
- * later ones from p for this pass. */
-static ccs_status_t progress_recvs(ccs_xport_t *x, ccs_err_t *err)
+static tx_ring_t *get_ring(tx_world_t *w, uint32_t src, uint32_t dst)
 {
-    tx_world_t *w = x->w;
-    uint32_t stamp = ++x->pass;
+    _Atomic(tx_ring_t *) *pp = &w->rings[(size_t)src * w->nranks + dst];
+    tx_ring_t *r = atomic_load_explicit(pp, memory_order_acquire), *exp;
 
-    if (stamp == 0) {
-        memset(x->blocked, 0, (size_t)w->nranks * sizeof(*x->blocked));
-        stamp = x->pass = 1;
+    if (r != NULL)
+        return r;
+    r = aligned_alloc(64, sizeof(*r));   /* owned by the world */
+    if (r == NULL)
+        return NULL;
+    memset(r, 0, sizeof(*r));
+    exp = NULL;
+    if (!atomic_compare_exchange_strong(pp, &exp, r)) {
+        free(r);                 /* the other side of the pair made it */
+        return exp;
     }
-    for (uint32_t i = 0; i < x->nrecv && x->recv_left > 0; i++) {
-        tx_recv_t *rv = &x->recvs[i];
-        tx_ring_t *rg;
-        uint64_t h;
-        tx_slot_t *sl;
-
-        if (rv->done || x->blocked[rv->peer] == stamp)
-            continue;
-        rg = &w->rings[(size_t)rv->peer * w->nranks + x->rank];
-        h = atomic_load_explicit(&rg->head, memory_order_relaxed);
-        if (atomic_load_explicit(&rg->tail, memory_order_acquire) == h) {
-            x->blocked[rv->peer] = stamp;
-            continue;
-        }
-        sl = &rg->slots[h % RING_SLOTS];
-        if (sl->bytes != rv->bytes) {
-            sl->mismatch = 1;
-            atomic_store(&rg->head, h + 1);
-            ring_bell(w, rv->peer);
-            return ccs_err_set(err, CCS_ERR_MISMATCH,
-                               "receive of %zu bytes from rank %u matched a "
-                               "send of %zu bytes (posted in step %u): the "
-                               "ranks made different calls", rv->bytes, rv->peer, sl->bytes,
-                               sl->step);
-        }
-        if (rv->reduce)
-            ccs_reduce_cpu(rv->dst, rv->a, sl->ptr, rv->n, rv->dtype,
-                           rv->op);
-        else
-            memcpy(rv->dst, sl->ptr, rv->bytes);
-        atomic_store(&rg->head, h + 1);
-        ring_bell(w, rv->peer);
-        rv->done = true;
-        x->recv_left--;
-    }
-    return CCS_OK;
+    return r;
 }
 
-/* Index of the first of our sends not yet taken, or nsend. */
-static uint32_t first_open_send(ccs_xport_t *x)
+/* Move the data of a slot whose two halves are posted (round q), and
+ * complete the round. */
+static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
+                     uint32_t dst)
 {
-    tx_world_t *w = x->w;
+    uint64_t mm = 0;
 
-    for (uint32_t i = 0; i < x->nsend; i++) {
-        tx_send_t *sd = &x->sends[i];
-        tx_ring_t *rg = &w->rings[(size_t)x->rank * w->nranks + sd->peer];
-        if (atomic_load_explicit(&rg->head, memory_order_acquire) <= sd->idx)
-            return i;
+    if (sl->sbytes != sl->rbytes)
+        mm = ST_MM;
+    else if (sl->reduce)
+        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n, sl->dtype, sl->op);
+    else
+        memcpy(sl->dst, sl->src, sl->rbytes);
+    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
+                          memory_order_release);
+    ring_bell(w, src);
+    ring_bell(w, dst);
+}
+
+/* Large receives we have to pull; true when every request is complete. */
+static bool progress(ccs_xport_t *x)
+{
+    for (uint32_t i = 0; i < x->nreq && x->left > 0; i++) {
+        tx_req_t *rq = &x->reqs[i];
+        uint64_t s;
+        if (rq->done)
+            continue;
+        s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        if (ST_ROUND(s) == rq->round && rq->pull &&
+            (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
+            transfer(x->w, rq->slot, rq->round, rq->peer, (uint32_t)x->rank);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        }
+        if (ST_ROUND(s) > rq->round) {
+            rq->done = true;
+            x->left--;
+        }
     }
-    return x->nsend;
+    return x->left == 0;
 }
 
 /* Spin, then sleep, until `ready` holds; CCS_ERR_TIMEOUT after the
  * communicator's timeout (the caller names what it waited for). */
-typedef bool (*ready_fn)(ccs_xport_t *x, ccs_status_t *st, ccs_err_t *err);
+typedef bool (*ready_fn)(ccs_xport_t *x);
 
 static ccs_status_t block_until(ccs_xport_t *x, ready_fn ready,
                                 ccs_err_t *err)
 {
     tx_world_t *w = x->w;
     tx_rank_t *me = &w->ranks[x->rank];
-    ccs_status_t st = CCS_OK;
     double t0 = -1, now;
 
     for (unsigned i = 1;; i++) {
-        if (ready(x, &st, err))
-            return st;
+        if (ready(x))
+            return CCS_OK;
         if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
             return aborted_err(err);
         /* Pause for a few rounds, then yield: when the peer shares our
@@ -282,111 +296,151 @@ static ccs_status_t block_until(ccs_xport_t *x, ready_fn ready,
         {
             unsigned seen = atomic_load(&me->bell);
             atomic_store(&me->sleeping, 1);
-            if (!ready(x, &st, err) && !atomic_load(&w->aborted))
+            if (!ready(x) && !atomic_load(&w->aborted))
                 bell_sleep(me, seen, x->timeout_s > 0
                                          ? x->timeout_s - (now - t0) : 0);
-            else
-                i = 0;   /* ready now: the next round takes it */
             atomic_store(&me->sleeping, 0);
         }
     }
 }
 
-static bool ring_has_room(ccs_xport_t *x, ccs_status_t *st, ccs_err_t *err)
+static bool slot_free(ccs_xport_t *x)
 {
-    /* x->sends[nsend] describes the send waiting for room (peer set). */
-    tx_world_t *w = x->w;
-    uint32_t peer = x->sends[x->nsend].peer;
-    tx_ring_t *rg = &w->rings[(size_t)x->rank * w->nranks + peer];
+    const tx_req_t *p = &x->pending;
 
-    if (atomic_load_explicit(&rg->tail, memory_order_relaxed) -
-            atomic_load_explicit(&rg->head, memory_order_acquire) <
-        RING_SLOTS)
+    if (ST_ROUND(atomic_load_explicit(&p->slot->state,
+                                      memory_order_acquire)) == p->round)
         return true;
-    *st = progress_recvs(x, err);
-    return *st != CCS_OK;
+    progress(x);
+    return false;
 }
 
-static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+static ccs_status_t describe_timeout(ccs_xport_t *x, const tx_req_t *rq,
+                                     const char *what, ccs_err_t *err)
 {
-    if (need <= *cap)
-        return true;
-    uint32_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*arr, (size_t)c * elem);
-    if (n == NULL)
-        return false;
-    *arr = n;
-    *cap = c;
-    return true;
+    return ccs_err_set(err, CCS_ERR_TIMEOUT,
+                       "%s of %zu bytes %s rank %u %s after %g s "
+                       "(CCS_TIMEOUT_S): the rank is gone, late, or made a "
+                       "different call", rq->is_send ? "send" : "receive",
+                       rq->bytes, rq->is_send ? "to" : "from", rq->peer,
+                       what, x->timeout_s);
+}
+
+/* Post one half of a transfer; `fill` writes our half into the slot. */
+static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
+                         size_t bytes, uint32_t step,
+                         void (*fill)(tx_slot_t *, const void *),
+                         const void *arg, ccs_err_t *err)
+{
+    tx_world_t *w = x->w;
+    uint32_t me = (uint32_t)x->rank;
+    uint32_t src = is_send ? me : peer, dst = is_send ? peer : me;
+    uint64_t k = is_send ? x->sidx[peer] : x->ridx[peer];
+    tx_ring_t *ring;
+    tx_req_t *rq;
+    uint64_t old, q = k / SLOTS;
+    bool pull = bytes >= PULL_BYTES;
+
+    if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
+        return aborted_err(err);
+    if (x->nreq == x->cap) {
+        uint32_t cap = x->cap ? 2 * x->cap : 16;
+        tx_req_t *n = realloc(x->reqs, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->reqs = n;
+        x->cap = cap;
+    }
+    if ((ring = get_ring(w, src, dst)) == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    rq = &x->reqs[x->nreq];
+    *rq = (tx_req_t){ &ring->slots[k % SLOTS], q, peer, step, bytes,
+                      is_send, pull && !is_send, false };
+    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
+                                      memory_order_acquire)) != q) {
+        ccs_status_t st;
+        x->pending = *rq;
+        st = block_until(x, slot_free, err);
+        if (st == CCS_ERR_TIMEOUT)
+            return describe_timeout(x, rq, "found no free slot", err);
+        if (st != CCS_OK)
+            return st;
+    }
+    fill(rq->slot, arg);
+    if (is_send) {
+        rq->slot->sstep = step;
+        x->sidx[peer]++;
+    } else {
+        rq->slot->rstep = step;
+        x->ridx[peer]++;
+    }
+    old = atomic_fetch_or_explicit(&rq->slot->state,
+                                   is_send ? ST_SENT : ST_RECVD,
+                                   memory_order_acq_rel);
+    x->nreq++;
+    x->left++;
+    if (old & (is_send ? ST_RECVD : ST_SENT)) {
+        /* We came second: small messages move now (both requests done);
+         * large ones the receiver pulls in its wait. */
+        if (!pull)
+            transfer(w, rq->slot, q, src, dst);
+        else if (is_send)
+            ring_bell(w, peer);
+    } else {
+        ring_bell(w, peer);
+    }
+    return CCS_OK;
+}
+
+typedef struct recv_arg {
+    void *dst;
+    const void *a;
+    size_t bytes, n;
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    bool reduce;
+} recv_arg_t;
+
+typedef struct send_arg {
+    const void *src;
+    size_t bytes;
+} send_arg_t;
+
+static void fill_send(tx_slot_t *sl, const void *arg)
+{
+    const send_arg_t *s = arg;
+    sl->src = s->src;
+    sl->sbytes = s->bytes;
+}
+
+static void fill_recv(tx_slot_t *sl, const void *arg)
+{
+    const recv_arg_t *r = arg;
+    sl->dst = r->dst;
+    sl->a = r->a;
+    sl->rbytes = r->bytes;
+    sl->n = r->n;
+    sl->dtype = r->dtype;
+    sl->op = r->op;
+    sl->reduce = r->reduce;
 }
 
 static ccs_status_t th_send(ccs_xport_t *x, uint32_t peer, const void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
 {
-    tx_world_t *w = x->w;
-    tx_ring_t *rg = &w->rings[(size_t)x->rank * w->nranks + peer];
-    uint64_t t;
-    tx_slot_t *sl;
-    tx_send_t *sd;
-
+    send_arg_t a = { buf, bytes };
     (void)seq;
-    if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
-        return aborted_err(err);
-    /* One spare entry: ring_has_room reads the pending send's peer. */
-    if (!grow((void **)&x->sends, &x->scap, x->nsend + 1, sizeof(*sd)))
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-    sd = &x->sends[x->nsend];
-    sd->peer = peer;
-    sd->step = step;
-    sd->bytes = bytes;
-    t = atomic_load_explicit(&rg->tail, memory_order_relaxed);
-    if (t - atomic_load_explicit(&rg->head, memory_order_acquire) >=
-        RING_SLOTS) {
-        ccs_status_t st = block_until(x, ring_has_room, err);
-        if (st != CCS_OK) {
-            if (st == CCS_ERR_TIMEOUT)
-                ccs_err_set(err, st, "send of %zu bytes to rank %u: its "
-                            "queue stayed full for %g s (CCS_TIMEOUT_S): "
-                            "did every rank make the same call?", bytes,
-                            peer, x->timeout_s);
-            return st;
-        }
-    }
-    sl = &rg->slots[t % RING_SLOTS];
-    sl->ptr = buf;
-    sl->bytes = bytes;
-    sl->step = step;
-    sl->mismatch = 0;
-    sd->idx = t;
-    x->nsend++;
-    atomic_store(&rg->tail, t + 1);
-    ring_bell(w, peer);
-    return CCS_OK;
-}
-
-static ccs_status_t post_recv(ccs_xport_t *x, const tx_recv_t *rv,
-                              ccs_err_t *err)
-{
-    if (atomic_load_explicit(&x->w->aborted, memory_order_relaxed))
-        return aborted_err(err);
-    if (!grow((void **)&x->recvs, &x->rcap, x->nrecv + 1, sizeof(*rv)))
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-    x->recvs[x->nrecv++] = *rv;
-    x->recv_left++;
-    return CCS_OK;
+    return post(x, true, peer, bytes, step, fill_send, &a, err);
 }
 
 static ccs_status_t th_recv(ccs_xport_t *x, uint32_t peer, void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
 {
-    tx_recv_t rv = { .peer = peer, .step = step, .dst = buf,
-                     .bytes = bytes };
+    recv_arg_t a = { buf, NULL, bytes, 0, CCS_FLOAT32, CCS_SUM, false };
     (void)seq;
-    return post_recv(x, &rv, err);
+    return post(x, false, peer, bytes, step, fill_recv, &a, err);
 }
 
 static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
@@ -395,62 +449,37 @@ static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
                                    uint32_t step, uint32_t seq,
                                    ccs_err_t *err)
 {
-    tx_recv_t rv = { .peer = peer, .step = step, .dst = dst, .a = a,
-                     .bytes = n * ccs_dtype_size(dtype), .n = n,
-                     .dtype = dtype, .op = op, .reduce = true };
+    recv_arg_t r = { dst, a, n * ccs_dtype_size(dtype), n, dtype, op, true };
     (void)seq;
-    return post_recv(x, &rv, err);
-}
-
-static bool step_done(ccs_xport_t *x, ccs_status_t *st, ccs_err_t *err)
-{
-    if (x->recv_left > 0) {
-        *st = progress_recvs(x, err);
-        if (*st != CCS_OK)
-            return true;
-        if (x->recv_left > 0)
-            return false;
-    }
-    return first_open_send(x) == x->nsend;
+    return post(x, false, peer, r.bytes, step, fill_recv, &r, err);
 }
 
 static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
 {
-    ccs_status_t st = block_until(x, step_done, err);
+    ccs_status_t st = x->left > 0 ? block_until(x, progress, err) : CCS_OK;
 
     if (st == CCS_ERR_TIMEOUT) {
-        uint32_t i;
-        for (i = 0; i < x->nrecv && x->recvs[i].done; i++)
-            ;
-        if (i < x->nrecv)
-            ccs_err_set(err, st, "%s of %zu bytes from rank %u not "
-                        "matched after %g s (CCS_TIMEOUT_S): the rank is "
-                        "gone, late, or made a different call",
-                        x->recvs[i].reduce ? "recv_reduce" : "receive",
-                        x->recvs[i].bytes, x->recvs[i].peer, x->timeout_s);
-        else if ((i = first_open_send(x)) < x->nsend)
-            ccs_err_set(err, st, "send of %zu bytes to rank %u not "
-                        "taken after %g s (CCS_TIMEOUT_S): the rank is "
-                        "gone, late, or made a different call",
-                        x->sends[i].bytes,
-                        x->sends[i].peer, x->timeout_s);
-    }
-    if (st == CCS_OK) {
-        tx_world_t *w = x->w;
-        for (uint32_t i = 0; i < x->nsend; i++) {
-            tx_ring_t *rg =
-                &w->rings[(size_t)x->rank * w->nranks + x->sends[i].peer];
-            if (rg->slots[x->sends[i].idx % RING_SLOTS].mismatch) {
-                st = ccs_err_set(err, CCS_ERR_MISMATCH,
-                                 "send of %zu bytes to rank %u matched a "
-                                 "receive of another size: the ranks made "
-                                 "different calls", x->sends[i].bytes,
-                                 x->sends[i].peer);
+        for (uint32_t i = 0; i < x->nreq; i++) {
+            if (!x->reqs[i].done) {
+                st = describe_timeout(x, &x->reqs[i], "not matched", err);
                 break;
             }
         }
     }
-    x->nrecv = x->nsend = x->recv_left = 0;
+    for (uint32_t i = 0; i < x->nreq && st == CCS_OK; i++) {
+        /* The round after ours cannot complete before we post again, so
+         * the mismatch bit is still the one of our round. */
+        tx_req_t *rq = &x->reqs[i];
+        if (atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
+            ST_MM)
+            st = ccs_err_set(err, CCS_ERR_MISMATCH,
+                             "%s of %zu bytes %s rank %u matched a %s of "
+                             "another size: the ranks made different calls",
+                             rq->is_send ? "send" : "receive", rq->bytes,
+                             rq->is_send ? "to" : "from", rq->peer,
+                             rq->is_send ? "receive" : "send");
+    }
+    x->nreq = x->left = 0;
     return st;
 }
 
@@ -479,9 +508,9 @@ static void th_destroy(ccs_xport_t *x)
         return;
     if (atomic_fetch_sub(&x->w->refs, 1) == 1)
         world_free(x->w);
-    free(x->recvs);
-    free(x->sends);
-    free(x->blocked);
+    free(x->reqs);
+    free(x->sidx);
+    free(x->ridx);
     free(x);
 }
 
@@ -523,15 +552,13 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
     w->nranks = nranks;
     spin_ns = env_long("CCS_SPIN_US", 20) * 1000;
     timeout_s = ccs_timeout_env_s();
-    w->ranks = aligned_alloc(64, ((size_t)nranks * sizeof(*w->ranks) + 63) /
-                                     64 * 64);
-    w->rings = aligned_alloc(64, (size_t)nranks * nranks * sizeof(*w->rings));
+    w->ranks = aligned_alloc(64, (size_t)nranks * sizeof(*w->ranks));
+    w->rings = calloc((size_t)nranks * nranks, sizeof(*w->rings));
     if (w->ranks == NULL || w->rings == NULL) {
         world_free(w);
         return CCS_ERR_NOMEM;
     }
     memset(w->ranks, 0, (size_t)nranks * sizeof(*w->ranks));
-    memset(w->rings, 0, (size_t)nranks * nranks * sizeof(*w->rings));
     /* One reference per rank; a rank whose communicator cannot be made
      * drops its reference here, the made ones in ccs_comm_destroy. */
     atomic_store(&w->refs, nranks);
@@ -545,8 +572,11 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
         x->rank = made;
         x->spin_ns = spin_ns;
         x->timeout_s = timeout_s;
-        x->blocked = calloc((size_t)nranks, sizeof(*x->blocked));
-        if (x->blocked == NULL) {
+        x->sidx = calloc((size_t)nranks, sizeof(*x->sidx));
+        x->ridx = calloc((size_t)nranks, sizeof(*x->ridx));
+        if (x->sidx == NULL || x->ridx == NULL) {
+            free(x->sidx);
+            free(x->ridx);
             free(x);
             st = CCS_ERR_NOMEM;
             break;
