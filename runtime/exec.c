@@ -412,7 +412,8 @@ static uint64_t plan_fingerprint(const ccs_plan_t *plan)
 
 static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                           size_t count, ccs_dtype_t dtype, ccs_redop_t op,
-                          int32_t straggler, ccs_err_t *err)
+                          int32_t straggler, int64_t before_step,
+                          ccs_err_t *err)
 {
     const ccs_xport_ops_t *xo = comm->xops;
     uint64_t key, mine[2], theirs[2];
@@ -445,7 +446,13 @@ static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
             mine[1] = theirs[1];
     }
     if (st != CCS_OK) {
-        ccs_err_prefix(err, "agreeing on the call with the other ranks: ");
+        if (before_step >= 0)
+            ccs_err_prefix(err, "rank %u, before step %lld, agreeing on "
+                           "the call with the other ranks: ", me,
+                           (long long)before_step);
+        else
+            ccs_err_prefix(err, "rank %u, after its last step, agreeing on "
+                           "the call with the other ranks: ", me);
         return st;
     }
     if (mine[0] != mine[1])
@@ -668,7 +675,7 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
                 phase++;
             }
             if (g == at && (st = agree(comm, plan, count, dtype, op, strag,
-                                       err)) != CCS_OK)
+                                       groups[g].step, err)) != CCS_OK)
                 goto done;
             st = run_group(&r, &groups[g]);
             if (st != CCS_OK) {
@@ -682,7 +689,7 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (at == ng && (st = agree(comm, plan, count, dtype, op, strag,
-                                    err)) != CCS_OK)
+                                    -1, err)) != CCS_OK)
             goto done;
     }
 

@@ -158,14 +158,20 @@ static ccs_status_t timed_out(ccs_xport_t *x, int n, ccs_err_t *err)
     }
     if (first < 0)
         first = 0;
+    /* Steps above the plan's range are the executor's call check. */
     return ccs_err_set(err, CCS_ERR_TIMEOUT,
-                       "%s of %zu bytes %s rank %u (step %u) not finished "
+                       "%s of %zu bytes %s rank %u (%s %u) not finished "
                        "after %g s (CCS_TIMEOUT_S): the rank is gone, late, "
                        "or made a different call",
                        x->what[first].is_send ? "send" : "receive",
                        x->what[first].bytes,
                        x->what[first].is_send ? "to" : "from",
-                       x->what[first].peer, x->what[first].step,
+                       x->what[first].peer,
+                       x->what[first].step < CCS_MAX_STEPS ? "step"
+                                                           : "check round",
+                       x->what[first].step < CCS_MAX_STEPS
+                           ? x->what[first].step
+                           : x->what[first].step & 0xffu,
                        x->timeout_s);
 }
 

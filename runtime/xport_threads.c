@@ -29,10 +29,10 @@
  * wake-up is lost); the hot path is plain loads, stores and one fetch-or.
  *
  * A slot still busy with message k - SLOTS (a step that posts more than
- * SLOTS messages to one peer) makes the poster progress its own receives
- * while it waits (receives are posted before sends), so two ranks filling
- * each other's rings cannot deadlock.  Rings are allocated on first use
- * of a pair.
+ * SLOTS messages to one peer) never blocks the post: the request waits in
+ * the rank's list and is placed by its wait once the slot frees, so ranks
+ * filling each other's rings cannot deadlock.  Rings are allocated on
+ * first use of a pair.
  *
  * Failure: a rank that fails mid-run sets the world's abort flag and
  * rings every bell; blocked ranks return CCS_ERR_TRANSPORT.  Every wait
@@ -103,14 +103,23 @@ typedef struct tx_world {
                                     made on first use */
 } tx_world_t;
 
-/* A request posted in this step, complete when its slot's round moved. */
+/* A request posted in this step, complete when its slot's round moved.
+ * It carries its half of the slot until it is placed there (a slot still
+ * busy with message k - SLOTS makes it wait in the request list). */
 typedef struct tx_req {
     tx_slot_t *slot;
     uint64_t round;
     uint32_t peer, step;
-    size_t bytes;
+    size_t bytes, n;
+    const void *src;          /* send */
+    void *dst;                /* receive */
+    const void *a;            /* reduce: dst = a (op) src */
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    bool reduce;
     bool is_send;
     bool pull;               /* large receive: we move the data in wait */
+    bool placed;
     bool done;
 } tx_req_t;
 
@@ -123,7 +132,6 @@ struct ccs_xport {
     uint32_t nreq, cap, left;
     uint64_t *sidx, *ridx;   /* owned; [nranks] messages sent to / received
                                 from each peer so far */
-    tx_req_t pending;        /* the post waiting for a slot (for messages) */
 };
 
 static long env_long(const char *name, long dflt)
@@ -241,7 +249,43 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
     ring_bell(w, dst);
 }
 
-/* Large receives we have to pull; true when every request is complete. */
+/* Put a request's half into its slot (free for its round) and set our
+ * bit; the side that comes second moves a small message at once. */
+static void place(ccs_xport_t *x, tx_req_t *rq)
+{
+    tx_world_t *w = x->w;
+    tx_slot_t *sl = rq->slot;
+    uint32_t me = (uint32_t)x->rank;
+    uint64_t old;
+
+    if (rq->is_send) {
+        sl->src = rq->src;
+        sl->sbytes = rq->bytes;
+        sl->sstep = rq->step;
+    } else {
+        sl->dst = rq->dst;
+        sl->a = rq->a;
+        sl->rbytes = rq->bytes;
+        sl->n = rq->n;
+        sl->dtype = rq->dtype;
+        sl->op = rq->op;
+        sl->reduce = rq->reduce;
+        sl->rstep = rq->step;
+    }
+    rq->placed = true;
+    old = atomic_fetch_or_explicit(&sl->state,
+                                   rq->is_send ? ST_SENT : ST_RECVD,
+                                   memory_order_acq_rel);
+    if ((old & (rq->is_send ? ST_RECVD : ST_SENT)) &&
+        rq->bytes < PULL_BYTES)
+        transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
+                 rq->is_send ? rq->peer : me);
+    else
+        ring_bell(w, rq->peer);
+}
+
+/* Place what can be placed, pull large receives whose sender posted, and
+ * retire completed requests; true when every request is complete. */
 static bool progress(ccs_xport_t *x)
 {
     for (uint32_t i = 0; i < x->nreq && x->left > 0; i++) {
@@ -250,6 +294,12 @@ static bool progress(ccs_xport_t *x)
         if (rq->done)
             continue;
         s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        if (!rq->placed) {
+            if (ST_ROUND(s) != rq->round)
+                continue;        /* message k - SLOTS still in the slot */
+            place(x, rq);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        }
         if (ST_ROUND(s) == rq->round && rq->pull &&
             (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
             transfer(x->w, rq->slot, rq->round, rq->peer, (uint32_t)x->rank);
@@ -304,17 +354,6 @@ static ccs_status_t block_until(ccs_xport_t *x, ready_fn ready,
     }
 }
 
-static bool slot_free(ccs_xport_t *x)
-{
-    const tx_req_t *p = &x->pending;
-
-    if (ST_ROUND(atomic_load_explicit(&p->slot->state,
-                                      memory_order_acquire)) == p->round)
-        return true;
-    progress(x);
-    return false;
-}
-
 static ccs_status_t describe_timeout(ccs_xport_t *x, const tx_req_t *rq,
                                      const char *what, ccs_err_t *err)
 {
@@ -326,20 +365,16 @@ static ccs_status_t describe_timeout(ccs_xport_t *x, const tx_req_t *rq,
                        what, x->timeout_s);
 }
 
-/* Post one half of a transfer; `fill` writes our half into the slot. */
-static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
-                         size_t bytes, uint32_t step,
-                         void (*fill)(tx_slot_t *, const void *),
-                         const void *arg, ccs_err_t *err)
+/* Post one half of a transfer: placed in its slot now when the slot is
+ * free for it, else by a later progress (never blocks). */
+static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
+                         ccs_err_t *err)
 {
     tx_world_t *w = x->w;
-    uint32_t me = (uint32_t)x->rank;
-    uint32_t src = is_send ? me : peer, dst = is_send ? peer : me;
-    uint64_t k = is_send ? x->sidx[peer] : x->ridx[peer];
+    uint32_t me = (uint32_t)x->rank, peer = proto->peer;
+    uint64_t k = proto->is_send ? x->sidx[peer] : x->ridx[peer];
     tx_ring_t *ring;
     tx_req_t *rq;
-    uint64_t old, q = k / SLOTS;
-    bool pull = bytes >= PULL_BYTES;
 
     if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
         return aborted_err(err);
@@ -351,96 +386,44 @@ static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
         x->reqs = n;
         x->cap = cap;
     }
-    if ((ring = get_ring(w, src, dst)) == NULL)
+    ring = proto->is_send ? get_ring(w, me, peer) : get_ring(w, peer, me);
+    if (ring == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-    rq = &x->reqs[x->nreq];
-    *rq = (tx_req_t){ &ring->slots[k % SLOTS], q, peer, step, bytes,
-                      is_send, pull && !is_send, false };
-    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
-                                      memory_order_acquire)) != q) {
-        ccs_status_t st;
-        x->pending = *rq;
-        st = block_until(x, slot_free, err);
-        if (st == CCS_ERR_TIMEOUT)
-            return describe_timeout(x, rq, "found no free slot", err);
-        if (st != CCS_OK)
-            return st;
-    }
-    fill(rq->slot, arg);
-    if (is_send) {
-        rq->slot->sstep = step;
-        x->sidx[peer]++;
-    } else {
-        rq->slot->rstep = step;
-        x->ridx[peer]++;
-    }
-    old = atomic_fetch_or_explicit(&rq->slot->state,
-                                   is_send ? ST_SENT : ST_RECVD,
-                                   memory_order_acq_rel);
-    x->nreq++;
+    rq = &x->reqs[x->nreq++];
+    *rq = *proto;
+    rq->slot = &ring->slots[k % SLOTS];
+    rq->round = k / SLOTS;
+    rq->pull = !rq->is_send && rq->bytes >= PULL_BYTES;
+    rq->placed = rq->done = false;
     x->left++;
-    if (old & (is_send ? ST_RECVD : ST_SENT)) {
-        /* We came second: small messages move now (both requests done);
-         * large ones the receiver pulls in its wait. */
-        if (!pull)
-            transfer(w, rq->slot, q, src, dst);
-        else if (is_send)
-            ring_bell(w, peer);
-    } else {
-        ring_bell(w, peer);
-    }
+    if (rq->is_send)
+        x->sidx[peer]++;
+    else
+        x->ridx[peer]++;
+    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
+                                      memory_order_acquire)) == rq->round)
+        place(x, rq);
     return CCS_OK;
-}
-
-typedef struct recv_arg {
-    void *dst;
-    const void *a;
-    size_t bytes, n;
-    ccs_dtype_t dtype;
-    ccs_redop_t op;
-    bool reduce;
-} recv_arg_t;
-
-typedef struct send_arg {
-    const void *src;
-    size_t bytes;
-} send_arg_t;
-
-static void fill_send(tx_slot_t *sl, const void *arg)
-{
-    const send_arg_t *s = arg;
-    sl->src = s->src;
-    sl->sbytes = s->bytes;
-}
-
-static void fill_recv(tx_slot_t *sl, const void *arg)
-{
-    const recv_arg_t *r = arg;
-    sl->dst = r->dst;
-    sl->a = r->a;
-    sl->rbytes = r->bytes;
-    sl->n = r->n;
-    sl->dtype = r->dtype;
-    sl->op = r->op;
-    sl->reduce = r->reduce;
 }
 
 static ccs_status_t th_send(ccs_xport_t *x, uint32_t peer, const void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
 {
-    send_arg_t a = { buf, bytes };
+    tx_req_t rq = { .peer = peer, .step = step, .bytes = bytes,
+                    .src = buf, .is_send = true };
     (void)seq;
-    return post(x, true, peer, bytes, step, fill_send, &a, err);
+    return post(x, &rq, err);
 }
 
 static ccs_status_t th_recv(ccs_xport_t *x, uint32_t peer, void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
 {
-    recv_arg_t a = { buf, NULL, bytes, 0, CCS_FLOAT32, CCS_SUM, false };
+    tx_req_t rq = { .peer = peer, .step = step, .bytes = bytes,
+                    .dst = buf };
     (void)seq;
-    return post(x, false, peer, bytes, step, fill_recv, &a, err);
+    return post(x, &rq, err);
 }
 
 static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
@@ -449,9 +432,11 @@ static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
                                    uint32_t step, uint32_t seq,
                                    ccs_err_t *err)
 {
-    recv_arg_t r = { dst, a, n * ccs_dtype_size(dtype), n, dtype, op, true };
+    tx_req_t rq = { .peer = peer, .step = step,
+                    .bytes = n * ccs_dtype_size(dtype), .n = n, .dst = dst,
+                    .a = a, .dtype = dtype, .op = op, .reduce = true };
     (void)seq;
-    return post(x, false, peer, r.bytes, step, fill_recv, &r, err);
+    return post(x, &rq, err);
 }
 
 static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
