@@ -218,6 +218,8 @@ GPU_PROGS  := $(GPU_PROG_C:tests/gpu/%.c=$(BUILD)/gpu/%)
 ifeq ($(HAVE_CUDA),1)
 $(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
     SY_CFLAGS += $(CUDA_CFLAGS)
+# ccs-perf drives the cuda and nccl transports (device buffers, NCCL init).
+$(BUILD)/tools/ccs-perf.o: RT_CFLAGS += $(CUDA_CFLAGS)
 
 $(BUILD)/gpu/%.o: tests/gpu/%.c tests/unit/harness.h
 	@mkdir -p $(@D)

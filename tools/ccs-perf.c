@@ -41,7 +41,12 @@
 
 #ifdef CCS_HAVE_CUDA
 #include <cuda_runtime_api.h>
+/* nccl.h declares functions without prototypes, which our C11 warnings
+ * reject; the header is not ours to fix. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
+#pragma GCC diagnostic pop
 #endif
 
 #include "../runtime/ccs.h"
