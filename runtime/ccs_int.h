@@ -92,6 +92,13 @@ struct ccs_comm {
     uint64_t agreed[8];
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
+    /* In-place analysis of one (plan, rank), cached (exec.c). */
+    const ccs_plan_t *ip_plan; /* borrowed; NULL: nothing cached */
+    uint64_t ip_fp;
+    uint32_t ip_rank;
+    bool ip_copy, ip_any;
+    uint8_t *ip_force;       /* owned; [ip_cap] per op of the rank */
+    uint32_t ip_cap;
 };
 
 /* Make sure the arena has `bytes`; returns it through *out. */

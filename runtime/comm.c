@@ -43,6 +43,7 @@ void ccs_comm_destroy(ccs_comm_t *comm)
     if (comm->arena != NULL)
         comm->xops->mem_free(comm->x, comm->arena);
     comm->xops->destroy(comm->x);
+    free(comm->ip_force);
     free(comm);
 }
 

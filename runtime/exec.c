@@ -21,9 +21,16 @@
  * is; other ranges are packed to / unpacked from the step's staging area.
  *
  * In place.  IN is never written, but with sendbuff aliasing recvbuff a
- * schedule may write OUT[c] before it reads IN[c]; plan.c finds such plans
- * (inplace_hazard) and then the input is copied to the arena first.  Any
- * other overlap of the two buffers is staged the same way.
+ * schedule may write OUT[c] before it reads IN[c]; plan.c finds such ranks
+ * (inplace_hazard).  When the only conflicts are receives into OUT[c] in
+ * the step that also sends IN[c], those receives land in staging and are
+ * written after the step's wait; otherwise the input is copied to the
+ * arena first (inplace_analysis below).  Any other overlap of the two
+ * buffers is staged the same way.
+ *
+ * RECV_REDUCE goes to the transport's recv_reduce when it has one (the
+ * threads transport reduces straight from the peer's buffer), else it is
+ * received into staging and reduced after the wait.
  *
  * Straggler relabeling.  For a plan written with straggler s0 and a call
  * with straggler s, pi swaps s and s0: physical rank p runs the plan's rank
@@ -36,6 +43,7 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ccs_int.h"
@@ -69,6 +77,8 @@ typedef struct run {
     uint8_t *stage;
     size_t stage_used;   /* bytes handed out in the current step */
     uint64_t bytes_sent;
+    const uint8_t *force_stage; /* in place: [op] receives that must land
+                                   after the step's sends (NULL: none) */
 } run_t;
 
 /* An operand of a local computation: a chunk range of a buffer, or raw
@@ -191,21 +201,25 @@ static uint8_t *stage_take(run_t *r, uint32_t n)
  * and local operand contiguous; the transport reads the peer's bytes in
  * place)?  *pd and *pa are then the destination and local operand. */
 static bool recv_reduce_direct(const run_t *r, const ccs_op_t *op,
-                               uint8_t **pd, uint8_t **pa)
+                               uint32_t i, uint8_t **pd, uint8_t **pa)
 {
     return r->xo->recv_reduce != NULL &&
+           (r->force_stage == NULL || !r->force_stage[i]) &&
            contig(r, op->buf, op->chunk, op->nchunks, pd) &&
            contig(r, op->src_buf, op->src_chunk, op->nchunks, pa);
 }
 
 /* Does this receive land in staging?  Must give the same answer in the
  * posting pass and the completion pass. */
-static bool recv_staged(const run_t *r, const ccs_op_t *op, uint8_t **ptr)
+static bool recv_staged(const run_t *r, const ccs_op_t *op, uint32_t i,
+                        uint8_t **ptr)
 {
     uint8_t *pa;
 
+    if (r->force_stage != NULL && r->force_stage[i])
+        return true;
     if (op->kind == CCS_OP_RECV_REDUCE)
-        return !recv_reduce_direct(r, op, ptr, &pa);
+        return !recv_reduce_direct(r, op, i, ptr, &pa);
     return !contig(r, op->buf, op->chunk, op->nchunks, ptr);
 }
 
@@ -228,7 +242,7 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
         if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
             continue;
         if (op->kind == CCS_OP_RECV_REDUCE &&
-            recv_reduce_direct(r, op, &ptr, &pa)) {
+            recv_reduce_direct(r, op, i, &ptr, &pa)) {
             st = xo->recv_reduce(r->x, pi(r, (uint32_t)op->peer), ptr, pa,
                                  (size_t)op->nchunks * r->cs, r->dtype,
                                  r->op, g->step, seq[i], r->err);
@@ -236,7 +250,7 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
                 return st;
             continue;
         }
-        if (recv_staged(r, op, &ptr))
+        if (recv_staged(r, op, i, &ptr))
             ptr = stage_take(r, op->nchunks);
         st = xo->recv(r->x, pi(r, (uint32_t)op->peer), ptr,
                       (size_t)op->nchunks * r->cbytes, g->step, seq[i],
@@ -286,7 +300,7 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
         operand_t d = { op->buf, op->chunk, NULL };
         if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
             continue;
-        if (!recv_staged(r, op, &ptr))
+        if (!recv_staged(r, op, i, &ptr))
             continue;
         operand_t rx = { 0, 0, stage_take(r, op->nchunks) };
         if (op->kind == CCS_OP_RECV) {
@@ -468,6 +482,105 @@ static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
     return CCS_OK;
 }
 
+/* ---- in place ----
+ *
+ * With sendbuff == recvbuff, OUT[c] and IN[c] are the same bytes.  plan.c
+ * flags the ranks that read IN[c] at or after a write of OUT[c].  Two
+ * cases differ in cost:
+ *   - the write comes from a receive in the same step as the read (a
+ *     SEND of IN[c] beside a RECV_REDUCE into OUT[c]: StragglAR's
+ *     straggler): landing that receive in staging and writing OUT[c]
+ *     after the step's wait -- when every send of the step has completed
+ *     -- is enough; nothing is copied up front;
+ *   - anything else (the read in a later step, or a local op writing in
+ *     the same step): the input is copied to the arena before the steps.
+ * The analysis is O(ops of the rank + C), done once per (communicator,
+ * plan) and cached. */
+static ccs_status_t inplace_analysis(ccs_comm_t *comm, const ccs_plan_t *plan,
+                                     uint32_t L, bool *need_copy,
+                                     const uint8_t **force, ccs_err_t *err)
+{
+    const ccs_sched_t *s = plan->sched;
+    const ccs_op_t *ops = s->rank_ops[L];
+    uint32_t n = s->rank_nops[L], C = s->nchunks;
+    uint64_t fp = plan_fingerprint(plan);
+    uint32_t *w = NULL;        /* [C] first step writing OUT[c]; freed */
+    uint32_t *wop = NULL;      /* [C] the op that writes it; freed */
+    uint8_t *f;
+    bool copy = false, any = false;
+
+    if (comm->ip_plan == plan && comm->ip_fp == fp && comm->ip_rank == L) {
+        *need_copy = comm->ip_copy;
+        *force = comm->ip_any ? comm->ip_force : NULL;
+        return CCS_OK;
+    }
+    if (comm->ip_cap < n + 1) {
+        f = realloc(comm->ip_force, n + 1);
+        if (f == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        comm->ip_force = f;         /* owned by comm */
+        comm->ip_cap = n + 1;
+    }
+    f = comm->ip_force;
+    memset(f, 0, n + 1);
+    comm->ip_plan = NULL;           /* invalid until filled */
+    w = malloc((size_t)C * sizeof(*w));
+    wop = malloc((size_t)C * sizeof(*wop));
+    if (w == NULL || wop == NULL) {
+        free(w);
+        free(wop);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t c = 0; c < C; c++)
+        w[c] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
+            continue;
+        for (uint32_t k = 0; k < ops[i].nchunks; k++) {
+            if (w[ops[i].chunk + k] == UINT32_MAX) {
+                w[ops[i].chunk + k] = ops[i].step;
+                wop[ops[i].chunk + k] = i;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n && !copy; i++) {
+        const ccs_op_t *op = &ops[i];
+        uint32_t c0;
+        if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
+            c0 = op->chunk;
+        else if (op->kind != CCS_OP_SEND && op->kind != CCS_OP_RECV &&
+                 op->src_buf == CCS_BUF_IN)
+            c0 = op->src_chunk;
+        else
+            continue;
+        for (uint32_t k = 0; k < op->nchunks; k++) {
+            uint32_t c = c0 + k, wk;
+            bool self = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT &&
+                        op->chunk == c0 && w[c] == op->step;
+            if (w[c] > op->step || self)
+                continue;
+            wk = ops[wop[c]].kind;
+            if (w[c] < op->step ||
+                (wk != CCS_OP_RECV && wk != CCS_OP_RECV_REDUCE)) {
+                copy = true;
+                break;
+            }
+            f[wop[c]] = 1;
+            any = true;
+        }
+    }
+    free(w);
+    free(wop);
+    comm->ip_plan = plan;
+    comm->ip_fp = fp;
+    comm->ip_rank = L;
+    comm->ip_copy = copy;
+    comm->ip_any = any && !copy;
+    *need_copy = copy;
+    *force = comm->ip_any ? f : NULL;
+    return CCS_OK;
+}
+
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
 
 ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
@@ -621,7 +734,13 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
             exact = sb == rb + (size_t)r.p * blk;
         else
             exact = sb == rb;
-        stage_in = !exact || plan->inplace_hazard[r.L];
+        stage_in = !exact;
+        if (exact && plan->inplace_hazard[r.L]) {
+            st = inplace_analysis(comm, plan, r.L, &stage_in,
+                                  &r.force_stage, err);
+            if (st != CCS_OK)
+                goto done;
+        }
     }
 
     /* ---- arena: scratch | staging | tails | input copy ---- */
