@@ -9,6 +9,8 @@
  *   test_kernels --bench RUNS     float32 sum throughput in cache and at
  *                                 64 MiB against a memcpy-speed streaming
  *                                 loop, medians (scripts/bench-runtime.sh)
+ *   test_kernels --memcpy MIB RUNS  memcpy GB/s (bytes copied) on MIB MiB,
+ *                                 median: the transports' reference
  */
 #include <math.h>
 #include <stdint.h>
@@ -182,9 +184,11 @@ static void fill(void *p, size_t n, ccs_dtype_t dt)
 /* Every isa x dtype x op x length x offset x aliasing shape. */
 TEST(kernels_match_scalar_reference)
 {
+    /* 600011: a length far beyond the caches (out of place only). */
     static const size_t lens[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63,
-                                   64, 65, 127, 255, 256, 257, 1000, 4099 };
-    enum { MAXN = 4099 + 8 };
+                                   64, 65, 127, 255, 256, 257, 1000, 4099,
+                                   600011 };
+    enum { MAXN = 600011 + 8 };
     int isas = 0;
 
     for (int isa = 0; isa < CCS_ISA_COUNT; isa++) {
@@ -208,6 +212,9 @@ TEST(kernels_match_scalar_reference)
                         uint8_t *pa = a + off * es, *pb = b + off * es;
                         uint8_t *pd = dst + off * es;
                         for (int shape = 0; shape < 3; shape++) {
+                            /* the long one only out of place, aligned */
+                            if (n > 5000 && (off > 0 || shape > 0))
+                                continue;
                             fill(pa, n, dt);
                             fill(pb, n, dt);
                             for (size_t i = 0; i < n; i++)
@@ -352,10 +359,37 @@ static int bench(int runs)
     return 0;
 }
 
+/* memcpy bandwidth (bytes copied per second), median of runs, on two
+ * buffers of `bytes`: the reference of the transports' bandwidth. */
+static int memcpy_bw(size_t bytes, int runs)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    double r[99];
+
+    if (a == NULL || b == NULL || runs < 1 || runs > 99)
+        return 1;
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    for (int i = 0; i < runs; i++) {
+        double t0 = now_s();
+        memcpy(b, a, bytes);
+        memcpy(a, b, bytes);
+        r[i] = 2.0 * (double)bytes / (now_s() - t0) / 1e9;
+    }
+    qsort(r, (size_t)runs, sizeof(double), cmp_d);
+    printf("%.3f\n", r[runs / 2]);
+    free(a);
+    free(b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--bench") == 0)
         return bench(atoi(argv[2]));
+    if (argc == 4 && strcmp(argv[1], "--memcpy") == 0)
+        return memcpy_bw((size_t)strtoull(argv[2], NULL, 10) << 20,
+                         atoi(argv[3]));
     RUN(kernels_match_scalar_reference);
     RUN(kernels_self_alias);
     return TEST_SUMMARY();
