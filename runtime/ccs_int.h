@@ -92,6 +92,8 @@ struct ccs_comm {
     uint64_t agreed[8];
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
+    size_t small_bytes;      /* allreduce inputs up to this many bytes take
+                                the one-step exchange (CCS_SMALL_BYTES) */
     /* In-place analysis of one (plan, rank), cached (exec.c). */
     const ccs_plan_t *ip_plan; /* borrowed; NULL: nothing cached */
     uint64_t ip_fp;

@@ -27,7 +27,17 @@ ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
     c->log_level = ccs_log_level_env();
     {
         const char *v = getenv("CCS_CHECK_CALLS");
+        char *end;
         c->agree_off = v != NULL && strcmp(v, "0") == 0;
+        /* Must be the same on every rank (all take the exchange or none):
+         * set it job-wide. */
+        c->small_bytes = CCS_SMALL_BYTES_DEFAULT;
+        v = getenv("CCS_SMALL_BYTES");
+        if (v != NULL && *v != '\0') {
+            unsigned long long b = strtoull(v, &end, 10);
+            if (*end == '\0' && b <= ((size_t)1 << 20))
+                c->small_bytes = (size_t)b;
+        }
     }
     CCS_LOG(c->log_level, CCS_LOG_INFO, "INIT", rank,
             "communicator ready: %s transport, rank %d of %d", ops->name,

@@ -382,6 +382,8 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
  * complete on a stream).  The exchange's steps lie above any plan step
  * (CCS_MAX_STEPS), so tags and matching never mix with the plan's. */
 #define AGREE_STEP 0xffffff00u
+/* The small-message exchange's step, above the plan's too. */
+#define SMALL_STEP 0xfffffe00u
 
 static uint64_t mix64(uint64_t h, uint64_t v)
 {
@@ -719,6 +721,54 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (r.out.used && recvbuff == NULL) {
         FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives %s "
              "output", r.p, ccs_coll_str(s->coll));
+        goto done;
+    }
+    /* ---- small allreduce: one exchange instead of the plan's steps ----
+     * Below comm->small_bytes of input a plan's steps cost one latency
+     * each; every rank instead sends its input to every other rank in one
+     * step and reduces the R inputs in rank order (the same order on every
+     * rank, so every rank gets the same bits).  Host-memory transports;
+     * opt-in with CCS_SMALL_BYTES (xport.h). */
+    if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
+        in_bytes <= comm->small_bytes) {
+        size_t slot = align64(in_bytes);
+        uint8_t *ar, *mine;
+        if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
+            CCS_OK)
+            goto done;
+        if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
+            goto done;
+        started = true;
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0, err)) !=
+            CCS_OK)
+            goto done;
+        mine = ar + (size_t)r.p * slot;
+        /* A copy of our input: recvbuff may alias it. */
+        if ((st = r.xo->copy(r.x, mine, sendbuff, in_bytes, err)) != CCS_OK ||
+            (st = r.xo->group_begin(r.x, SMALL_STEP, err)) != CCS_OK)
+            goto done;
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
+                                SMALL_STEP, 0, err);
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
+        if (st != CCS_OK ||
+            (st = r.xo->group_end(r.x, err)) != CCS_OK ||
+            (st = r.xo->wait(r.x, err)) != CCS_OK) {
+            ccs_err_prefix(err, "rank %u, small-message exchange: ", r.p);
+            goto done;
+        }
+        st = r.xo->reduce(r.x, recvbuff, ar, ar + slot, count, dtype, op,
+                          err);
+        for (uint32_t q = 2; q < R && st == CCS_OK; q++)
+            st = r.xo->reduce(r.x, recvbuff, recvbuff, ar + (size_t)q * slot,
+                              count, dtype, op, err);
+        if (st == CCS_OK && op == CCS_AVG)
+            st = r.xo->div(r.x, recvbuff, count, dtype, R, err);
+        stats.steps_run = 1;
+        r.bytes_sent = (uint64_t)(R - 1) * in_bytes;
         goto done;
     }
     r.in.user = (uint8_t *)(uintptr_t)sendbuff;

@@ -137,6 +137,14 @@ typedef struct ccs_xport_ops {
  * a job with a dead or mismatched rank ends instead of hanging. */
 #define CCS_TIMEOUT_DEFAULT_S 300.0
 
+/* Allreduce inputs up to this many bytes per rank take the executor's
+ * one-step exchange instead of the plan's steps on host-memory transports
+ * (exec.c); CCS_SMALL_BYTES sets it (up to 1 MiB).  Off by default: by
+ * default a plan is replayed as written, step by step (its phases, its
+ * staging, its statistics), which is what the plan's author and the
+ * tests expect; a job that wants the latency opts in. */
+#define CCS_SMALL_BYTES_DEFAULT 0
+
 /* The timeout a new communicator starts with: CCS_TIMEOUT_S (seconds,
  * may be fractional, 0 disables) or the default (comm.c). */
 double ccs_timeout_env_s(void);
