@@ -9,7 +9,8 @@
 #      allreduce at 2 ranks against MPI_Allreduce at 2 processes; ring
 #      allreduce busbw at 2 ranks, 64 MiB, against memcpy bandwidth;
 #   4. MPI transport: the ring plan against MPI_Allreduce at 2 and 4
-#      processes, 8 bytes and 64 MiB (ccs-perf -B: side by side);
+#      processes, 8 bytes (replayed, and with the opt-in one-step exchange
+#      CCS_SMALL_BYTES) and 64 MiB (ccs-perf -B: side by side);
 #   5. in-place StragglAR against out-of-place (busbw, 4 ranks, 64 MiB).
 # The machine is shared: single figures are noisy, ratios of neighbours
 # less so.  RUNS=5 by default.
@@ -67,18 +68,23 @@ step=$("$BUILD/tests/test_runtime_overhead" --bench "$RUNS" |
 printf '  %-52s %10s us  (target <= 1 us: %s)\n' \
     "executor cost per step, 2 ranks, 4-byte exchanges" "$step" \
     "$(awk -v v="$step" 'BEGIN {print (v <= 1) ? "met" : "NOT met"}')"
-ours=(); theirs=(); ratios=()
-for i in $(seq "$RUNS"); do
-    a=$("$PERF" -X threads "$ring2" -b 8 -e 8 -n 20000 -w 1000 -c 0 | row 6)
-    b=$(mpirun --oversubscribe -np 2 "$PERF" -X mpi -B "$ring2" -b 8 -e 8 \
-        -n 20000 -w 1000 -c 0 | row 10)
-    ours+=("$a"); theirs+=("$b")
-    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')")
+for small in 0 4096; do
+    ours=(); theirs=(); ratios=()
+    for i in $(seq "$RUNS"); do
+        a=$(CCS_SMALL_BYTES=$small "$PERF" -X threads "$ring2" -b 8 -e 8 \
+            -n 20000 -w 1000 -c 0 | row 6)
+        b=$(mpirun --oversubscribe -np 2 "$PERF" -X mpi -B "$ring2" -b 8 \
+            -e 8 -n 20000 -w 1000 -c 0 | row 10)
+        ours+=("$a"); theirs+=("$b")
+        ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')")
+    done
+    what="plan replayed"
+    [ "$small" = 0 ] || what="CCS_SMALL_BYTES=$small"
+    line "8 B allreduce, threads 2 ranks vs MPI 2 procs, $what (us)" \
+        "$(printf '%s\n' "${ours[@]}" | median)" \
+        "$(printf '%s\n' "${theirs[@]}" | median)" \
+        "$(printf '%s\n' "${ratios[@]}" | median)" "<=" 1.0
 done
-line "8-byte allreduce, threads 2 ranks vs MPI 2 procs (us)" \
-    "$(printf '%s\n' "${ours[@]}" | median)" \
-    "$(printf '%s\n' "${theirs[@]}" | median)" \
-    "$(printf '%s\n' "${ratios[@]}" | median)" "<=" 1.0
 ours=(); theirs=(); ratios=()
 for i in $(seq "$RUNS"); do
     m=$("$BUILD/tests/test_kernels" --memcpy 64 3)
@@ -97,18 +103,22 @@ echo "== 4. MPI transport: ring plan vs MPI_Allreduce (time ratio, ccs-perf -B)"
 for np in 2 4; do
     plan=$ring2
     [ "$np" = 4 ] && plan=$ring4
-    for sz in 8 64M; do
+    for sz in 8 8s 64M; do
         ours=(); theirs=(); ratios=()
         n=20000; [ "$sz" = 64M ] && n=5
+        small=0; [ "$sz" = 8s ] && small=4096
         for i in $(seq "$RUNS"); do
-            out=$(mpirun --oversubscribe -np "$np" "$PERF" -X mpi -B "$plan" \
-                  -b "$sz" -e "$sz" -n "$n" -w 2 -c 0)
+            out=$(CCS_SMALL_BYTES=$small mpirun -x CCS_SMALL_BYTES \
+                  --oversubscribe -np "$np" "$PERF" -X mpi -B "$plan" \
+                  -b "${sz%s}" -e "${sz%s}" -n "$n" -w 2 -c 0)
             ours+=("$(printf '%s\n' "$out" | row 6)")
             theirs+=("$(printf '%s\n' "$out" | row 10)")
             ratios+=("$(printf '%s\n' "$out" | row 11)")
         done
         target=1.0; [ "$sz" = 64M ] && target=0.75
-        line "$np processes, $sz float32 sum: plan vs MPI (us)" \
+        what="${sz%s} B"; [ "$sz" = 64M ] && what="64 MiB"
+        [ "$small" = 0 ] || what="$what, CCS_SMALL_BYTES=$small"
+        line "$np processes, $what: plan vs MPI (us)" \
             "$(printf '%s\n' "${ours[@]}" | median)" \
             "$(printf '%s\n' "${theirs[@]}" | median)" \
             "$(printf '%s\n' "${ratios[@]}" | median)" "<=" "$target"
