@@ -14,9 +14,11 @@
  *     into the receiver's destination -- and completes both requests: one
  *     handshake per message, and a rank whose peer is descheduled still
  *     finishes its step as long as the peer had posted;
- *   - large messages: the receiver moves the data inside its wait, after
- *     it has posted all its own sends, so every rank copies its own
- *     receives and the ranks of a ring copy in parallel.
+ *   - large messages are cut into pieces that both sides claim inside
+ *     their waits (the receiver as it waits for the data, the sender as it
+ *     waits for the send to be taken): the ranks of a ring each copy their
+ *     own receives in parallel, and when one rank is descheduled the other
+ *     does the whole transfer instead of waiting for it.
  * Completion advances the slot's round, which frees the slot for message
  * k + SLOTS.  Nothing is staged: RECV_REDUCE reduces from the peer's
  * buffer in place (recv_reduce).
@@ -59,7 +61,8 @@
 #include "reduce.h"
 
 #define SLOTS 16                     /* messages in flight per pair */
-#define PULL_BYTES ((size_t)16384)   /* from here on the receiver copies */
+#define PULL_BYTES ((size_t)16384)   /* from here on: pieces, in waits */
+#define PIECE_BYTES ((size_t)131072) /* one claim of a large message */
 
 /* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
  * of the round just completed (read by the side waiting on it before
@@ -71,6 +74,10 @@
 
 typedef struct tx_slot {
     _Alignas(64) atomic_uint_fast64_t state;
+    /* Large messages: round << 32 | next piece to claim, and pieces
+     * finished in this round. */
+    atomic_uint_fast64_t next;
+    atomic_size_t finished;
     /* sender's half */
     const void *src;
     size_t sbytes;
@@ -118,7 +125,7 @@ typedef struct tx_req {
     ccs_redop_t op;
     bool reduce;
     bool is_send;
-    bool pull;               /* large receive: we move the data in wait */
+    bool big;                /* large: moved in pieces inside the waits */
     bool placed;
     bool done;
 } tx_req_t;
@@ -230,8 +237,21 @@ static tx_ring_t *get_ring(tx_world_t *w, uint32_t src, uint32_t dst)
     return r;
 }
 
-/* Move the data of a slot whose two halves are posted (round q), and
- * complete the round. */
+/* Complete round q of a slot: free it for message k + SLOTS, wake both
+ * sides.  The piece counters are reset first, for the next round. */
+static void finish_round(tx_world_t *w, tx_slot_t *sl, uint64_t q,
+                         uint64_t mm, uint32_t src, uint32_t dst)
+{
+    atomic_store_explicit(&sl->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->next, (q + 1) << 32, memory_order_relaxed);
+    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
+                          memory_order_release);
+    ring_bell(w, src);
+    ring_bell(w, dst);
+}
+
+/* Move the data of a small message whose two halves are posted (round q)
+ * and complete the round. */
 static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
                      uint32_t dst)
 {
@@ -243,10 +263,53 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
         ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n, sl->dtype, sl->op);
     else
         memcpy(sl->dst, sl->src, sl->rbytes);
-    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
-                          memory_order_release);
-    ring_bell(w, src);
-    ring_bell(w, dst);
+    finish_round(w, sl, q, mm, src, dst);
+}
+
+/* Large messages are cut into pieces that whoever waits on the slot
+ * claims: the receiver in its wait, and the sender while it waits for the
+ * send to be taken -- so a rank whose peer is descheduled does the whole
+ * transfer, and two running ranks share it.  A claim names the round, so
+ * a late helper never touches the next message in the slot.  Whoever
+ * finishes the last piece completes the round. */
+static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
+                 uint32_t dst)
+{
+    size_t bytes = sl->rbytes;
+    uint64_t np = sl->sbytes != bytes ? 1
+                                      : (bytes + PIECE_BYTES - 1) /
+                                            PIECE_BYTES;
+
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&sl->next, memory_order_relaxed);
+        uint64_t p;
+        size_t off, len;
+        if ((v >> 32) != (q & 0xffffffffu) || (p = v & 0xffffffffu) >= np)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&sl->next, &v, v + 1,
+                                                   memory_order_acquire,
+                                                   memory_order_relaxed))
+            continue;
+        if (sl->sbytes != bytes) {
+            finish_round(w, sl, q, ST_MM, src, dst);
+            return;
+        }
+        off = (size_t)p * PIECE_BYTES;
+        len = bytes - off < PIECE_BYTES ? bytes - off : PIECE_BYTES;
+        if (sl->reduce) {
+            size_t es = bytes / sl->n;   /* pieces hold whole elements */
+            ccs_reduce_cpu((uint8_t *)sl->dst + off,
+                           (const uint8_t *)sl->a + off,
+                           (const uint8_t *)sl->src + off, len / es,
+                           sl->dtype, sl->op);
+        } else {
+            memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
+                   len);
+        }
+        if (atomic_fetch_add_explicit(&sl->finished, 1,
+                                      memory_order_acq_rel) + 1 == np)
+            finish_round(w, sl, q, 0, src, dst);
+    }
 }
 
 /* Put a request's half into its slot (free for its round) and set our
@@ -284,7 +347,8 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
         ring_bell(w, rq->peer);
 }
 
-/* Place what can be placed, pull large receives whose sender posted, and
+/* Place what can be placed, work on large messages whose halves are both
+ * posted, and
  * retire completed requests; true when every request is complete. */
 static bool progress(ccs_xport_t *x)
 {
@@ -300,9 +364,11 @@ static bool progress(ccs_xport_t *x)
             place(x, rq);
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
-        if (ST_ROUND(s) == rq->round && rq->pull &&
+        if (ST_ROUND(s) == rq->round && rq->big &&
             (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
-            transfer(x->w, rq->slot, rq->round, rq->peer, (uint32_t)x->rank);
+            uint32_t me = (uint32_t)x->rank;
+            work(x->w, rq->slot, rq->round, rq->is_send ? me : rq->peer,
+                 rq->is_send ? rq->peer : me);
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
         if (ST_ROUND(s) > rq->round) {
@@ -393,7 +459,7 @@ static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
     *rq = *proto;
     rq->slot = &ring->slots[k % SLOTS];
     rq->round = k / SLOTS;
-    rq->pull = !rq->is_send && rq->bytes >= PULL_BYTES;
+    rq->big = rq->bytes >= PULL_BYTES;
     rq->placed = rq->done = false;
     x->left++;
     if (rq->is_send)
