@@ -74,8 +74,10 @@
 
 typedef struct tx_slot {
     _Alignas(64) atomic_uint_fast64_t state;
-    /* Large messages: round << 32 | next piece to claim, and pieces
-     * finished in this round. */
+    /* Large messages: round << 32 | pieces of the round (set by the side
+     * that placed its half second: then both halves are known), round <<
+     * 32 | next piece to claim, and pieces finished in this round. */
+    atomic_uint_fast64_t npieces;
     atomic_uint_fast64_t next;
     atomic_size_t finished;
     /* sender's half */
@@ -275,21 +277,24 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
 static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
                  uint32_t dst)
 {
-    size_t bytes = sl->rbytes;
-    uint64_t np = sl->sbytes != bytes ? 1
-                                      : (bytes + PIECE_BYTES - 1) /
-                                            PIECE_BYTES;
+    uint64_t a = atomic_load_explicit(&sl->npieces, memory_order_acquire);
+    uint64_t np = a & 0xffffffffu;
 
+    if ((a >> 32) != (q & 0xffffffffu))
+        return;                  /* not armed yet, or the round is over */
     for (;;) {
         uint64_t v = atomic_load_explicit(&sl->next, memory_order_relaxed);
-        uint64_t p;
-        size_t off, len;
-        if ((v >> 32) != (q & 0xffffffffu) || (p = v & 0xffffffffu) >= np)
+        uint64_t p = v & 0xffffffffu;
+        size_t off, len, bytes;
+        if ((v >> 32) != (q & 0xffffffffu) || p >= np)
             return;
         if (!atomic_compare_exchange_weak_explicit(&sl->next, &v, v + 1,
                                                    memory_order_acquire,
                                                    memory_order_relaxed))
             continue;
+        /* Piece p of round q is ours and unfinished, so the round cannot
+         * end and both halves stay as they are while we read them. */
+        bytes = sl->rbytes;
         if (sl->sbytes != bytes) {
             finish_round(w, sl, q, ST_MM, src, dst);
             return;
@@ -340,11 +345,21 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
                                    rq->is_send ? ST_SENT : ST_RECVD,
                                    memory_order_acq_rel);
     if ((old & (rq->is_send ? ST_RECVD : ST_SENT)) &&
-        rq->bytes < PULL_BYTES)
+        rq->bytes < PULL_BYTES) {
         transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
                  rq->is_send ? rq->peer : me);
-    else
-        ring_bell(w, rq->peer);
+        return;
+    }
+    if (old & (rq->is_send ? ST_RECVD : ST_SENT)) {
+        /* Second of a large message: both halves known, arm the pieces
+         * (one when the sizes differ: it reports the mismatch). */
+        uint64_t np = sl->sbytes != sl->rbytes
+                          ? 1 : (sl->rbytes + PIECE_BYTES - 1) / PIECE_BYTES;
+        atomic_store_explicit(&sl->npieces,
+                              ((rq->round & 0xffffffffu) << 32) | np,
+                              memory_order_release);
+    }
+    ring_bell(w, rq->peer);
 }
 
 /* Place what can be placed, work on large messages whose halves are both
