@@ -1,6 +1,9 @@
 /* crc32c.c - CRC-32C (Castagnoli), table-driven; see crc32c.h. */
 #include "crc32c.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 /* table[i] = CRC of the byte i (reflected polynomial 0x82F63B78, no pre- or
  * post-conditioning).  Generated once by a 10-line program and checked by
  * tests/unit/test_format.c (crc32c_check_value and
@@ -61,12 +64,68 @@ static const uint32_t crc32c_table[256] = {
     0xad7d5351u,
 };
 
-uint32_t ccs_crc32c(uint32_t crc, const void *buf, size_t len)
+/* The portable path: one table lookup per byte. */
+static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
 {
-    const uint8_t *p = buf;
-
-    crc = ~crc;
     for (size_t i = 0; i < len; i++)
         crc = crc32c_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-    return ~crc;
+    return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* SSE4.2's crc32 instruction computes this very CRC, 8 bytes at a time:
+ * about 20 times the table's speed, which is what lets a plan of hundreds
+ * of MB load at disk speed.  Chosen at run time; the table stays the
+ * reference (test_format checks both agree). */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+    uint64_t c = crc;
+
+    while (len > 0 && ((uintptr_t)p & 7) != 0) {
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+        len--;
+    }
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        len -= 8;
+    }
+    while (len > 0) {
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+        len--;
+    }
+    return (uint32_t)c;
+}
+
+static bool have_sse42(void)
+{
+    return __builtin_cpu_supports("sse4.2");
+}
+#else
+static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+    return crc32c_sw(crc, p, len);
+}
+
+static bool have_sse42(void)
+{
+    return false;
+}
+#endif
+
+uint32_t ccs_crc32c_portable(uint32_t crc, const void *buf, size_t len)
+{
+    return ~crc32c_sw(~crc, (const uint8_t *)buf, len);
+}
+
+uint32_t ccs_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+    if (len == 0)
+        return crc;
+    if (have_sse42())
+        return ~crc32c_hw(~crc, (const uint8_t *)buf, len);
+    return ~crc32c_sw(~crc, (const uint8_t *)buf, len);
 }

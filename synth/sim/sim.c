@@ -220,23 +220,7 @@ void sim_result_free(sim_result_t *r)
 
 double sim_busbw_factor(ccs_coll_t coll, uint32_t nranks)
 {
-    double n = (double)nranks;
-
-    if (nranks == 0)
-        return 0;
-    switch (coll) {
-    case CCS_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case CCS_COLL_REDUCESCATTER:
-    case CCS_COLL_ALLGATHER:
-    case CCS_COLL_ALLTOALL:
-        return (n - 1) / n;
-    case CCS_COLL_BROADCAST:
-    case CCS_COLL_REDUCE:
-        return 1.0;
-    default:
-        return 0;
-    }
+    return ccs_busbw_factor(coll, nranks);
 }
 
 /* Grow *p (elements of `size` bytes) to hold at least `need`. */
@@ -466,7 +450,14 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
     ccs_status_t st = CCS_OK;
     uint64_t nsend = 0, ngrp = 0;
     uint32_t x = 0, g = 0;
+    ccs_pairing_t pair;
 
+    /* The IR's pairing rule decides whether the transfers match; past it,
+     * each receiver's incoming sends per step are exactly its receives. */
+    st = ccs_sched_pair(s, CCS_ERR_VERIFY, &pair, err);
+    if (st != CCS_OK)
+        return st;
+    ccs_pairing_free(&pair);
     for (uint32_t r = 0; r < n; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
@@ -564,11 +555,9 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
         for (g = sim->rank_grp[r]; g < sim->rank_grp[r + 1]; g++) {
             group_t *gp = &sim->grp[g];
             if (cur < end && sim->tr[sim->in_list[cur]].step < gp->step) {
-                const xfer_t *xt = &sim->tr[sim->in_list[cur]];
-                st = ccs_err_set(err, CCS_ERR_VERIFY,
-                                 "step %u: rank %u sends to rank %u, which "
-                                 "has no op in that step", xt->step, xt->src,
-                                 r);
+                st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
+                                 "paired send without a receive",
+                                 sim->tr[sim->in_list[cur]].step);
                 goto cleanup;
             }
             gp->in_off = cur;
@@ -576,18 +565,16 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
                 cur++;
             gp->nin = cur - gp->in_off;
             if (gp->nin != nrecv[g]) {
-                st = ccs_err_set(err, CCS_ERR_VERIFY,
-                                 "step %u: rank %u posts %u receive(s) but "
-                                 "%u send(s) target it", gp->step, r,
-                                 nrecv[g], gp->nin);
+                st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
+                                 "rank %u: %u receive(s), %u paired send(s)",
+                                 gp->step, r, nrecv[g], gp->nin);
                 goto cleanup;
             }
         }
         if (cur < end) {
-            const xfer_t *xt = &sim->tr[sim->in_list[cur]];
-            st = ccs_err_set(err, CCS_ERR_VERIFY,
-                             "step %u: rank %u sends to rank %u, which has "
-                             "no op in that step", xt->step, xt->src, r);
+            st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: paired "
+                             "send without a receive",
+                             sim->tr[sim->in_list[cur]].step);
             goto cleanup;
         }
     }
