@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "mtree.h"
+#include "outfile.h"
 
 const char *mtree_order_str(mtree_order_t o)
 {
@@ -887,13 +888,25 @@ ccs_status_t mtree_write_dot(const mtree_t *m, const topo_t *t, FILE *f)
     return ferror(f) ? CCS_ERR_IO : CCS_OK;
 }
 
+/* mtree_write_dot in the shape of the shared output writer. */
+typedef struct dot_job {
+    const mtree_t *m;
+    const topo_t *t;
+} dot_job_t;
+
+static ccs_status_t dot_writer(FILE *f, const void *ctx, ccs_err_t *err)
+{
+    const dot_job_t *j = ctx;
+    ccs_status_t st = mtree_write_dot(j->m, j->t, f);
+
+    return st == CCS_OK ? st : ccs_err_set(err, st, "%s", strerror(errno));
+}
+
 ccs_status_t mtree_write_dot_path(const mtree_t *m, const topo_t *t,
                                   const char *path, ccs_err_t *err)
 {
-    char *tmp = NULL;           /* owned here */
-    FILE *f = NULL;             /* owned here */
+    dot_job_t dw = { m, t };
     ccs_status_t st = CCS_OK;
-    size_t len;
 
     if (m == NULL || t == NULL || path == NULL || path[0] == '\0')
         return ccs_err_set(err, CCS_ERR_INVALID, "multitree: no DOT path");
@@ -905,30 +918,8 @@ ccs_status_t mtree_write_dot_path(const mtree_t *m, const topo_t *t,
                                     "multitree: writing DOT to stdout "
                                     "failed: %s", strerror(errno));
     }
-    len = strlen(path) + 16;
-    tmp = malloc(len);
-    if (tmp == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: cannot write '%s': %s",
-                         tmp, strerror(errno));
-        goto cleanup;
-    }
-    st = mtree_write_dot(m, t, f);
-    if (fclose(f) != 0 && st == CCS_OK)
-        st = CCS_ERR_IO;
-    f = NULL;
-    if (st == CCS_OK && rename(tmp, path) != 0)
-        st = CCS_ERR_IO;
-    if (st != CCS_OK) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: writing DOT to '%s' "
-                         "failed: %s", path, strerror(errno));
-        remove(tmp);
-    }
-
-cleanup:
-    free(tmp);
+    st = outfile_write(path, dot_writer, &dw, err);
+    if (st != CCS_OK)
+        ccs_err_prefix(err, "multitree: writing DOT: ");
     return st;
 }

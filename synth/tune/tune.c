@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "json.h"
 #include "algo.h"
+#include "outfile.h"
 #include "tune.h"
 #include "verify.h"
 
@@ -1058,7 +1060,7 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
 
     fprintf(f, "{\n  \"format\": \"ccsynth-tuning\",\n  \"version\": 1,\n"
             "  \"topo\": ");
-    sim_json_str(f, r->topo);
+    json_str(f, r->topo);
     fprintf(f, ",\n  \"topo_fingerprint\": \"0x%016llx\",\n  \"coll\": "
             "\"%s\",\n  \"nranks\": %u,\n  \"elem_bytes\": %u,\n  \"mode\": "
             "\"%s\",\n  \"straggler\": %d,\n  \"straggler_delay_s\": %.9g,\n",
@@ -1071,7 +1073,7 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
             r->prune, r->coarse_stride, s->nalgos, s->nalgos_run);
     for (uint32_t a = 0; a < s->nalgos_pruned; a++) {
         fprintf(f, "%s", a ? ", " : "");
-        sim_json_str(f, r->pruned[a]);
+        json_str(f, r->pruned[a]);
     }
     fprintf(f, "],\n             \"grid_configs\": %llu, \"grid_evals\": "
             "%llu, \"evals\": %llu, \"evals_by_phase\": [%llu, %llu, %llu], "
@@ -1086,11 +1088,11 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
     for (uint32_t g = 0; g < r->nconfigs; g++) {
         const tune_config_t *cf = &r->configs[g];
         fprintf(f, "%s\n    {\"id\": %u, \"algo\": ", g ? "," : "", g);
-        sim_json_str(f, cf->algo);
+        json_str(f, cf->algo);
         fprintf(f, ", \"pipeline\": %u, \"chunks_param\": %u, \"nchunks\": "
                 "%u, \"nsteps\": %u, \"file\": ", cf->pipeline,
                 cf->chunks_param, cf->nchunks, cf->nsteps);
-        sim_json_str(f, cf->file);
+        json_str(f, cf->file);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n  \"ranges\": [");
@@ -1107,7 +1109,7 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
         fprintf(f, ", \"first_size\": %.0f, \"last_size\": %.0f, "
                 "\"config\": %u, \"file\": ", r->points[g->first].size_bytes,
                 r->points[g->last].size_bytes, g->config);
-        sim_json_str(f, r->configs[g->config].file);
+        json_str(f, r->configs[g->config].file);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n  \"sizes\": [");
@@ -1128,46 +1130,15 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
     return io_status(f, err);
 }
 
+static ccs_status_t json_writer(FILE *f, const void *ctx, ccs_err_t *err)
+{
+    return tune_write_json(ctx, f, err);
+}
+
 ccs_status_t tune_save_json(const tune_result_t *r, const char *path,
                             ccs_err_t *err)
 {
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);   /* owned here */
-    FILE *f = NULL;
-    ccs_status_t st = CCS_OK;
-    int fd;
-
-    if (tmp == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "tune: out of memory");
-    snprintf(tmp, len, "%s.tmpXXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create a temporary "
-                         "file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    (void)fchmod(fd, 0644);   /* mkstemp gives 0600 */
-    f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    st = tune_write_json(r, f, err);
-    if (st == CCS_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (fclose(f) != 0 && st == CCS_OK)
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (st == CCS_OK && rename(tmp, path) != 0)
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot rename into place: %s",
-                         path, strerror(errno));
-
-cleanup:
-    if (st != CCS_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
+    return outfile_write(path, json_writer, r, err);
 }
 
 ccs_status_t tune_emit(const tune_result_t *r, const char *dir,
