@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -203,6 +204,43 @@ TEST(plan_rejects_staging_past_32_bits)
     CHECK_STR_CONTAINS(e.msg, "step 0, rank 0: 4311744512 chunks in "
                               "transfer in one step");
     ccs_sched_destroy(s);
+}
+
+/* A 65 KB file (4096 ranks, 2^24 chunks, no ops) took 17 s to load: the
+ * in-place analysis reset a 2^24-entry table per rank.  Load cost now
+ * follows the ops, not ranks x chunks. */
+TEST(load_cost_is_bounded_by_the_file)
+{
+    static const uint32_t ranks[] = { 1, 4096 };
+
+    for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+        ccs_sched_t *s = NULL;
+        ccs_plan_t *p = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        uint32_t t;
+        struct timespec a, b;
+        double dt;
+
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, ranks[i],
+                                      CCS_MAX_CHUNKS, "x", &s, NULL), CCS_OK);
+        if (s == NULL)
+            continue;
+        /* Every rank reads IN and writes OUT, so every rank is analysed. */
+        CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+        for (uint32_t r = 0; r < ranks[i]; r++)
+            CHECK_STATUS(ccs_sched_local(s, t, r, CCS_BUF_OUT, 0, CCS_BUF_IN,
+                                         0, 1, false, NULL), CCS_OK);
+        CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        CHECK_STATUS(ccs_plan_load_mem(buf, len, &p), CCS_OK);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        dt = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+        CHECK_MSG(dt < 1.0, "%u ranks: %.2f s", ranks[i], dt);
+        ccs_plan_destroy(p);
+        free(buf);
+        ccs_sched_destroy(s);
+    }
 }
 
 typedef struct mm_job {
@@ -460,6 +498,7 @@ int main(void)
     RUN(plan_rejects_unrunnable_schedules);
     RUN(plan_rejects_overlapping_reductions);
     RUN(plan_rejects_staging_past_32_bits);
+    RUN(load_cost_is_bounded_by_the_file);
     RUN(run_validation);
     RUN(relabel_keeps_root);
     RUN(quiet_unless_ccs_debug);
