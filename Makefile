@@ -9,17 +9,25 @@
 #   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
 #                                     PREFIX the tree was built with)
 #
-# Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
+#   make fuzz FUZZ_TIME=N  build tests/fuzz/fuzz_*.c with clang's libFuzzer
+#                         (in build-fuzz/) and run each for N seconds
+#
+# Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers; objects
+# in build-asan/ unless BUILD says otherwise),
 # CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
 # BUILD=dir (object directory; lets several builds share one tree),
 # WERROR=0 (drop -Werror).
 
+ASAN    ?= 0
+FUZZ    ?= 0
+ifeq ($(ASAN),1)
+BUILD   ?= build-asan
+endif
 BUILD   ?= build
 PREFIX  ?= /usr/local
 CUDA    ?= auto
 CUDA_HOME ?= /usr/local/cuda
 DEBUG   ?= 0
-ASAN    ?= 0
 WERROR  ?= 1
 V       ?= 0
 
@@ -45,7 +53,14 @@ OPT     := -O2 -g
 endif
 SAN :=
 ifeq ($(ASAN),1)
-SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
+endif
+# The fuzz build (make fuzz): every object instrumented for libFuzzer's
+# coverage; only the harnesses link libFuzzer's main.
+ifeq ($(FUZZ),1)
+SAN     := -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 
 DEPFLAGS = -MMD -MP
@@ -248,6 +263,33 @@ gpu-progs:
 	@echo "gpu-progs: no CUDA toolkit ($(NVCC) not found, or CUDA=0)" >&2; exit 1
 endif
 .PHONY: gpu-progs
+
+# -- fuzzing: tests/fuzz/fuzz_<target>.c, seeds in tests/fuzz/corpus/<target>/
+FUZZ_TIME  ?= 10
+FUZZ_CC    ?= clang
+FUZZ_BUILD ?= build-fuzz
+FUZZ_C     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_PROGS := $(FUZZ_C:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) -iquote synth/topo $(RT_DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+fuzz-progs: $(FUZZ_PROGS)
+
+# A separate object directory: the fuzz build's instrumentation must not
+# mix with the normal one.  CUDA stays out (nvcc objects carry no coverage).
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+	    FUZZ=1 CUDA=0 fuzz-progs
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) BUILD=$(FUZZ_BUILD) bash scripts/fuzz.sh
+.PHONY: fuzz fuzz-progs
 
 # -- top-level jobs --
 unit-tests: $(TESTS)
