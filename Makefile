@@ -304,8 +304,17 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory run-demo
 
+# Sanitizer runs: the programs e2e scripts compile themselves link with the
+# same flags (CCS_SAN_FLAGS), and LeakSanitizer ignores leaks that Open MPI
+# makes (tests/lsan-openmpi.supp names MPI's libraries only, never libccs).
+ifneq ($(SAN),)
+SAN_ENV := CCS_SAN_FLAGS="$(SAN)" \
+    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan-openmpi.supp:print_suppressions=0 \
+    ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
+endif
+
 run-tests: all $(TESTS)
-	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
+	$(Q)BUILD=$(BUILD) $(SAN_ENV) bash scripts/run-tests.sh
 
 run-demo: all
 	$(Q)BUILD=$(BUILD) bash scripts/demo.sh

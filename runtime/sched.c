@@ -605,15 +605,14 @@ typedef struct xend {
     uint32_t step, dst, src, flat;
 } xend_t;
 
-enum { KEY_STEP, KEY_DST, KEY_SRC };
+enum { KEY_DST, KEY_SRC };
 
 /* Stable counting sort of in[0..n) by one key field into out; cnt has
  * room for nkeys + 1 counters. */
 static void xend_csort(const xend_t *in, xend_t *out, uint32_t n, int key,
                        uint32_t nkeys, uint32_t *cnt)
 {
-#define KEY_OF(e) (key == KEY_STEP ? (e).step : key == KEY_DST ? (e).dst \
-                                                                : (e).src)
+#define KEY_OF(e) (key == KEY_DST ? (e).dst : (e).src)
     memset(cnt, 0, ((size_t)nkeys + 1) * sizeof(*cnt));
     for (uint32_t i = 0; i < n; i++)
         cnt[KEY_OF(in[i]) + 1]++;
@@ -624,7 +623,20 @@ static void xend_csort(const xend_t *in, xend_t *out, uint32_t n, int key,
 #undef KEY_OF
 }
 
+/* The merge order: (dst, src, step). */
 static int xend_cmp(const xend_t *a, const xend_t *b)
+{
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return 0;
+}
+
+/* The reporting order: (step, dst, src). */
+static int xend_step_cmp(const xend_t *a, const xend_t *b)
 {
     if (a->step != b->step)
         return a->step < b->step ? -1 : 1;
@@ -658,7 +670,9 @@ ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
     xend_t *snd = NULL, *rcv = NULL, *tmp = NULL;  /* freed at cleanup */
     uint32_t *cnt = NULL;                          /* freed at cleanup */
     uint64_t total = ccs_sched_total_ops(s);
-    uint32_t ns = 0, nr = 0, nkeys, i = 0, j = 0;
+    uint32_t ns = 0, nr = 0, i = 0, j = 0;
+    xend_t worst = { 0, 0, 0, 0 }, worst_mate = { 0, 0, 0, 0 };
+    int worst_kind = -1;   /* 0 size mismatch, 1 lone send, 2 lone recv */
     ccs_status_t st = CCS_OK;
 
     if (s == NULL || out == NULL)
@@ -666,10 +680,9 @@ ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
     if (total >= UINT32_MAX)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "%" PRIu64 " ops: too many to pair", total);
-    nkeys = s->nranks > s->nsteps ? s->nranks : s->nsteps;
     p.base = malloc(((size_t)s->nranks + 1) * sizeof(*p.base));
     p.mate = malloc((size_t)(total ? total : 1) * sizeof(*p.mate));
-    cnt = malloc(((size_t)nkeys + 1) * sizeof(*cnt));
+    cnt = malloc(((size_t)s->nranks + 1) * sizeof(*cnt));
     if (p.base == NULL || p.mate == NULL || cnt == NULL)
         goto nomem;
     p.base[0] = 0;
@@ -701,62 +714,76 @@ ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
         }
     }
     /* Sends arrive in (src, step, op order), receives in (dst, step, op
-     * order); stable sorts from the minor key up bring both to (step, dst,
-     * src, op order), where the k-th of a key on each side pair up. */
-    xend_csort(snd, tmp, ns, KEY_DST, nkeys, cnt);
-    xend_csort(tmp, snd, ns, KEY_STEP, nkeys, cnt);
-    xend_csort(rcv, tmp, nr, KEY_SRC, nkeys, cnt);
-    xend_csort(tmp, rcv, nr, KEY_DST, nkeys, cnt);
-    xend_csort(rcv, tmp, nr, KEY_STEP, nkeys, cnt);
-    memcpy(rcv, tmp, (size_t)nr * sizeof(*rcv));
+     * order).  Stable counting sorts by rank (buckets: ranks, never steps,
+     * so a file declaring many steps costs nothing extra) bring both to
+     * (dst, src, step, op order): one pass for sends, two for receives.
+     * Then the k-th of a key on each side pair up. */
+    xend_csort(snd, tmp, ns, KEY_DST, s->nranks, cnt);
+    memcpy(snd, tmp, (size_t)ns * sizeof(*snd));
+    xend_csort(rcv, tmp, nr, KEY_SRC, s->nranks, cnt);
+    xend_csort(tmp, rcv, nr, KEY_DST, s->nranks, cnt);
 
+    /* The merge visits keys in (dst, src, step) order; the error reported
+     * is the one a step-by-step reader meets first: the earliest in
+     * (step, dst, src) order, so every mismatch is looked at. */
     while (i < ns || j < nr) {
         int c = (i < ns && j < nr) ? xend_cmp(&snd[i], &rcv[j])
                                    : (i < ns ? -1 : 1);
-        char sr[48], rr[48];
+        const xend_t *at = c > 0 ? &rcv[j] : &snd[i];
+        bool bad = c != 0;
         if (c == 0) {
             const ccs_op_t *so = flat_op(s, p.base, snd[i].src, snd[i].flat);
             const ccs_op_t *ro = flat_op(s, p.base, rcv[j].dst, rcv[j].flat);
-            if (so->nchunks != ro->nchunks) {
-                ccs_buf_range_str(sr, sizeof(sr), so->buf, so->chunk,
-                                  so->nchunks);
-                ccs_buf_range_str(rr, sizeof(rr), ro->buf, ro->chunk,
-                                  ro->nchunks);
-                st = ccs_err_set(err, fail,
-                                 "step %u, rank %u: send of %s (%u chunk%s) "
-                                 "to rank %u is received by %s into %s (%u "
-                                 "chunk%s): size mismatch", snd[i].step,
-                                 snd[i].src, sr, so->nchunks,
-                                 so->nchunks == 1 ? "" : "s", snd[i].dst,
-                                 ccs_op_kind_str((ccs_op_kind_t)ro->kind),
-                                 rr, ro->nchunks,
-                                 ro->nchunks == 1 ? "" : "s");
-                goto cleanup;
-            }
+            bad = so->nchunks != ro->nchunks;
             p.mate[rcv[j].flat] = snd[i].flat;
             p.mate[snd[i].flat] = rcv[j].flat;
-            i++;
-            j++;
-        } else if (c < 0) {
-            const ccs_op_t *so = flat_op(s, p.base, snd[i].src, snd[i].flat);
+        }
+        if (bad && (worst_kind < 0 || xend_step_cmp(at, &worst) < 0)) {
+            worst_kind = c == 0 ? 0 : c < 0 ? 1 : 2;
+            worst = *at;
+            if (c == 0)
+                worst_mate = rcv[j];
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    if (worst_kind >= 0) {
+        char sr[48], rr[48];
+        if (worst_kind == 0) {
+            const ccs_op_t *so = flat_op(s, p.base, worst.src, worst.flat);
+            const ccs_op_t *ro = flat_op(s, p.base, worst_mate.dst,
+                                         worst_mate.flat);
+            ccs_buf_range_str(sr, sizeof(sr), so->buf, so->chunk,
+                              so->nchunks);
+            ccs_buf_range_str(rr, sizeof(rr), ro->buf, ro->chunk,
+                              ro->nchunks);
+            st = ccs_err_set(err, fail,
+                             "step %u, rank %u: send of %s (%u chunk%s) "
+                             "to rank %u is received by %s into %s (%u "
+                             "chunk%s): size mismatch", worst.step,
+                             worst.src, sr, so->nchunks,
+                             so->nchunks == 1 ? "" : "s", worst.dst,
+                             ccs_op_kind_str((ccs_op_kind_t)ro->kind),
+                             rr, ro->nchunks, ro->nchunks == 1 ? "" : "s");
+        } else if (worst_kind == 1) {
+            const ccs_op_t *so = flat_op(s, p.base, worst.src, worst.flat);
             ccs_buf_range_str(sr, sizeof(sr), so->buf, so->chunk,
                               so->nchunks);
             st = ccs_err_set(err, fail,
                              "step %u, rank %u: send of %s to rank %u has "
-                             "no matching receive", snd[i].step, snd[i].src,
-                             sr, snd[i].dst);
-            goto cleanup;
+                             "no matching receive", worst.step, worst.src,
+                             sr, worst.dst);
         } else {
-            const ccs_op_t *ro = flat_op(s, p.base, rcv[j].dst, rcv[j].flat);
+            const ccs_op_t *ro = flat_op(s, p.base, worst.dst, worst.flat);
             ccs_buf_range_str(rr, sizeof(rr), ro->buf, ro->chunk,
                               ro->nchunks);
             st = ccs_err_set(err, fail,
                              "step %u, rank %u: %s from rank %u into %s has "
-                             "no matching send", rcv[j].step, rcv[j].dst,
+                             "no matching send", worst.step, worst.dst,
                              ccs_op_kind_str((ccs_op_kind_t)ro->kind),
-                             rcv[j].src, rr);
-            goto cleanup;
+                             worst.src, rr);
         }
+        goto cleanup;
     }
     *out = p;
     p.base = p.mate = NULL;

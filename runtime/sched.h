@@ -240,10 +240,10 @@ typedef struct ccs_pairing {
 /* Pair every receive with its send: between one (sender, receiver) pair in
  * one step the k-th send matches the k-th receive in op order, with the
  * same chunk count.  `s` must pass ccs_sched_validate (peers in range, ops
- * sorted by step).  Linear time: counting sorts by receiver, sender and
- * step, O(ops + ranks + steps).  On a mismatch returns `fail` (the
- * caller's status: CCS_ERR_VERIFY, CCS_ERR_FORMAT) with the first one in
- * (step, receiver, sender) order:
+ * sorted by step).  Linear time: counting sorts by receiver and sender,
+ * O(ops + ranks).  On a mismatch returns `fail` (the caller's status:
+ * CCS_ERR_VERIFY, CCS_ERR_FORMAT) with the first one in (step, receiver,
+ * sender) order:
  *   "step 3, rank 1: send of out[2] to rank 0 has no matching receive",
  *   "step 3, rank 0: recv from rank 1 into out[2] has no matching send",
  *   "step 3, rank 1: send of out[2] (1 chunk) to rank 0 is received by recv

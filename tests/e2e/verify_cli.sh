@@ -8,7 +8,7 @@ set -u
 
 [ -x "$C" ] || { echo "FAIL: $C not built"; exit 1; }
 [ -f "$BUILD/lib/libccs.a" ] || { echo "FAIL: $BUILD/lib/libccs.a not built"; exit 1; }
-if ! ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -Iruntime \
+if ! ${CC:-cc} ${CCS_SAN_FLAGS-} -std=c11 -D_POSIX_C_SOURCE=200809L -Iruntime \
         tests/e2e/verify_fixture.c "$BUILD/lib/libccs.a" -lm -pthread \
         -o "$tmp/verify_fixture" 2>"$tmp/cc.log"; then
     echo "FAIL: cannot build verify_fixture:"; cat "$tmp/cc.log"; exit 1
