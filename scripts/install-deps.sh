@@ -5,9 +5,12 @@
 set -euo pipefail
 
 # python3: the e2e tests check JSON and the format spec's hex dump with it;
-# bc: the MILP benchmark's arithmetic.
+# bc: the MILP benchmark's arithmetic; clang and libclang-rt-14-dev (its
+# libFuzzer and sanitizer runtimes, not pulled in without recommends):
+# `make fuzz`.
 pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
-      libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc)
+      libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc
+      clang libclang-rt-14-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do
