@@ -9,12 +9,20 @@
  *     hold input and touches only OUT chunks backed by the user's buffer
  *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
  *     outside what the user passed;
- *   - matching: in every step, the k-th send from a to b has a k-th
- *     receive on b from a with the same chunk count, so no run can hang
- *     on an unmatched transfer or read past a message;
+ *   - matching (ccs_sched_pair, the rule the verifier uses too): in every
+ *     step, the k-th send from a to b has a k-th receive on b from a with
+ *     the same chunk count, so no run can hang on an unmatched transfer or
+ *     read past a message;
+ *   - hazards within a step (ccs_sched_step_hazard, the verifier's rule
+ *     and words): no chunk written twice or read and written, so the
+ *     order in which a transport completes a step's ops cannot matter;
  *   - groups of each rank's ops by step, the per-peer sequence number of
- *     each transfer (MPI tags), staging needs per step, and the in-place
- *     hazard (IN[c] read after OUT[c] was written).
+ *     each transfer (MPI tags), staging needs per step (summed in 64 bits
+ *     and refused past what the executor's 32-bit count holds), and the
+ *     in-place hazard (IN[c] read after OUT[c] was written).
+ * Every check costs O(ops) or O(ops log ops) of the file, never ranks x
+ * chunks: a loader that trusts nothing must not be made slow by a header
+ * either.
  */
 #include <stdio.h>
 #include <stdlib.h>
