@@ -17,6 +17,8 @@
 
 #include "algo.h"
 #include "cli.h"
+#include "json.h"
+#include "outfile.h"
 #include "commands.h"
 #include "options.h"
 #include "sim.h"
@@ -83,24 +85,15 @@ static int write_plot(const char *out, const char *title, char **names,
                       const double *algbw)
 {
     const char *cmd = "compare";
-    size_t len = strlen(out);
-    char *tmp = malloc(len + 16);   /* owned here */
+    ccs_out_t *o = NULL;   /* committed or aborted here */
+    ccs_err_t err;
     FILE *gp = NULL;
-    int fd, status, rc = CLI_EXIT_OK;
+    int status, rc = CLI_EXIT_OK;
 
-    if (tmp == NULL)
-        return cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", out);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "cannot create a file beside "
-                      "%s", out);
-        free(tmp);
-        return rc;
-    }
-    /* mkstemp makes it 0600; a plot is an ordinary shareable file. */
-    (void)fchmod(fd, 0644);
-    close(fd);
+    /* gnuplot writes the file itself, to the writer's temporary path (or
+     * straight into a device or FIFO given as the output). */
+    if (ccs_out_open(out, &o, &err) != CCS_OK)
+        return cli_fail(cmd, CLI_EXIT_INTERNAL, "%s", err.msg);
     gp = popen("gnuplot", "w");
     if (gp == NULL) {
         rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "cannot run gnuplot");
@@ -108,7 +101,7 @@ static int write_plot(const char *out, const char *title, char **names,
     }
     fprintf(gp, "set terminal svg size 900,560 dynamic noenhanced "
             "font 'sans,12' background rgb 'white'\nset output ");
-    gp_str(gp, tmp);
+    gp_str(gp, ccs_out_path(o));
     fprintf(gp, "\nset title ");
     gp_str(gp, title);
     fprintf(gp, "\nset logscale x 2\nset format x '%%.0b%%B'\n"
@@ -136,18 +129,14 @@ static int write_plot(const char *out, const char *title, char **names,
                       WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
         goto cleanup;
     }
-    if (rename(tmp, out) != 0) {
-        rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "cannot rename to %s", out);
-        goto cleanup;
-    }
-    tmp[0] = '\0';   /* renamed: nothing to remove */
+    if (ccs_out_commit(o, &err) != CCS_OK)
+        rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "%s", err.msg);
+    o = NULL;   /* committed (or failed and cleaned up) */
 
 cleanup:
     if (gp != NULL)
         pclose(gp);
-    if (tmp[0] != '\0')
-        unlink(tmp);
-    free(tmp);
+    ccs_out_abort(o);
     return rc;
 }
 
@@ -359,7 +348,7 @@ int cmd_compare(int argc, char **argv)
         printf(",best\n");
     } else {
         printf("{\"topo\": ");
-        sim_json_str(stdout, topo->name);
+        json_str(stdout, topo->name);
         printf(", \"coll\": \"%s\", \"nranks\": %d, \"mode\": \"%s\", "
                "\"straggler\": %d, \"straggler_delay_s\": %.9g, "
                "\"busbw_factor\": %.9g, \"algos\": [", ccs_coll_str(p.coll),
@@ -367,7 +356,7 @@ int cmd_compare(int argc, char **argv)
                o.straggler_delay_s, factor);
         for (uint32_t a = 0; a < nran; a++) {
             printf("%s", a ? ", " : "");
-            sim_json_str(stdout, ran[a]);
+            json_str(stdout, ran[a]);
         }
         printf("],\n \"results\": [");
     }
@@ -397,13 +386,13 @@ int cmd_compare(int argc, char **argv)
             for (uint32_t a = 0; a < nran; a++) {
                 double al = algbw[(size_t)a * nsizes + i];
                 printf("%s", a ? ", " : "");
-                sim_json_str(stdout, ran[a]);
+                json_str(stdout, ran[a]);
                 printf(": {\"time_us\": %.6f, \"algbw_GBps\": %.6f, "
                        "\"busbw_GBps\": %.6f}",
                        time_s[(size_t)a * nsizes + i] * 1e6, al, al * factor);
             }
             printf("}, \"best\": ");
-            sim_json_str(stdout, ran[best]);
+            json_str(stdout, ran[best]);
             printf("}");
         }
     }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "json.h"
 #include "commands.h"
 #include "options.h"
 #include "sim.h"
@@ -113,7 +114,7 @@ static void print_row(int fmt, bool first, double size, double count,
         const topo_link_t *l = &t->links[r->busiest_link];
         snprintf(name, sizeof(name), "%s->%s", t->nodes[l->src].name,
                  t->nodes[l->dst].name);
-        sim_json_str(stdout, name);
+        json_str(stdout, name);
     } else {
         printf("null");
     }
@@ -233,12 +234,12 @@ int cmd_sim(int argc, char **argv)
         printf("size,count,type,time_us,algbw_GBps,busbw_GBps\n");
     } else {
         printf("{\"schedule\": ");
-        sim_json_str(stdout, path);
+        json_str(stdout, path);
         printf(", \"algo\": ");
-        sim_json_str(stdout, s->algo);
+        json_str(stdout, s->algo);
         printf(", \"coll\": \"%s\", \"nranks\": %u, \"topo\": ",
                ccs_coll_str(s->coll), s->nranks);
-        sim_json_str(stdout, topo->name);
+        json_str(stdout, topo->name);
         printf(", \"mode\": \"%s\", \"straggler\": %d, "
                "\"straggler_delay_s\": %.9g, \"busbw_factor\": %.9g,\n"
                " \"results\": [", sim_mode_str(o.mode), o.straggler,

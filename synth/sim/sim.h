@@ -133,7 +133,4 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
 ccs_status_t sim_parse_sizes(const char *spec, double **out, uint32_t *n,
                              ccs_err_t *err);
 
-/* Write s as a JSON string literal (quotes and escapes included). */
-void sim_json_str(FILE *f, const char *s);
-
 #endif /* CCS_SIM_H */

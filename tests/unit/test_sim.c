@@ -535,9 +535,26 @@ TEST(arrivals_errors)
         }
         free(arr);
     }
-    CHECK_STATUS(sim_read_arrivals("/nonexistent/arrivals.txt", 8, NULL,
-                                   NULL), CCS_ERR_IO);
     unlink(path);
+    /* A missing file or a directory is bad input (exit 3 in the CLI), with
+     * a message that says which, not an internal I/O failure. */
+    {
+        ccs_err_t err = { { 0 } };
+        topo_t *t = NULL;
+        CHECK_STATUS(sim_read_arrivals("/nonexistent/arrivals.txt", 8, NULL,
+                                       &err), CCS_ERR_PARSE);
+        CHECK_STR_CONTAINS(err.msg, "/nonexistent/arrivals.txt: cannot read "
+                                    "the arrivals file: No such file");
+        CHECK_STATUS(sim_read_arrivals("/tmp", 8, NULL, &err),
+                     CCS_ERR_PARSE);
+        CHECK_STR_CONTAINS(err.msg, "/tmp: is a directory, not an arrivals "
+                                    "file");
+        /* The same for a directory given as a topology. */
+        CHECK_STATUS(topo_load("/tmp/", NULL, &t, &err), CCS_ERR_TOPOLOGY);
+        CHECK_STR_CONTAINS(err.msg, "/tmp/: is a directory, not a topology "
+                                    "file");
+        CHECK(t == NULL);
+    }
 }
 
 /* Chunks are padded as the runtime pads them; local ops cost bytes / bw. */
