@@ -1,6 +1,5 @@
 /* cmd_export.c - `ccsynth export --msccl FILE.ccs -o ALGO.xml`: a verified
  * schedule as an MSCCL algorithm XML (synth/msccl; docs/msccl.md). */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "msccl.h"
+#include "options.h"
 #include "verify.h"
 
 static void export_usage(FILE *f)
@@ -40,30 +40,86 @@ static void export_usage(FILE *f)
 "  -h, --help             this text\n");
 }
 
-enum {
-    OPT_MSCCL = 256, OPT_PROTO, OPT_NCH, OPT_MINB, OPT_MAXB, OPT_INPLACE,
-    OPT_OOP, OPT_MAXSTEPS, OPT_NAME, OPT_ORDER
-};
+/* --proto .. --name: the text the option layer collected, into o. */
+static int export_opts(const char *cmd, const cli_opts_t *co,
+                       msccl_export_opts_t *o)
+{
+    const char *a;
+    double d;
+    long v;
+
+    if ((a = co->own[OPT_PROTO]) != NULL &&
+        msccl_proto_parse(a, &o->proto) != CCS_OK)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "bad --proto '%s' (Simple, LL "
+                        "or LL128)", a);
+    if ((a = co->own[OPT_NCHANNELS]) != NULL) {
+        if (!units_parse_int(a, 1, MSCCL_MAX_CHANNELS, &v))
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --nchannels '%s' "
+                            "(1..%d)", a, MSCCL_MAX_CHANNELS);
+        o->min_channels = (uint32_t)v;
+    }
+    for (int k = 0; k < 2; k++) {
+        opt_id_t id = k == 0 ? OPT_MIN_BYTES : OPT_MAX_BYTES;
+
+        if ((a = co->own[id]) == NULL)
+            continue;
+        if (!units_parse_size(a, &d) || d < 0 || d > 9.0e18)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --%s '%s' (a size "
+                            ">= 0, e.g. 1M)", opt_name(id), a);
+        if (id == OPT_MIN_BYTES)
+            o->min_bytes = (uint64_t)d;
+        else
+            o->max_bytes = (uint64_t)d;
+    }
+    if ((a = co->own[OPT_INPLACE]) != NULL) {
+        if (strcmp(a, "auto") == 0)
+            o->inplace = -1;
+        else if (strcmp(a, "0") == 0 || strcmp(a, "1") == 0)
+            o->inplace = a[0] - '0';
+        else
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --inplace '%s' (auto, "
+                            "0 or 1)", a);
+    }
+    if ((a = co->own[OPT_OUTOFPLACE]) != NULL) {
+        if (strcmp(a, "0") != 0 && strcmp(a, "1") != 0)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --outofplace '%s' (0 "
+                            "or 1)", a);
+        o->outofplace = a[0] - '0';
+    }
+    if ((a = co->own[OPT_MAX_STEPS]) != NULL) {
+        if (!units_parse_int(a, 1, 1 << 20, &v))
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-steps '%s' (1 "
+                            "or more)", a);
+        o->max_tb_steps = (uint32_t)v;
+    }
+    if ((a = co->own[OPT_NAME]) != NULL) {
+        if (a[0] == '\0' || strlen(a) > MSCCL_MAX_STR)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --name (1..%d "
+                            "characters)", MSCCL_MAX_STR);
+        o->name = a;
+    }
+    if ((a = co->own[OPT_ORDER]) != NULL) {
+        if (strcmp(a, "steps") == 0)
+            o->order_steps = 1;
+        else if (strcmp(a, "data") == 0)
+            o->order_steps = 0;
+        else
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --order '%s' (steps "
+                            "or data)", a);
+    }
+    return CLI_EXIT_OK;
+}
 
 int cmd_export(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "msccl", no_argument, NULL, OPT_MSCCL },
-        { "output", required_argument, NULL, 'o' },
-        { "proto", required_argument, NULL, OPT_PROTO },
-        { "nchannels", required_argument, NULL, OPT_NCH },
-        { "min-bytes", required_argument, NULL, OPT_MINB },
-        { "max-bytes", required_argument, NULL, OPT_MAXB },
-        { "inplace", required_argument, NULL, OPT_INPLACE },
-        { "outofplace", required_argument, NULL, OPT_OOP },
-        { "max-steps", required_argument, NULL, OPT_MAXSTEPS },
-        { "name", required_argument, NULL, OPT_NAME },
-        { "order", required_argument, NULL, OPT_ORDER },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_MSCCL, OPT_OUTPUT, OPT_QUIET, OPT_PROTO, OPT_NCHANNELS,
+        OPT_MIN_BYTES, OPT_MAX_BYTES, OPT_INPLACE, OPT_OUTOFPLACE,
+        OPT_MAX_STEPS, OPT_NAME, OPT_ORDER, OPT_END
     };
-    const char *cmd = "export", *output = NULL;
+    static const opt_cmd_t spec = { "export", ids, export_usage, -1 };
+    const char *cmd = "export", *output, *input;
+    cli_opts_t co;
     msccl_export_opts_t o;
     msccl_export_info_t info;
     ccs_sched_t *s = NULL;     /* owned */
@@ -71,95 +127,41 @@ int cmd_export(int argc, char **argv)
     size_t len = 0;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool msccl = false, quiet = false;
-    double d;
-    long v;
-    int c, rc;
+    int rc;
 
     msccl_export_opts_init(&o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_MSCCL: msccl = true; break;
-        case 'o': output = optarg; break;
-        case OPT_PROTO:
-            if (msccl_proto_parse(optarg, &o.proto) != CCS_OK)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --proto '%s' "
-                                "(Simple, LL or LL128)", optarg);
-            break;
-        case OPT_NCH:
-            if (!units_parse_int(optarg, 1, MSCCL_MAX_CHANNELS, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --nchannels '%s' "
-                                "(1..%d)", optarg, MSCCL_MAX_CHANNELS);
-            o.min_channels = (uint32_t)v;
-            break;
-        case OPT_MINB:
-        case OPT_MAXB:
-            if (!units_parse_size(optarg, &d) || d < 0 || d > 9.0e18)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad %s '%s'",
-                                c == OPT_MINB ? "--min-bytes" : "--max-bytes",
-                                optarg);
-            if (c == OPT_MINB)
-                o.min_bytes = (uint64_t)d;
-            else
-                o.max_bytes = (uint64_t)d;
-            break;
-        case OPT_INPLACE:
-            if (strcmp(optarg, "auto") == 0)
-                o.inplace = -1;
-            else if (strcmp(optarg, "0") == 0 || strcmp(optarg, "1") == 0)
-                o.inplace = optarg[0] - '0';
-            else
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --inplace '%s' "
-                                "(auto, 0 or 1)", optarg);
-            break;
-        case OPT_OOP:
-            if (strcmp(optarg, "0") != 0 && strcmp(optarg, "1") != 0)
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --outofplace '%s' "
-                                "(0 or 1)", optarg);
-            o.outofplace = optarg[0] - '0';
-            break;
-        case OPT_MAXSTEPS:
-            if (!units_parse_int(optarg, 1, 1 << 20, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-steps '%s'",
-                                optarg);
-            o.max_tb_steps = (uint32_t)v;
-            break;
-        case OPT_NAME: o.name = optarg; break;
-        case OPT_ORDER:
-            if (strcmp(optarg, "steps") == 0)
-                o.order_steps = 1;
-            else if (strcmp(optarg, "data") == 0)
-                o.order_steps = 0;
-            else
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --order '%s' "
-                                "(steps or data)", optarg);
-            break;
-        case 'q': quiet = true; break;
-        case 'h': export_usage(stdout); return CLI_EXIT_OK;
-        default:
-            export_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (!msccl)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "say which format: --msccl "
-                        "(the only one)");
-    if (optind + 1 != argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "one schedule file expected "
-                        "(usage: ccsynth export --msccl FILE.ccs -o "
-                        "ALGO.xml)");
-    if (output == NULL)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "-o ALGO.xml is required");
-    rc = cli_read_sched(cmd, argv[optind], &s);
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    rc = export_opts(cmd, &co, &o);
     if (rc != CLI_EXIT_OK)
-        return rc;
+        goto cleanup;
+    output = co.out.output;
+    if (co.own[OPT_MSCCL] == NULL) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "say which format: --msccl "
+                      "(the only one)");
+        goto cleanup;
+    }
+    if (co.nargs != 1) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "one schedule file expected "
+                      "(usage: ccsynth export --msccl FILE.ccs -o "
+                      "ALGO.xml)");
+        goto cleanup;
+    }
+    input = co.args[0];
+    if (output == NULL) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "-o ALGO.xml is required");
+        goto cleanup;
+    }
+    rc = cli_read_sched(cmd, input, &s);
+    if (rc != CLI_EXIT_OK)
+        goto cleanup;
     /* Verify before writing: a wrong schedule would hang or corrupt data
      * on the GPU, where nothing checks it. */
     st = verify_sched(s, NULL, &err);
     if (st != CCS_OK) {
         rc = cli_fail(cmd, CLI_EXIT_VERIFY, "%s: verification failed: %s",
-                      argv[optind], ccs_err_msg(&err, st));
+                      input, ccs_err_msg(&err, st));
         goto cleanup;
     }
     if (strcmp(output, "-") == 0) {
@@ -173,7 +175,7 @@ int cmd_export(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
-    if (!quiet)
+    if (!co.out.quiet)
         fprintf(stderr, "export: %s %s, %u ranks -> %s: %u channel(s), up "
                 "to %u thread blocks per gpu and %u steps per thread block, "
                 "%" PRIu64 " steps (%" PRIu64 " fused, %" PRIu64 " nops), "
@@ -189,5 +191,6 @@ int cmd_export(int argc, char **argv)
 cleanup:
     free(xml);
     ccs_sched_destroy(s);
+    opt_free(&co);
     return rc;
 }

@@ -2,7 +2,6 @@
  * algorithm as a schedule, checked as the executor does not check it
  * (deadlocks, FIFO order, limits, the collective's result), then verified
  * and written like any synthesized schedule (synth/msccl; docs/msccl.md). */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,9 @@
 #include "format.h"
 #include "cli.h"
 #include "commands.h"
+#include "json.h"
 #include "msccl.h"
+#include "options.h"
 #include "verify.h"
 
 static void import_usage(FILE *f)
@@ -26,6 +27,8 @@ static void import_usage(FILE *f)
 "\n"
 "      --msccl          the format (the only one; required)\n"
 "  -o, --output FILE    the .ccs file to write\n"
+"  -j, --json           the result as JSON on stdout (with the size\n"
+"                       window, in-place modes and counts)\n"
 "      --max-steps N    steps per thread block the executor runs (default\n"
 "                       64; 256 for RCCL and the older msccl runtime)\n"
 "      --no-limits      do not enforce the executor's limits\n"
@@ -36,63 +39,111 @@ static void import_usage(FILE *f)
 "5 beyond the executor's limits, 1 internal error, 2 usage\n");
 }
 
-enum { OPT_MSCCL = 256, OPT_MAXSTEPS, OPT_NOLIMITS };
+/* What the text line says, and the size window MSCCL picks the file for
+ * (max_bytes 0: no upper bound), for scripts that check a directory. */
+static void print_json(const char *path, const char *output,
+                       const ccs_sched_t *s, const msccl_import_info_t *info)
+{
+    json_w_t w;
+
+    json_w_init(&w, stdout, 2);
+    json_w_begin_object(&w);
+    json_w_key(&w, "file");
+    json_w_str(&w, path);
+    json_w_key(&w, "ok");
+    json_w_bool(&w, true);
+    json_w_key(&w, "name");
+    json_w_str(&w, info->name);
+    json_w_key(&w, "coll");
+    json_w_str(&w, ccs_coll_str(s->coll));
+    json_w_key(&w, "ngpus");
+    json_w_int(&w, s->nranks);
+    json_w_key(&w, "nchunksperloop");
+    json_w_int(&w, info->nchunksperloop);
+    json_w_key(&w, "proto");
+    json_w_str(&w, msccl_proto_str(info->proto));
+    json_w_key(&w, "nchannels");
+    json_w_int(&w, info->nchannels);
+    json_w_key(&w, "inplace");
+    json_w_bool(&w, info->inplace);
+    json_w_key(&w, "outofplace");
+    json_w_bool(&w, info->outofplace);
+    json_w_key(&w, "min_bytes");
+    json_w_int(&w, (long long)info->min_bytes);
+    json_w_key(&w, "max_bytes");
+    json_w_int(&w, (long long)info->max_bytes);
+    json_w_key(&w, "thread_blocks");
+    json_w_int(&w, info->ntbs);
+    json_w_key(&w, "msccl_steps");
+    json_w_int(&w, (long long)info->nsteps);
+    json_w_key(&w, "steps");
+    json_w_int(&w, s->nsteps);
+    json_w_key(&w, "verified");
+    json_w_bool(&w, true);
+    json_w_key(&w, "output");
+    if (output != NULL)
+        json_w_str(&w, output);
+    else
+        json_w_null(&w);
+    json_w_end_object(&w);
+    fputc('\n', stdout);
+}
 
 int cmd_import(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "msccl", no_argument, NULL, OPT_MSCCL },
-        { "output", required_argument, NULL, 'o' },
-        { "max-steps", required_argument, NULL, OPT_MAXSTEPS },
-        { "no-limits", no_argument, NULL, OPT_NOLIMITS },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    static const opt_id_t ids[] = {
+        OPT_MSCCL, OPT_OUTPUT, OPT_JSON, OPT_QUIET, OPT_MAX_STEPS,
+        OPT_NO_LIMITS, OPT_END
     };
-    const char *cmd = "import", *output = NULL, *path;
+    static const opt_cmd_t spec = { "import", ids, import_usage, -1 };
+    const char *cmd = "import", *output, *path;
+    cli_opts_t co;
     msccl_import_opts_t o;
     msccl_import_info_t info;
     verify_report_t rep;
     ccs_sched_t *s = NULL;     /* owned */
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool msccl = false, quiet = false;
     long v;
-    int c, rc;
+    int rc;
 
     msccl_import_opts_init(&o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_MSCCL: msccl = true; break;
-        case 'o': output = optarg; break;
-        case OPT_MAXSTEPS:
-            if (!units_parse_int(optarg, 1, 1 << 20, &v))
-                return cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-steps '%s'",
-                                optarg);
-            o.max_tb_steps = (uint32_t)v;
-            break;
-        case OPT_NOLIMITS: o.check_limits = false; break;
-        case 'q': quiet = true; break;
-        case 'h': import_usage(stdout); return CLI_EXIT_OK;
-        default:
-            import_usage(stderr);
-            return CLI_EXIT_USAGE;
+    rc = opt_parse(&spec, argc, argv, &co);
+    if (rc != CLI_EXIT_OK || co.help)
+        goto cleanup;
+    if (co.own[OPT_MAX_STEPS] != NULL) {
+        if (!units_parse_int(co.own[OPT_MAX_STEPS], 1, 1 << 20, &v)) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-steps '%s' (1 or "
+                          "more)", co.own[OPT_MAX_STEPS]);
+            goto cleanup;
         }
+        o.max_tb_steps = (uint32_t)v;
     }
-    if (!msccl)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "say which format: --msccl "
-                        "(the only one)");
-    if (optind + 1 != argc)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "one XML file expected (usage: "
-                        "ccsynth import --msccl ALGO.xml -o FILE.ccs)");
-    path = argv[optind];
+    if (co.own[OPT_NO_LIMITS] != NULL)
+        o.check_limits = false;
+    if (co.out.fmt != OPT_FMT_TEXT && co.out.fmt != OPT_FMT_JSON) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "import prints a line or --json");
+        goto cleanup;
+    }
+    output = co.out.output;
+    if (co.own[OPT_MSCCL] == NULL) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "say which format: --msccl "
+                      "(the only one)");
+        goto cleanup;
+    }
+    if (co.nargs != 1) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "one XML file expected (usage: "
+                      "ccsynth import --msccl ALGO.xml -o FILE.ccs)");
+        goto cleanup;
+    }
+    path = co.args[0];
     st = msccl_import_file(path, &o, &s, &info, &err);
     if (st != CCS_OK) {
         rc = st == CCS_ERR_VERIFY ? CLI_EXIT_VERIFY
              : st == CCS_ERR_UNSUPPORTED ? CLI_EXIT_UNSUPPORTED
              : st == CCS_ERR_NOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT;
-        return cli_fail(cmd, rc, "%s", ccs_err_msg(&err, st));
+        rc = cli_fail(cmd, rc, "%s", ccs_err_msg(&err, st));
+        goto cleanup;
     }
     st = verify_sched(s, &rep, &err);
     if (st != CCS_OK) {
@@ -108,7 +159,9 @@ int cmd_import(int argc, char **argv)
             goto cleanup;
         }
     }
-    if (!quiet)
+    if (co.out.fmt == OPT_FMT_JSON)
+        print_json(path, output, s, &info);
+    else if (!co.out.quiet)
         printf("%s: ok (%s \"%s\", %u gpus, %u chunks per loop, %s, %u "
                "channel(s), %u thread blocks, %" PRIu64 " MSCCL steps -> "
                "%u schedule steps), verified%s%s\n", path,
@@ -118,7 +171,11 @@ int cmd_import(int argc, char **argv)
                output ? " -> " : "", output ? output : "");
     rc = CLI_EXIT_OK;
 
+    if (fflush(stdout) != 0)
+        rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "write error on stdout");
+
 cleanup:
     ccs_sched_destroy(s);
+    opt_free(&co);
     return rc;
 }

@@ -62,6 +62,16 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_COARSE]      = { OPT_GROUP_OWN, "coarse", NULL, 0, true },
     [OPT_FULL_GRID]   = { OPT_GROUP_OWN, "full-grid", NULL, 0, false },
     [OPT_EMIT]        = { OPT_GROUP_OWN, "emit", NULL, 0, true },
+    [OPT_MSCCL]       = { OPT_GROUP_OWN, "msccl", NULL, 0, false },
+    [OPT_PROTO]       = { OPT_GROUP_OWN, "proto", NULL, 0, true },
+    [OPT_NCHANNELS]   = { OPT_GROUP_OWN, "nchannels", NULL, 0, true },
+    [OPT_MIN_BYTES]   = { OPT_GROUP_OWN, "min-bytes", NULL, 0, true },
+    [OPT_MAX_BYTES]   = { OPT_GROUP_OWN, "max-bytes", NULL, 0, true },
+    [OPT_INPLACE]     = { OPT_GROUP_OWN, "inplace", NULL, 0, true },
+    [OPT_OUTOFPLACE]  = { OPT_GROUP_OWN, "outofplace", NULL, 0, true },
+    [OPT_MAX_STEPS]   = { OPT_GROUP_OWN, "max-steps", NULL, 0, true },
+    [OPT_NAME]        = { OPT_GROUP_OWN, "name", NULL, 0, true },
+    [OPT_NO_LIMITS]   = { OPT_GROUP_OWN, "no-limits", NULL, 0, false },
 };
 
 /* getopt_long's value for an option: its letter, or 256 + id. */

@@ -14,8 +14,10 @@
  *   output      -o --json --csv --dot -q -h            (opt_out_t)
  *
  * plus a few options that belong to one command (show --rank, compare
- * --plot, tune --emit ...): the layer only collects their text; the
- * command parses it.
+ * --plot, tune --emit, export --proto ...): the layer only collects their
+ * text; the command parses it.  `--msccl` (the format of export, import
+ * and tune --emit) and `--max-steps` are one row each, shared by the
+ * commands that take them.
  *
  * A subcommand lists the options it takes (opt_cmd_t) and calls
  * opt_parse once; a missing value, an unknown option or a bad value is
@@ -49,6 +51,8 @@ typedef enum {
     /* one command's own; the text lands in cli_opts_t.own[] */
     OPT_RANK, OPT_PLOT, OPT_TIME, OPT_MAX_CARD, OPT_ORDER, OPT_CHILDREN,
     OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT,
+    OPT_MSCCL, OPT_PROTO, OPT_NCHANNELS, OPT_MIN_BYTES, OPT_MAX_BYTES,
+    OPT_INPLACE, OPT_OUTOFPLACE, OPT_MAX_STEPS, OPT_NAME, OPT_NO_LIMITS,
     OPT_COUNT,
     OPT_END = -1            /* ends an opt_cmd_t.ids list */
 } opt_id_t;

@@ -18,6 +18,12 @@ expect 2 "bad --proto" -- $C export --msccl --proto LL64 x.ccs -o y.xml
 expect 2 "bad --inplace" -- $C export --msccl --inplace maybe x.ccs -o y.xml
 expect 2 "say which format" -- $C import x.xml
 expect 3 "cannot open" -- $C import --msccl "$tmp/none.xml"
+# The shared option layer: a missing value is one line naming the option.
+expect 2 "option --proto needs a value" -- $C export --msccl x.ccs --proto
+expect 2 "option --max-steps needs a value" -- $C import --msccl --max-steps
+expect 2 "bad --nchannels '99'" -- $C export --msccl --nchannels 99 x.ccs -o y
+expect 2 "option --msccl takes no value" -- $C import --msccl=1 x.xml
+expect 2 "unknown option '--json'" -- $C export --msccl --json x.ccs -o y
 
 # Round trip of a ring and a StragglAR allreduce.
 for algo in ring stragglar; do
@@ -31,6 +37,8 @@ for algo in ring stragglar; do
     expect 0 "ok \(allreduce .* verified -> " -- \
         $C import --msccl "$tmp/$algo.xml" -o "$tmp/$algo.back.ccs"
     expect 0 "ok \(allreduce, msccl, 8 ranks" -- $C verify "$tmp/$algo.back.ccs"
+    expect 0 '"min_bytes": 1024,' -- $C import --msccl --json "$tmp/$algo.xml"
+    expect 0 '"max_bytes": 67108864,' -- $C import -q -j --msccl "$tmp/$algo.xml"
     expect 0 "msccl_name=ccsynth_${algo}_allreduce_8" -- \
         $C show "$tmp/$algo.back.ccs"
     a=$($C sim "$tmp/$algo.ccs" --sizes 64M --csv | tail -1 | cut -d, -f4)
