@@ -52,6 +52,10 @@ static void tune_usage(FILE *f)
 "  -o, --output FILE        also write the result as JSON to FILE\n"
 "      --emit DIR           write the chosen plans (.ccs, verified) and\n"
 "                           DIR/tuning.json mapping size ranges to them\n"
+"      --msccl              with --emit, also DIR/msccl/: one MSCCL XML per\n"
+"                           size range, usable as MSCCL_ALGO_DIR (the\n"
+"                           tuner's earlier XMLs there are replaced; any\n"
+"                           other XML there is refused)\n"
 "  -q, --quiet              no notes on stderr\n"
 "  -h, --help               this text\n"
 "\n"
@@ -72,7 +76,8 @@ int cmd_tune(int argc, char **argv)
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
         OPT_STRAGGLER, OPT_PIPELINE, OPT_CHUNKS, OPT_SIZES, OPT_TYPE,
         OPT_MODE, OPT_DELAY, OPT_LOCAL_BW, OPT_OUTPUT, OPT_JSON, OPT_CSV,
-        OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_END
+        OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_MSCCL,
+        OPT_END
     };
     static const opt_cmd_t spec = { "tune", ids, tune_usage, 0 };
     const char *cmd = "tune";
@@ -85,7 +90,7 @@ int cmd_tune(int argc, char **argv)
     const char *names[TUNE_MAX_ALGOS];
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool quiet = false;
+    bool quiet = false, msccl = false;
     int rc = CLI_EXIT_OK;
     int32_t rank = -1;
     long v;
@@ -127,6 +132,12 @@ int cmd_tune(int argc, char **argv)
     }
     o.full_grid = co.own[OPT_FULL_GRID] != NULL;
     emit = co.own[OPT_EMIT];
+    msccl = co.own[OPT_MSCCL] != NULL;
+    if (msccl && emit == NULL) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--msccl needs --emit DIR: the "
+                      "XMLs go to DIR/msccl/");
+        goto cleanup;
+    }
     output = co.out.output;
     quiet = co.out.quiet;
 
@@ -193,6 +204,10 @@ int cmd_tune(int argc, char **argv)
         st = tune_write_table(res, stdout, &err);
     if (st == CCS_OK && output != NULL)
         st = tune_save_json(res, output, &err);
+    /* MSCCL's directory first: its refusal of a foreign XML then leaves
+     * DIR as it was. */
+    if (st == CCS_OK && msccl)
+        st = tune_emit_msccl(res, emit, &err);
     if (st == CCS_OK && emit != NULL)
         st = tune_emit(res, emit, &err);
     if (st == CCS_OK && fflush(stdout) != 0)
@@ -204,6 +219,9 @@ int cmd_tune(int argc, char **argv)
     if (emit != NULL && !quiet)
         fprintf(stderr, "ccsynth tune: wrote %u plan(s) and tuning.json to "
                 "%s\n", res->nconfigs, emit);
+    if (msccl && !quiet)
+        fprintf(stderr, "ccsynth tune: wrote %u MSCCL XML(s), one per size "
+                "range, to %s/msccl\n", res->nranges, emit);
 
 cleanup:
     tune_result_destroy(res);

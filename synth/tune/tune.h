@@ -165,6 +165,18 @@ ccs_status_t tune_save_json(const tune_result_t *r, const char *path,
 ccs_status_t tune_emit(const tune_result_t *r, const char *dir,
                        ccs_err_t *err);
 
+/* Write DIR/msccl/, an algorithm directory usable as MSCCL_ALGO_DIR: one
+ * MSCCL XML per range (msccl_write_algo_dir), its window exactly the
+ * range's sizes under tune_lookup's rule (the first from 0, each up to
+ * just below the next range's first size, the last unbounded).  MSCCL
+ * loads every XML of the directory, so a stale file would run beside the
+ * new ones: the tuner's own earlier files ("<digits>-*.xml") are removed
+ * first, and any other XML file there is refused (CCS_ERR_INVALID naming it)
+ * before anything is touched.  DIR and DIR/msccl are created when
+ * missing. */
+ccs_status_t tune_emit_msccl(const tune_result_t *r, const char *dir,
+                             ccs_err_t *err);
+
 /* Index of the range a buffer of `bytes` uses (the last range whose first
  * size is <= bytes; the first range for smaller buffers): the lookup rule
  * tuning.json documents. */

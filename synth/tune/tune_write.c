@@ -1,9 +1,11 @@
 /*
  * tune_write.c - the tuner's outputs: the nccl-tests style table, CSV,
  * tuning.json (docs/json.md) and the plan set directory (plans first, the
- * index last), all files through the shared writer (util/outfile.h).  The
+ * index last), all files through the shared writer (util/outfile.h), and
+ * the MSCCL algorithm directory of the chosen plans (synth/msccl).  The
  * search that fills a tune_result_t is tune.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "format.h"
 #include "json.h"
+#include "msccl.h"
 #include "outfile.h"
 #include "tune.h"
 
@@ -269,5 +272,124 @@ ccs_status_t tune_emit(const tune_result_t *r, const char *dir,
 
 cleanup:
     free(path);
+    return st;
+}
+
+/* The names msccl_write_algo_dir gives ("<NN>-<algo>-<coll>-<n>.xml"):
+ * digits, a dash, anything, ".xml". */
+static bool tuner_xml(const char *name)
+{
+    size_t n = strlen(name), i = 0;
+
+    while (name[i] >= '0' && name[i] <= '9')
+        i++;
+    return i > 0 && name[i] == '-' && n > i + 4 &&
+           strcmp(name + n - 4, ".xml") == 0;
+}
+
+static bool is_xml(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n > 4 && strcmp(name + n - 4, ".xml") == 0;
+}
+
+/* Make `dir` an empty home for this run's XMLs: MSCCL loads every XML in
+ * its directory, so a previous run's file for another window would be
+ * picked for sizes this run gives to another plan.  The tuner's own files
+ * go; anything else that MSCCL would load is refused, checked before the
+ * first removal so a refusal changes nothing. */
+static ccs_status_t clear_msccl_dir(const char *dir, ccs_err_t *err)
+{
+    size_t len = strlen(dir) + 300;
+    char *path = malloc(len);   /* owned here */
+    DIR *d = NULL;
+    struct dirent *de;
+    ccs_status_t st = CCS_OK;
+
+    if (path == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "tune: out of memory");
+    for (int pass = 0; pass < 2; pass++) {
+        d = opendir(dir);
+        if (d == NULL) {
+            if (errno != ENOENT)
+                st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot read "
+                                 "directory: %s", dir, strerror(errno));
+            goto cleanup;
+        }
+        while ((de = readdir(d)) != NULL) {
+            if (!is_xml(de->d_name))
+                continue;
+            if (!tuner_xml(de->d_name)) {
+                st = ccs_err_set(err, CCS_ERR_INVALID, "%s/%s is not one of "
+                                 "the tuner's files, and MSCCL would load "
+                                 "it beside them: move it away or --emit "
+                                 "elsewhere", dir, de->d_name);
+                goto cleanup;
+            }
+            if (pass == 0)
+                continue;
+            snprintf(path, len, "%s/%s", dir, de->d_name);
+            if (remove(path) != 0) {
+                st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot remove the "
+                                 "previous run's file: %s", path,
+                                 strerror(errno));
+                goto cleanup;
+            }
+        }
+        closedir(d);
+        d = NULL;
+    }
+
+cleanup:
+    if (d != NULL)
+        closedir(d);
+    free(path);
+    return st;
+}
+
+ccs_status_t tune_emit_msccl(const tune_result_t *r, const char *dir,
+                             ccs_err_t *err)
+{
+    size_t len = strlen(dir) + 16;
+    char *sub = malloc(len);                               /* owned here */
+    msccl_dir_entry_t *e = calloc(r->nranges ? r->nranges : 1,
+                                  sizeof(*e));             /* owned here */
+    ccs_status_t st = CCS_OK;
+
+    if (sub == NULL || e == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "tune: out of memory");
+        goto cleanup;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create directory: %s",
+                         dir, strerror(errno));
+        goto cleanup;
+    }
+    snprintf(sub, len, "%s/msccl", dir);
+    st = clear_msccl_dir(sub, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    /* The windows are tune_lookup's ranges: a size picks the last range
+     * whose first size it reaches, so a window ends one byte below the
+     * next range's first size; sizes below the first point use the first
+     * range and sizes past the last the last one. */
+    for (uint32_t k = 0; k < r->nranges; k++) {
+        const tune_range_t *g = &r->ranges[k];
+
+        e[k].sched = r->plans[g->config];
+        e[k].min_bytes = k == 0 ? 0
+                         : (uint64_t)r->points[g->first].size_bytes;
+        e[k].max_bytes = k + 1 < r->nranges
+            ? (uint64_t)r->points[r->ranges[k + 1].first].size_bytes - 1
+            : 0;
+    }
+    st = msccl_write_algo_dir(sub, e, r->nranges, NULL, err);
+    if (st != CCS_OK)
+        ccs_err_prefix(err, "%s: ", sub);
+
+cleanup:
+    free(e);
+    free(sub);
     return st;
 }

@@ -84,6 +84,51 @@ expect 4 "deadlock" -- $C import --msccl "$tmp/hang.xml"
 expect 5 "more than 1 steps in one thread block" -- \
     $C import --msccl --max-steps 1 "$tmp/ring.xml"
 
+# tune --emit DIR --msccl: DIR/msccl/ holds one XML per size range; each
+# imports back and verifies, and their windows tile every size (the first
+# from 0, each next one starting one byte after the previous one ends, the
+# last unbounded), at the ranges tuning.json gives.
+expect 2 "--msccl needs --emit DIR" -- $C tune --topo switch:8 --msccl
+TA="--topo cluster:2x4 --sizes 1K:1G:4 --algos ring,dbtree,allpairs -q"
+mkdir -p "$tmp/tuned/msccl"
+: > "$tmp/tuned/msccl/07-old-allreduce-8.xml"    # an earlier run's file
+expect 0 "" -- $C tune $TA --emit "$tmp/tuned" --msccl
+[ ! -e "$tmp/tuned/msccl/07-old-allreduce-8.xml" ] ||
+    { echo "FAIL: tune --msccl left an earlier run's XML"; fail=1; }
+nx=0
+: > "$tmp/windows"
+for f in "$tmp"/tuned/msccl/*.xml; do
+    nx=$((nx + 1))
+    $C import --msccl --json "$f" > "$tmp/imp.json" ||
+        { echo "FAIL: $f does not import"; fail=1; continue; }
+    lo=$(sed -n 's/.*"min_bytes": \([0-9]*\).*/\1/p' "$tmp/imp.json")
+    hi=$(sed -n 's/.*"max_bytes": \([0-9]*\).*/\1/p' "$tmp/imp.json")
+    echo "$lo $hi" >> "$tmp/windows"
+done
+nr=$(grep -c '"min_bytes"' "$tmp/tuned/tuning.json")
+[ "$nx" -ge 2 ] && [ "$nx" -eq "$nr" ] ||
+    { echo "FAIL: $nx XMLs for $nr ranges (want >= 2, equal)"; fail=1; }
+sort -n "$tmp/windows" | awk '
+    NR == 1 && $1 != 0 { print "FAIL: first window starts at " $1; bad = 1 }
+    NR > 1 && prev == 0 { print "FAIL: a window after the unbounded one"; bad = 1 }
+    NR > 1 && $1 != prev + 1 { print "FAIL: gap or overlap at " $1; bad = 1 }
+    { prev = $2 }
+    END { if (prev != 0) { print "FAIL: last window ends at " prev; bad = 1 }
+          exit bad }' || fail=1
+# the same windows as tuning.json (max_bytes null there = 0 here)
+sed -n 's/.*"min_bytes": \([0-9]*\), "max_bytes": \([0-9a-z]*\),.*/\1 \2/p' \
+    "$tmp/tuned/tuning.json" | sed 's/null$/0/' > "$tmp/jwin"
+cmp -s <(sort -n "$tmp/windows") "$tmp/jwin" ||
+    { echo "FAIL: XML windows differ from tuning.json:"; cat "$tmp/windows" "$tmp/jwin"; fail=1; }
+# a file that is not the tuner's would be loaded beside its files: refused,
+# nothing changed
+echo '<algo/>' > "$tmp/tuned/msccl/mine.xml"
+before=$(ls "$tmp/tuned/msccl" | wc -l)
+expect 2 "mine.xml is not one of the tuner's files" -- \
+    $C tune $TA --emit "$tmp/tuned" --msccl
+[ "$(ls "$tmp/tuned/msccl" | wc -l)" -eq "$before" ] ||
+    { echo "FAIL: a refused tune --msccl changed msccl/"; fail=1; }
+
 # The public files (beside the project, as in CI).
 pub=${CCS_MSCCL_DIR:-../shared/msccl}
 if [ ! -d "$pub" ]; then

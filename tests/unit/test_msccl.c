@@ -591,7 +591,7 @@ TEST(algo_dir_from_tune)
     tune_result_t *r = NULL;
     ccs_err_t err = { { 0 } };
     msccl_dir_entry_t *e = NULL;
-    char dir[] = "/tmp/test_msccl_XXXXXX";
+    char dir[] = "/tmp/test_msccl_XXXXXX", sub[64], stale[128];
     ccs_status_t st;
 
     for (double b = 1024; b <= 256.0 * 1024 * 1024; b *= 16)
@@ -608,8 +608,8 @@ TEST(algo_dir_from_tune)
     CHECK_MSG(st == CCS_OK, "%s", ccs_err_msg(&err, st));
     if (st != CCS_OK || mkdtemp(dir) == NULL)
         goto cleanup;
-    /* What `tune --emit DIR --msccl` does: one window per range, from the
-     * range's first size to just below the next range's (the last one
+    /* The windows `tune --emit DIR --msccl` must give: one per range, from
+     * the range's first size to just below the next range's (the last one
      * unbounded, the first from 0), the lookup rule of tuning.json. */
     e = calloc(r->nranges, sizeof(*e));
     for (uint32_t i = 0; e != NULL && i < r->nranges; i++) {
@@ -620,12 +620,23 @@ TEST(algo_dir_from_tune)
             ? (uint64_t)r->points[r->ranges[i + 1].first].size_bytes - 1
             : 0;
     }
-    st = msccl_write_algo_dir(dir, e, r->nranges, NULL, &err);
+    snprintf(sub, sizeof(sub), "%s/msccl", dir);
+    /* an earlier run's file goes; the run's own files replace it */
+    snprintf(stale, sizeof(stale), "%s/99-old-allreduce-8.xml", sub);
+    CHECK(mkdir(sub, 0755) == 0);
+    {
+        FILE *f = fopen(stale, "w");
+        CHECK(f != NULL);
+        if (f != NULL)
+            fclose(f);
+    }
+    st = tune_emit_msccl(r, dir, &err);
     CHECK_MSG(st == CCS_OK, "%s", ccs_err_msg(&err, st));
-    CHECK_EQ_INT(count_xml(dir), (int)r->nranges);
+    CHECK_EQ_INT(count_xml(sub), (int)r->nranges);
+    CHECK(access(stale, F_OK) != 0);
     /* every file imports back, verifies and has its window */
     {
-        DIR *d = opendir(dir);
+        DIR *d = opendir(sub);
         struct dirent *de;
         uint32_t seen = 0;
         while (d != NULL && (de = readdir(d)) != NULL) {
@@ -635,7 +646,7 @@ TEST(algo_dir_from_tune)
             unsigned idx;
             if (sscanf(de->d_name, "%2u-", &idx) != 1)
                 continue;
-            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+            snprintf(path, sizeof(path), "%s/%s", sub, de->d_name);
             st = msccl_import_file(path, NULL, &s, &info, &err);
             CHECK_MSG(st == CCS_OK, "%s", ccs_err_msg(&err, st));
             if (st == CCS_OK && idx < r->nranges) {
@@ -651,6 +662,7 @@ TEST(algo_dir_from_tune)
             closedir(d);
         CHECK_EQ_INT(seen, r->nranges);
     }
+    rmdir(sub);
     rmdir(dir);
 
 cleanup:
