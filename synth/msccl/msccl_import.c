@@ -957,11 +957,18 @@ static int32_t dep_target(const imp_t *m, const mstep_t *x, const mtb_t *tb)
 }
 
 /* Is y the next piece of x (same non-fused type, operands continuing
- * where x's end, no dependency of its own, adjacent in the tb)? */
+ * where x's end, no dependency of its own, adjacent in the tb)?  Only a
+ * full piece (cnt at the executor's limit) has a next piece: that is how a
+ * long op is cut (the exporter's rule: pieces of MSCCL_MAX_COUNT - 1, the
+ * last shorter).  Two short transfers of consecutive chunks are two
+ * transfers: a tree's leaf sends chunk 0 in one step and chunk 1 in the
+ * next, and laying them out as one would move the second a step earlier
+ * than its sender's order says. */
 static bool continues(const mstep_t *x, const mstep_t *y, bool adjacent)
 {
     msccl_type_t t = (msccl_type_t)x->type;
-    if (!adjacent || y->type != x->type || y->depid >= 0 ||
+    if (!adjacent || x->cnt != MSCCL_MAX_COUNT - 1 || y->type != x->type ||
+        y->depid >= 0 ||
         t == MSCCL_T_RCS || t == MSCCL_T_RRS || t == MSCCL_T_RRCS ||
         t == MSCCL_T_NOP || y->srcbuf != x->srcbuf ||
         y->dstbuf != x->dstbuf)

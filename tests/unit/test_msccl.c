@@ -354,15 +354,12 @@ static const struct known {
     /* milp: many small pipelined transfers between one pair in one step,
      * more than the lanes (channels) left; the rest run one after the
      * other in a thread block */
-    { "switch:6", "milp", CCS_COLL_ALLREDUCE, "lanes" },
-    { "dgx-h100", "milp", CCS_COLL_ALLREDUCE, "lanes" },
     { "dgx-h100", "milp", CCS_COLL_REDUCE, "lanes" },
     { "dgx-h100", "milp", CCS_COLL_BROADCAST, "lanes" },
-    { "torus:4x4", "milp", CCS_COLL_ALLREDUCE, "lanes" },
     { "torus:4x4", "milp", CCS_COLL_REDUCE, "lanes" },
     /* ranks idle for a step: waiting for the previous step a rank took
-     * part in lets a transfer start a step early and contend */
-    { "torus:4x4", "dbtree", CCS_COLL_REDUCE, "step order" },
+     * part in lets some of a rank's transfers of one step start a step
+     * early, which splits the step's group in the lock-step model */
     { "torus:4x4", "multitree", CCS_COLL_ALLREDUCE, "step order" },
     { "torus:4x4", "multitree", CCS_COLL_REDUCESCATTER, "step order" },
 };
@@ -465,6 +462,12 @@ TEST(round_trip)
                     CHECK_MSG(ok || is_known(topos[ti], a->name, c),
                               "%s %s %s: simulated time moved by more than "
                               "5%%", topos[ti], a->name, ccs_coll_str(c));
+                    /* a fixed case must leave the list, or the list
+                     * would hide its coming back */
+                    CHECK_MSG(!ok || !is_known(topos[ti], a->name, c),
+                              "%s %s %s: within 5%% now: remove it from the "
+                              "known cases", topos[ti], a->name,
+                              ccs_coll_str(c));
                 }
                 free(xml);
                 ccs_sched_destroy(b);
