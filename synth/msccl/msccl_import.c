@@ -889,6 +889,12 @@ static ccs_status_t order_edges(imp_t *m, uint32_t pred, uint32_t succ,
 
     if (pp->kind == P_N) {
         st = add_edge(m, pred, succ, 0, 0);
+    } else if (pp->kind == P_L && m->parts[succ].kind == P_L) {
+        /* Local ops of one rank share its local thread block, so ops of
+         * one IR step follow each other there; only a conflict orders
+         * them into different steps. */
+        w = conflict(m, pred, succ);
+        st = add_edge(m, pred, succ, w, 1);
     } else if (pp->kind != P_S) {
         w = m->strict || conflict(m, pred, succ);
         st = add_edge(m, pred, succ, w, 1);
@@ -1330,6 +1336,116 @@ cleanup:
     return st;
 }
 
+/* Levels are the earliest IR step each part can take.  The lock-step
+ * model (ccsynth's executor and simulator) posts a rank's ops of one step
+ * together and waits for all of them.  Earliest placement can split what
+ * the file runs together: a rank's transfers that wait for the rank's
+ * previous step land one step early when both their ranks were idle in
+ * between, while the others of that step wait for a busier peer, and the
+ * rank then waits twice.  So a transfer (laid out at its receive's level)
+ * or local op moves to a later level where all its ranks already have
+ * ops, when its successors allow it (never past them: every edge still
+ * holds, and no successor moves).  Latest parts first. */
+static ccs_status_t regroup(imp_t *m, uint32_t *level)
+{
+    uint32_t P = m->nparts, E = m->nedges, maxl = 0;
+    uint32_t *off = NULL, *adj = NULL, *order = NULL, *occ = NULL;
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t p = 0; p < P; p++)
+        if (level[p] > maxl)
+            maxl = level[p];
+    size_t L = (size_t)maxl + 1;
+    off = calloc((size_t)P + 2, sizeof(uint32_t));
+    adj = malloc(((size_t)E + 1) * sizeof(uint32_t));
+    order = malloc(((size_t)P + 1) * sizeof(uint32_t));
+    occ = calloc((size_t)m->R * L + 1, sizeof(uint32_t));
+    if (off == NULL || adj == NULL || order == NULL || occ == NULL) {
+        st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (uint32_t e = 0; e < E; e++)
+        off[m->edges[e].u + 1]++;
+    for (uint32_t p = 0; p < P; p++)
+        off[p + 1] += off[p];
+    {
+        uint32_t *fill = malloc(((size_t)P + 1) * sizeof(uint32_t));
+        if (fill == NULL) {
+            st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
+            goto cleanup;
+        }
+        memcpy(fill, off, P * sizeof(uint32_t));
+        for (uint32_t e = 0; e < E; e++)
+            adj[fill[m->edges[e].u]++] = e;
+        free(fill);
+    }
+    /* the ranks' ops per level, as the layout will emit them */
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < P; p++) {
+        const part_t *q = &m->parts[p];
+        if (q->kind != P_R && q->kind != P_L)
+            continue;
+        order[n++] = p;
+        occ[(size_t)m->tbs[m->steps[q->step].tb].gpu * L + level[p]]++;
+        if (q->kind == P_R)
+            occ[(size_t)m->tbs[m->steps[m->parts[m->partner[p]].step].tb]
+                    .gpu * L + level[p]]++;
+    }
+    /* latest first (counting sort by level, descending) */
+    {
+        uint32_t *cnt = calloc(L + 1, sizeof(uint32_t));
+        uint32_t *tmp = malloc(((size_t)n + 1) * sizeof(uint32_t));
+        if (cnt == NULL || tmp == NULL) {
+            free(cnt);
+            free(tmp);
+            st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
+            goto cleanup;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            cnt[maxl - level[order[i]] + 1]++;
+        for (size_t v = 0; v < L; v++)
+            cnt[v + 1] += cnt[v];
+        for (uint32_t i = 0; i < n; i++)
+            tmp[cnt[maxl - level[order[i]]]++] = order[i];
+        memcpy(order, tmp, (size_t)n * sizeof(uint32_t));
+        free(cnt);
+        free(tmp);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p = order[i], lv = level[p], b = UINT32_MAX;
+        const part_t *q = &m->parts[p];
+        uint32_t ra = m->tbs[m->steps[q->step].tb].gpu, rb = ra;
+
+        if (q->kind == P_R)
+            rb = m->tbs[m->steps[m->parts[m->partner[p]].step].tb].gpu;
+        for (uint32_t k = off[p]; k < off[p + 1]; k++) {
+            const edge_t *ed = &m->edges[adj[k]];
+            uint32_t lim = level[ed->v] - ed->w;
+            if (lim < b)
+                b = lim;
+        }
+        if (b == UINT32_MAX || b > maxl)
+            continue;       /* nothing waits for it: it stays */
+        for (uint32_t v = lv + 1; v <= b; v++) {
+            if (occ[(size_t)ra * L + v] == 0 || occ[(size_t)rb * L + v] == 0)
+                continue;
+            occ[(size_t)ra * L + lv]--;
+            occ[(size_t)rb * L + lv]--;
+            occ[(size_t)ra * L + v]++;
+            occ[(size_t)rb * L + v]++;
+            level[p] = v;
+            break;
+        }
+    }
+
+cleanup:
+    free(off);
+    free(adj);
+    free(order);
+    free(occ);
+    return st;
+}
+
 /* ---- layout as IR steps ---- */
 
 typedef struct loc { uint8_t buf; uint32_t chunk; } loc_t;
@@ -1726,6 +1842,8 @@ ccs_status_t msccl_import_mem(const char *buf, size_t len, const char *name,
         if (st == CCS_OK)
             st = levels(&m, &level);
     }
+    if (st == CCS_OK)
+        st = regroup(&m, level);
     if (st != CCS_OK)
         goto cleanup;
     st = ccs_sched_create(m.coll, m.R, m.C, "msccl", &s, err);
