@@ -1445,10 +1445,64 @@ static void rg_order(const rg_t *g, uint32_t *by, uint32_t *cnt)
         by[cnt[g->L - 1 - g->level[p]]++] = p;
 }
 
+static uint32_t uf_find(uint32_t *uf, uint32_t x)
+{
+    while (uf[x] != x) {
+        uf[x] = uf[uf[x]];
+        x = uf[x];
+    }
+    return x;
+}
+
+/* Move the ng transfers grp[] (all at level lv) together to the later
+ * level within their successors' bound that leaves the fewest groups,
+ * when that is no more than now; xs is scratch for R ranks. */
+static bool rg_move(rg_t *g, const uint32_t *grp, uint32_t ng, uint32_t lv,
+                    uint32_t maxl, uint32_t *xs)
+{
+    uint32_t nx = 0, b = UINT32_MAX, best = lv;
+    int bestd = 1;
+
+    for (uint32_t r = 0; r < ng; r++)
+        g->mark[grp[r]] = 1;
+    for (uint32_t r = 0; r < ng; r++) {
+        uint32_t br = rg_bound(g, grp[r]);
+        if (br < b)
+            b = br;
+        for (int e = 0; e < 2; e++) {
+            uint32_t x = rg_rank(g, grp[r], e);
+            if (g->cnt[x]++ == 0)
+                xs[nx++] = x;
+        }
+    }
+    if (b != UINT32_MAX && b > lv)
+        for (uint32_t v = lv + 1; v <= b && v <= maxl; v++) {
+            int d = rg_delta(g, xs, nx, lv, v);
+            if (d < bestd) {
+                bestd = d;
+                best = v;
+            }
+        }
+    bool moved = best != lv && bestd <= 0;
+    if (moved) {
+        for (uint32_t r = 0; r < nx; r++) {
+            g->occ[(size_t)xs[r] * g->L + lv] -= g->cnt[xs[r]];
+            g->occ[(size_t)xs[r] * g->L + best] += g->cnt[xs[r]];
+        }
+        for (uint32_t r = 0; r < ng; r++)
+            g->level[grp[r]] = best;
+    }
+    for (uint32_t r = 0; r < nx; r++)
+        g->cnt[xs[r]] = 0;
+    for (uint32_t r = 0; r < ng; r++)
+        g->mark[grp[r]] = 0;
+    return moved;
+}
+
 static ccs_status_t regroup(imp_t *m, uint32_t *level)
 {
     uint32_t P = m->nparts, E = m->nedges, maxl = 0;
-    uint32_t *by = NULL, *lcnt = NULL, *xs = NULL, *grp = NULL;
+    uint32_t *by = NULL, *lcnt = NULL, *xs = NULL, *grp = NULL, *uf = NULL;
     rg_ent_t *ent = NULL;    /* (rank, part) of the transfers at a level */
     ccs_status_t st = CCS_OK;
     rg_t g;
@@ -1470,7 +1524,11 @@ static ccs_status_t regroup(imp_t *m, uint32_t *level)
     ent = malloc((2 * (size_t)P + 1) * sizeof(*ent));
     xs = malloc(((size_t)m->R + 1) * sizeof(uint32_t));
     grp = malloc(((size_t)P + 1) * sizeof(uint32_t));
-    if (g.off == NULL || g.adj == NULL || g.occ == NULL || g.cnt == NULL ||
+    uf = malloc(((size_t)m->R + 1) * sizeof(uint32_t));
+    if (uf != NULL)
+        for (uint32_t r = 0; r < m->R; r++)
+            uf[r] = UINT32_MAX;
+    if (uf == NULL || g.off == NULL || g.adj == NULL || g.occ == NULL || g.cnt == NULL ||
         g.mark == NULL || by == NULL || lcnt == NULL || ent == NULL ||
         xs == NULL || grp == NULL) {
         st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
@@ -1508,60 +1566,56 @@ static ccs_status_t regroup(imp_t *m, uint32_t *level)
         }
         /* by[] lists latest levels first: walk it level by level */
         for (uint32_t i = 0; i < P;) {
-            uint32_t lv = level[by[i]], j = i, n = 0;
+            uint32_t lv = level[by[i]], j = i;
             while (j < P && level[by[j]] == lv)
                 j++;
-            for (uint32_t k = i; k < j; k++)
-                if (m->parts[by[k]].kind == P_R)
-                    for (int e = 0; e < 2; e++)
-                        ent[n++] = (rg_ent_t){ rg_rank(&g, by[k], e),
-                                               by[k] };
-            qsort(ent, n, sizeof(*ent), rg_ent_cmp);
-            for (uint32_t k = 0; k < n;) {
-                uint32_t a = ent[k].rank, q = k, ng = 0, nx = 0;
-                uint32_t b = UINT32_MAX, best = lv;
-                int bestd = 1;
-                while (q < n && ent[q].rank == a)
-                    q++;
-                /* members that an earlier group of this level moved
-                 * are gone already */
-                for (uint32_t r = k; r < q; r++)
-                    if (level[ent[r].part] == lv) {
-                        grp[ng++] = ent[r].part;
-                        g.mark[ent[r].part] = 1;
-                    }
-                for (uint32_t r = 0; r < ng; r++) {
-                    uint32_t br = rg_bound(&g, grp[r]);
-                    if (br < b)
-                        b = br;
-                    for (int e = 0; e < 2; e++) {
-                        uint32_t x = rg_rank(&g, grp[r], e);
-                        if (g.cnt[x]++ == 0)
-                            xs[nx++] = x;
-                    }
-                }
-                if (ng > 0 && b != UINT32_MAX && b > lv)
-                    for (uint32_t v = lv + 1; v <= b && v <= maxl; v++) {
-                        int d = rg_delta(&g, xs, nx, lv, v);
-                        if (d < bestd) {
-                            bestd = d;
-                            best = v;
+            /* whole connected sets of ranks first (a rank that waits at
+             * this level for a neighbour that waits for another ...),
+             * then each rank's transfers */
+            for (int kind = 0; kind < 2; kind++) {
+                uint32_t n = 0;
+                for (uint32_t k = i; k < j; k++)
+                    if (m->parts[by[k]].kind == P_R && level[by[k]] == lv) {
+                        uint32_t x = rg_rank(&g, by[k], 0);
+                        uint32_t y = rg_rank(&g, by[k], 1);
+                        if (kind == 0) {
+                            uf[x] = uf[x] == UINT32_MAX ? x : uf[x];
+                            uf[y] = uf[y] == UINT32_MAX ? y : uf[y];
+                            x = uf_find(uf, x);
+                            y = uf_find(uf, y);
+                            if (x != y)
+                                uf[x] = y;
+                        } else {
+                            ent[n++] = (rg_ent_t){ x, by[k] };
+                            ent[n++] = (rg_ent_t){ y, by[k] };
                         }
                     }
-                if (best != lv && bestd <= 0) {
-                    for (uint32_t r = 0; r < nx; r++) {
-                        g.occ[(size_t)xs[r] * g.L + lv] -= g.cnt[xs[r]];
-                        g.occ[(size_t)xs[r] * g.L + best] += g.cnt[xs[r]];
-                    }
-                    for (uint32_t r = 0; r < ng; r++)
-                        level[grp[r]] = best;
-                    moved = true;
+                if (kind == 0) {
+                    for (uint32_t k = i; k < j; k++)
+                        if (m->parts[by[k]].kind == P_R &&
+                            level[by[k]] == lv)
+                            ent[n++] = (rg_ent_t){
+                                uf_find(uf, rg_rank(&g, by[k], 0)), by[k] };
+                    for (uint32_t k = i; k < j; k++)
+                        if (m->parts[by[k]].kind == P_R) {
+                            uf[rg_rank(&g, by[k], 0)] = UINT32_MAX;
+                            uf[rg_rank(&g, by[k], 1)] = UINT32_MAX;
+                        }
                 }
-                for (uint32_t r = 0; r < nx; r++)
-                    g.cnt[xs[r]] = 0;
-                for (uint32_t r = 0; r < ng; r++)
-                    g.mark[grp[r]] = 0;
-                k = q;
+                qsort(ent, n, sizeof(*ent), rg_ent_cmp);
+                for (uint32_t k = 0; k < n;) {
+                    uint32_t q = k, ng = 0;
+                    while (q < n && ent[q].rank == ent[k].rank)
+                        q++;
+                    /* members an earlier group of this level moved are
+                     * gone already */
+                    for (uint32_t r = k; r < q; r++)
+                        if (level[ent[r].part] == lv)
+                            grp[ng++] = ent[r].part;
+                    if (ng > 0 && rg_move(&g, grp, ng, lv, maxl, xs))
+                        moved = true;
+                    k = q;
+                }
             }
             i = j;
         }
@@ -1580,6 +1634,7 @@ cleanup:
     free(ent);
     free(xs);
     free(grp);
+    free(uf);
     return st;
 }
 
