@@ -1382,11 +1382,11 @@ static uint32_t rg_rank(const rg_t *g, uint32_t p, int end)
     return m->tbs[m->steps[m->parts[q].step].tb].gpu;
 }
 
-/* Latest level p may take (UINT32_MAX: nothing waits for it); edges to
- * marked parts (moving along at the same level) do not bind. */
+/* Latest level p may take (the last level when nothing waits for it);
+ * edges to marked parts (moving along at the same level) do not bind. */
 static uint32_t rg_bound(const rg_t *g, uint32_t p)
 {
-    uint32_t b = UINT32_MAX;
+    uint32_t b = (uint32_t)g->L - 1;
     for (uint32_t k = g->off[p]; k < g->off[p + 1]; k++) {
         const edge_t *ed = &g->m->edges[g->adj[k]];
         if (g->mark[ed->v] && ed->w == 0)

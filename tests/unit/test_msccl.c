@@ -357,10 +357,6 @@ static const struct known {
     { "dgx-h100", "milp", CCS_COLL_REDUCE, "lanes" },
     { "dgx-h100", "milp", CCS_COLL_BROADCAST, "lanes" },
     { "torus:4x4", "milp", CCS_COLL_REDUCE, "lanes" },
-    /* ranks idle for a step: waiting for the previous step a rank took
-     * part in lets some of a rank's transfers of one step start a step
-     * early, which splits the step's group in the lock-step model */
-    { "torus:4x4", "multitree", CCS_COLL_REDUCESCATTER, "step order" },
 };
 
 static bool is_known(const char *topo, const char *algo, ccs_coll_t coll)
