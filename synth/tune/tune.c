@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "planset.h"
 #include "algo.h"
 #include "sim_cost.h"
 #include "tune.h"
@@ -912,12 +913,17 @@ cleanup:
     return st;
 }
 
+/* Start of range k: the first tuned size it won (what tuning.json's
+ * min_bytes says, but for range 0, whose start the rule makes moot). */
+static double tune_range_start(const void *ctx, uint32_t k)
+{
+    const tune_result_t *r = ctx;
+
+    return r->points[r->ranges[k].first].size_bytes;
+}
+
+/* The runtime's rule, so that the table and libccs's pick agree. */
 uint32_t tune_lookup(const tune_result_t *r, double bytes)
 {
-    uint32_t k = 0;
-
-    while (k + 1 < r->nranges &&
-           r->points[r->ranges[k + 1].first].size_bytes <= bytes)
-        k++;
-    return k;
+    return ccs_planset_pick_range(r->nranges, bytes, tune_range_start, r);
 }
