@@ -42,6 +42,7 @@
 #include "algo.h"
 #include "ring.h"
 #include "stragglar_int.h"
+#include "stragglar_topo.h"
 
 uint32_t stragglar_lower_bound(uint32_t n)
 {
@@ -249,6 +250,10 @@ static ccs_status_t build_stragglar(const topo_t *t, const algo_params_t *p,
     st = check_stragglar(t, p, err);
     if (st != CCS_OK)
         return st;
+    /* Beyond one switch the cost after arrival is set by the servers' NICs,
+     * not by rounds: the topology-aware builder serves those. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return stragglar_topo_build(t, p, out, rep, err);
     st = stragglar_plan(n, &pl, err);
     if (st != CCS_OK)
         goto cleanup;

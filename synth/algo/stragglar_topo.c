@@ -1,0 +1,500 @@
+/*
+ * stragglar_topo.c - StragglAR beyond one switch: a straggler-aware
+ * allreduce for clusters of servers (GPUs on an NVSwitch or an NVLink
+ * mesh, NICs per server or per GPU, a network between the servers).
+ *
+ * The idea is StragglAR's (stragglar.txt, section 3): while the straggler
+ * sigma is late the others do every piece of work that does not need its
+ * data, and once it arrives as little as possible is left.  On one switch
+ * that is Algorithm 1's rounds (algo_stragglar.c); across servers the cost
+ * after arrival is set by cuts, not by rounds: sigma's s bytes must leave
+ * it, must leave its server V through V's NICs and must enter every other
+ * server through that server's NICs (docs/stragglar-topo.md derives the
+ * bound; sim_bound.c computes it).  This builder is shaped to make every
+ * such cut carry s bytes once, concurrently:
+ *
+ * Lanes.  V's G GPUs v_0..v_{G-1} are the lanes (sigma's own is lane ls).
+ * Lane l owns 1/G of the buffer and leaves V through v_l's NIC (with one
+ * NIC per server every lane shares it).  A lane is K blocks (pipelining),
+ * a block is R pieces, one per other server W_0..W_{R-1}:
+ * chunk(l, k, j) = (l K + k) R + j, C = G K R chunks.  The rail of lane l
+ * in server W is W's GPU l mod |W|.
+ *
+ * Phase 0 (without sigma; it may run before sigma arrives):
+ *   1. in every server, a ring reduce-scatter among its non-stragglers,
+ *      lane l going to its entry e(l) in V (v_l, or h = v_{ls+1} for
+ *      sigma's lane) and to its rail elsewhere: (q-1) steps of s/q;
+ *   2. one step per other server W_j: the rails send their partials to the
+ *      entries, which reduce (R steps; s bytes into V per step).
+ *   Afterwards e(l) holds lane l reduced over all n-1 non-stragglers.
+ * Phase 1 (needs sigma), software-pipelined over the K blocks, step t:
+ *   A (block t)   sigma sends its block to v_l, which reduces into the
+ *                 pre-reduced one (lane ls: h sends the pre-reduced block
+ *                 to sigma, which reduces): the final block;
+ *   B (block t-1) the final block goes from v_l (sigma for ls) to every
+ *                 other GPU of V over NVLink, and piece j of it over v_l's
+ *                 NIC to the rail of W_j;
+ *   C (block t-2) each rail sends its piece to its server's GPUs and to
+ *                 the same rail of the other servers (NIC);
+ *   D (block t-3) (R > 1) rails pass the pieces of the other servers on
+ *                 to their server's GPUs.
+ *   K + 2 (R = 1) or K + 3 steps.
+ *
+ * Cost after arrival (a_n = GPU-NIC-net-NIC-GPU latency, b_V = V's NIC
+ * bandwidth, b_W the smallest other server's, b_nv sigma's NVLink): the
+ * steps are paced by their NIC transfers, about
+ *     (K + 2) a_n + s / min(b_V, b_W) + s/K (1/b_nv + 1/(G b_nv))
+ * against the bound a_n + s / min(b_V, b_W, ...): K trades the pipeline's
+ * fill (first and last blocks on NVLink) against one latency per step.
+ * With K = 1 the same builder is the plain hierarchical scheme.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stragglar_topo.h"
+
+/* Default blocks per lane when neither --pipeline nor --size is given. */
+#define STOPO_DEFAULT_BLOCKS 12u
+#define STOPO_MAX_BLOCKS 64u
+
+typedef struct stopo {
+    const topo_t *t;
+    ccs_sched_t *s;          /* borrowed: the schedule being built */
+    uint32_t n, ns;          /* ranks, servers */
+    uint32_t *off;           /* owned; [ns + 1] server w's ranks are */
+    uint32_t *rk;            /*  rk[off[w] .. off[w+1]) (owned; [n]) */
+    uint32_t *remote;        /* owned; [ns - 1] the other servers */
+    uint32_t nr;             /* R = ns - 1 */
+    uint32_t V, G, ls;       /* sigma's server, its size, sigma's lane */
+    uint32_t sigma, h;       /* the straggler; the entry of its lane */
+    uint32_t K;              /* blocks per lane */
+    uint32_t P;              /* chunks per piece: G - 1 sub-parts, so
+                                that sigma's lane can be spread over its
+                                peers (phase 1, stage B) */
+} stopo_t;
+
+static int32_t rank_server(const topo_t *t, uint32_t r)
+{
+    return t->nodes[t->rank_node[r]].server;
+}
+
+static uint32_t srv_size(const stopo_t *c, uint32_t w)
+{
+    return c->off[w + 1] - c->off[w];
+}
+
+static uint32_t vgpu(const stopo_t *c, uint32_t l)
+{
+    return c->rk[c->off[c->V] + l];
+}
+
+/* Lane l's rail in server w. */
+static uint32_t rail(const stopo_t *c, uint32_t l, uint32_t w)
+{
+    return c->rk[c->off[w] + l % srv_size(c, w)];
+}
+
+static uint32_t entry(const stopo_t *c, uint32_t l)
+{
+    return l == c->ls ? c->h : vgpu(c, l);
+}
+
+/* First chunk of piece j of block k of lane l; a piece is P chunks, a
+ * block R pieces, a lane K blocks. */
+static uint32_t chunk(const stopo_t *c, uint32_t l, uint32_t k, uint32_t j)
+{
+    return ((l * c->K + k) * c->nr + j) * c->P;
+}
+
+/* Chunks of a block, of a lane. */
+static uint32_t block_len(const stopo_t *c)
+{
+    return c->nr * c->P;
+}
+
+static uint32_t sigma_of(const topo_t *t, int32_t straggler)
+{
+    return straggler >= 0 ? (uint32_t)straggler : (uint32_t)t->ngpus - 1;
+}
+
+bool stragglar_topo_applies(const topo_t *t, int32_t straggler)
+{
+    uint32_t sigma = sigma_of(t, straggler), mates = 0;
+    int32_t v;
+
+    if (t->nservers < 2 || topo_is_uniform_switch(t) ||
+        sigma >= (uint32_t)t->ngpus)
+        return false;
+    v = rank_server(t, sigma);
+    for (uint32_t r = 0; r < (uint32_t)t->ngpus; r++)
+        mates += r != sigma && rank_server(t, r) == v;
+    return mates >= 1;
+}
+
+/* Smallest total bandwidth of the links leaving any one server's nodes
+ * (its NICs' uplinks): the rate at which lanes cross the network. */
+static double min_server_out_bw(const topo_t *t)
+{
+    double best = 0;
+    for (int32_t w = 0; w < t->nservers; w++) {
+        double bw = 0;
+        for (int32_t i = 0; i < t->nlinks; i++) {
+            const topo_link_t *k = &t->links[i];
+            if (t->nodes[k->src].server == w && t->nodes[k->dst].server != w)
+                bw += k->bw_Bps;
+        }
+        if (bw > 0 && (best == 0 || bw < best))
+            best = bw;
+    }
+    return best;
+}
+
+static double max_link_alpha_sum(const topo_t *t)
+{
+    double a = 0;
+    for (int32_t i = 0; i < t->nlinks; i++)
+        if (t->links[i].alpha_s > a)
+            a = t->links[i].alpha_s;
+    return 4 * a;   /* GPU-NIC-net-NIC-GPU: four hops at most this each */
+}
+
+uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
+{
+    double bw, a, k;
+
+    if (p->pipeline > 1)
+        return p->pipeline > STOPO_MAX_BLOCKS ? STOPO_MAX_BLOCKS
+                                              : p->pipeline;
+    if (p->size_bytes <= 0)
+        return STOPO_DEFAULT_BLOCKS;
+    /* Minimise K a + f s / K, f s being the fill (one block's NVLink
+     * stages at each end, about 1/8 of the NIC time of the whole buffer on
+     * the clusters measured): K = sqrt(f s / a). */
+    bw = min_server_out_bw(t);
+    a = max_link_alpha_sum(t);
+    if (bw <= 0 || a <= 0)
+        return STOPO_DEFAULT_BLOCKS;
+    k = sqrt(p->size_bytes / bw / 8.0 / a);
+    if (k < 2)
+        k = 2;
+    if (k > STOPO_MAX_BLOCKS)
+        k = STOPO_MAX_BLOCKS;
+    return (uint32_t)lround(k);
+}
+
+/* Group the ranks by server; find sigma's server, its lane and h. */
+static ccs_status_t stopo_init(stopo_t *c, const topo_t *t,
+                               const algo_params_t *p, ccs_err_t *err)
+{
+    uint32_t n = (uint32_t)t->ngpus, ns = (uint32_t)t->nservers, j = 0;
+    uint32_t *fill = NULL;
+    ccs_status_t st = CCS_OK;
+
+    memset(c, 0, sizeof(*c));
+    c->t = t;
+    c->n = n;
+    c->ns = ns;
+    c->nr = ns - 1;
+    c->sigma = sigma_of(t, p->straggler);
+    c->off = calloc(ns + 1, sizeof(*c->off));     /* owned by c */
+    c->rk = malloc(n * sizeof(*c->rk));           /* owned by c */
+    c->remote = malloc(ns * sizeof(*c->remote));  /* owned by c */
+    fill = calloc(ns, sizeof(*fill));             /* owned here */
+    if (c->off == NULL || c->rk == NULL || c->remote == NULL ||
+        fill == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+        goto cleanup;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        int32_t w = rank_server(t, r);
+        if (w < 0 || (uint32_t)w >= ns) {
+            st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                             "stragglar: rank %u is in no server", r);
+            goto cleanup;
+        }
+        c->off[w + 1]++;
+    }
+    for (uint32_t w = 0; w < ns; w++)
+        c->off[w + 1] += c->off[w];
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t w = (uint32_t)rank_server(t, r);
+        c->rk[c->off[w] + fill[w]++] = r;
+    }
+    c->V = (uint32_t)rank_server(t, c->sigma);
+    c->G = srv_size(c, c->V);
+    for (uint32_t l = 0; l < c->G; l++)
+        if (vgpu(c, l) == c->sigma)
+            c->ls = l;
+    c->h = vgpu(c, (c->ls + 1) % c->G);
+    for (uint32_t w = 0; w < ns; w++)
+        if (w != c->V)
+            c->remote[j++] = w;
+    c->K = stragglar_topo_blocks(t, p);
+    c->P = c->G - 1;
+    if ((uint64_t)c->G * c->K * c->nr * c->P > CCS_MAX_CHUNKS)
+        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                         "stragglar: %u lanes x %u blocks x %u servers "
+                         "exceed %u chunks", c->G, c->K, c->nr,
+                         CCS_MAX_CHUNKS);
+cleanup:
+    free(fill);
+    return st;
+}
+
+static void stopo_free(stopo_t *c)
+{
+    free(c->off);
+    free(c->rk);
+    free(c->remote);
+}
+
+/* ---- Phase 0 ---- */
+
+/* Server w's non-stragglers in rank order: writes them to m[], returns
+ * their count q; own[l] gets the index in m[] of lane l's owner. */
+static uint32_t members(const stopo_t *c, uint32_t w, uint32_t *m,
+                        uint32_t *own)
+{
+    uint32_t q = 0;
+
+    for (uint32_t i = c->off[w]; i < c->off[w + 1]; i++)
+        if (c->rk[i] != c->sigma)
+            m[q++] = c->rk[i];
+    for (uint32_t l = 0; l < c->G; l++) {
+        uint32_t o = w == c->V ? entry(c, l) : rail(c, l, w);
+        for (uint32_t i = 0; i < q; i++)
+            if (m[i] == o)
+                own[l] = i;
+    }
+    return q;
+}
+
+/* Ring reduce-scatter of every server at once, lanes as segments: in step
+ * t member i sends the lanes owned by member i-t-1 to member i+1, which
+ * adds its own IN; a lane reaches its owner after q-1 steps. */
+static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
+                                 ccs_err_t *err)
+{
+    uint32_t steps = 0, lane = c->K * block_len(c), base = c->s->nsteps;
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t w = 0; w < c->ns; w++) {
+        uint32_t q = members(c, w, m, own);
+        if (q > 1 && q - 1 > steps)
+            steps = q - 1;
+    }
+    for (uint32_t t = 0; t < steps && st == CCS_OK; t++) {
+        uint32_t step;
+        st = ccs_sched_add_step(c->s, 0, &step, err);
+    }
+    for (uint32_t w = 0; w < c->ns && st == CCS_OK; w++) {
+        uint32_t q = members(c, w, m, own);
+        for (uint32_t t = 0; t + 1 < q && st == CCS_OK; t++) {
+            for (uint32_t i = 0; i < q && st == CCS_OK; i++) {
+                uint32_t seg = (i + 2 * q - t - 1) % q;
+                for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
+                    if (own[l] != seg)
+                        continue;
+                    st = ccs_sched_xfer_reduce_from(
+                        c->s, base + t, m[i], t == 0 ? CCS_BUF_IN
+                                                     : CCS_BUF_OUT,
+                        l * lane, m[(i + 1) % q], CCS_BUF_OUT, l * lane,
+                        CCS_BUF_IN, l * lane, lane, err);
+                }
+            }
+        }
+    }
+    return st;
+}
+
+/* One step per other server: its rails hand their partials to the
+ * entries in V, which reduce. */
+static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, uint32_t *own,
+                                 ccs_err_t *err)
+{
+    uint32_t lane = c->K * block_len(c);
+    uint32_t qv = members(c, c->V, m, own);
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t j = 0; j < c->nr && st == CCS_OK; j++) {
+        uint32_t w = c->remote[j], step;
+        uint32_t qw = members(c, w, m, own);
+        st = ccs_sched_add_step(c->s, 0, &step, err);
+        for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
+            /* A partial is in OUT once a reduce-scatter or an earlier
+             * step wrote it, else it is the rank's own IN. */
+            ccs_buf_t sb = qw > 1 ? CCS_BUF_OUT : CCS_BUF_IN;
+            ccs_buf_t ob = qv > 1 || j > 0 ? CCS_BUF_OUT : CCS_BUF_IN;
+            st = ccs_sched_xfer_reduce_from(c->s, step, rail(c, l, w), sb,
+                                            l * lane, entry(c, l),
+                                            CCS_BUF_OUT, l * lane, ob,
+                                            l * lane, lane, err);
+        }
+    }
+    return st;
+}
+
+/* ---- Phase 1 ---- */
+
+static ccs_status_t copy_to(const stopo_t *c, uint32_t step, uint32_t src,
+                            uint32_t dst, uint32_t ch, uint32_t cnt,
+                            ccs_err_t *err)
+{
+    return ccs_sched_xfer(c->s, step, src, CCS_BUF_OUT, ch, dst, CCS_BUF_OUT,
+                          ch, cnt, false, err);
+}
+
+/* Send chunk ch from `from` to every other GPU of server w. */
+static ccs_status_t to_server(const stopo_t *c, uint32_t step, uint32_t from,
+                              uint32_t w, uint32_t ch, uint32_t cnt,
+                              ccs_err_t *err)
+{
+    ccs_status_t st = CCS_OK;
+    for (uint32_t i = c->off[w]; i < c->off[w + 1] && st == CCS_OK; i++)
+        if (c->rk[i] != from)
+            st = copy_to(c, step, from, c->rk[i], ch, cnt, err);
+    return st;
+}
+
+/* The i-th GPU of V other than sigma. */
+static uint32_t vpeer(const stopo_t *c, uint32_t i)
+{
+    return vgpu(c, i < c->ls ? i : i + 1);
+}
+
+/* Sub-part p of sigma's block k: chunk p of each of its R pieces. */
+static ccs_status_t subpart(const stopo_t *c, uint32_t step, uint32_t src,
+                            uint32_t dst, uint32_t k, uint32_t p,
+                            ccs_err_t *err)
+{
+    ccs_status_t st = CCS_OK;
+    for (uint32_t j = 0; j < c->nr && st == CCS_OK; j++)
+        st = copy_to(c, step, src, dst, chunk(c, c->ls, k, j) + p, 1, err);
+    return st;
+}
+
+static ccs_status_t phase1_step(const stopo_t *c, uint32_t step, uint32_t t,
+                                ccs_err_t *err)
+{
+    uint32_t K = c->K, R = c->nr, P = c->P, B = block_len(c);
+    ccs_status_t st = CCS_OK;
+
+    for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
+        /* A: sigma's block t meets the pre-reduced one. */
+        if (t < K) {
+            uint32_t c0 = chunk(c, l, t, 0);
+            if (l == c->ls)
+                st = ccs_sched_xfer_reduce_from(c->s, step, c->h,
+                                                CCS_BUF_OUT, c0, c->sigma,
+                                                CCS_BUF_OUT, c0, CCS_BUF_IN,
+                                                c0, B, err);
+            else
+                st = ccs_sched_xfer_reduce_from(c->s, step, c->sigma,
+                                                CCS_BUF_IN, c0, vgpu(c, l),
+                                                CCS_BUF_OUT, c0, CCS_BUF_OUT,
+                                                c0, B, err);
+        }
+        /* B: the final block t-1 to the rest of V, its pieces to the
+         * rails.  sigma already sends every other lane's block over
+         * NVLink in A, so its own goes out in G-1 sub-parts, one per peer,
+         * which pass them on in the next step (B2). */
+        if (st == CCS_OK && t >= 1 && t - 1 < K) {
+            uint32_t g = l == c->ls ? c->sigma : vgpu(c, l);
+            if (l == c->ls)
+                for (uint32_t i = 0; i < P && st == CCS_OK; i++)
+                    st = subpart(c, step, g, vpeer(c, i), t - 1, i, err);
+            else
+                st = to_server(c, step, g, c->V, chunk(c, l, t - 1, 0), B,
+                               err);
+            for (uint32_t j = 0; j < R && st == CCS_OK; j++)
+                st = copy_to(c, step, g, rail(c, l, c->remote[j]),
+                             chunk(c, l, t - 1, j), P, err);
+        }
+        if (st == CCS_OK && l == c->ls && t >= 2 && t - 2 < K)
+            for (uint32_t i = 0; i < P && st == CCS_OK; i++)
+                for (uint32_t x = 0; x < P && st == CCS_OK; x++)
+                    if (x != i)
+                        st = subpart(c, step, vpeer(c, i), vpeer(c, x),
+                                     t - 2, i, err);
+        /* C: each rail to its server and to the other servers' rails. */
+        if (st == CCS_OK && t >= 2 && t - 2 < K) {
+            for (uint32_t j = 0; j < R && st == CCS_OK; j++) {
+                uint32_t u = rail(c, l, c->remote[j]);
+                uint32_t ch = chunk(c, l, t - 2, j);
+                st = to_server(c, step, u, c->remote[j], ch, P, err);
+                for (uint32_t i = 0; i < R && st == CCS_OK; i++)
+                    if (i != j)
+                        st = copy_to(c, step, u, rail(c, l, c->remote[i]),
+                                     ch, P, err);
+            }
+        }
+        /* D: pieces from other servers' rails to the rest of the server. */
+        if (st == CCS_OK && R > 1 && t >= 3 && t - 3 < K) {
+            for (uint32_t i = 0; i < R && st == CCS_OK; i++) {
+                uint32_t u = rail(c, l, c->remote[i]);
+                for (uint32_t j = 0; j < R && st == CCS_OK; j++)
+                    if (j != i)
+                        st = to_server(c, step, u, c->remote[i],
+                                       chunk(c, l, t - 3, j), P, err);
+            }
+        }
+    }
+    return st;
+}
+
+ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
+                                  ccs_sched_t **out, algo_report_t *rep,
+                                  ccs_err_t *err)
+{
+    stopo_t c;
+    uint32_t *m = NULL, *own = NULL, p0 = 0, p1;
+    ccs_sched_t *s = NULL;
+    ccs_status_t st;
+
+    st = stopo_init(&c, t, p, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    m = malloc(c.n * sizeof(*m));        /* owned here */
+    own = calloc(c.G, sizeof(*own));     /* owned here */
+    if (m == NULL || own == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+        goto cleanup;
+    }
+    st = ccs_sched_create(CCS_COLL_ALLREDUCE, c.n, c.G * c.K * block_len(&c),
+                          "stragglar", &s, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    s->straggler = (int32_t)c.sigma;
+    c.s = s;
+    st = phase0_intra(&c, m, own, err);
+    if (st == CCS_OK)
+        st = phase0_inter(&c, m, own, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    p0 = s->nsteps;
+    p1 = c.K + 2 + (c.nr > 1);
+    for (uint32_t i = 0; i < p1 && st == CCS_OK; i++) {
+        uint32_t step;
+        st = ccs_sched_add_step(s, 1, &step, err);
+        if (st == CCS_OK)
+            st = phase1_step(&c, step, i, err);
+    }
+    if (st != CCS_OK)
+        goto cleanup;
+    algo_report_addf(rep, "stragglar: topology-aware: %u servers, "
+                     "straggler %u on a server of %u GPUs (lanes), %u "
+                     "blocks per lane, %u chunks", c.ns, c.sigma, c.G, c.K,
+                     c.G * c.K * block_len(&c));
+    algo_report_addf(rep, "stragglar: phase 0: %u steps (reduce-scatter in "
+                     "each server, %u to the straggler's server), phase 1: "
+                     "%u steps", p0, c.nr, p1);
+    *out = s;
+    s = NULL;
+cleanup:
+    free(m);
+    free(own);
+    stopo_free(&c);
+    ccs_sched_destroy(s);
+    return st;
+}
