@@ -57,6 +57,9 @@
 /* Default blocks per lane when neither --pipeline nor --size is given. */
 #define STOPO_DEFAULT_BLOCKS 12u
 #define STOPO_MAX_BLOCKS 64u
+#ifndef STOPO_TAPER
+#define STOPO_TAPER 2u
+#endif
 
 typedef struct stopo {
     const topo_t *t;
@@ -68,7 +71,10 @@ typedef struct stopo {
     uint32_t nr;             /* R = ns - 1 */
     uint32_t V, G, ls;       /* sigma's server, its size, sigma's lane */
     uint32_t sigma, h;       /* the straggler; the entry of its lane */
-    uint32_t K;              /* blocks per lane */
+    uint32_t K;              /* blocks per lane (tapered ends included) */
+    uint32_t U;              /* units per lane; block k is units
+                                bst[k] .. bst[k+1] */
+    uint32_t *bst;           /* owned; [K + 1] */
     uint32_t P;              /* chunks per piece: G - 1 sub-parts, so
                                 that sigma's lane can be spread over its
                                 peers (phase 1, stage B) */
@@ -100,17 +106,25 @@ static uint32_t entry(const stopo_t *c, uint32_t l)
     return l == c->ls ? c->h : vgpu(c, l);
 }
 
-/* First chunk of piece j of block k of lane l; a piece is P chunks, a
- * block R pieces, a lane K blocks. */
+/* Layout: lane l is R * U * P chunks; within it piece j (the part bound
+ * for server W_j) is U * P chunks, and block k of piece j is its units
+ * bst[k] .. bst[k+1], each unit P chunks (one per sub-part).  So a lane
+ * is contiguous (phase 0 moves it in one op) and so is a block's piece
+ * (one op per NIC transfer). */
 static uint32_t chunk(const stopo_t *c, uint32_t l, uint32_t k, uint32_t j)
 {
-    return ((l * c->K + k) * c->nr + j) * c->P;
+    return ((l * c->nr + j) * c->U + c->bst[k]) * c->P;
 }
 
-/* Chunks of a block, of a lane. */
-static uint32_t block_len(const stopo_t *c)
+/* Chunks of block k's piece; of a lane. */
+static uint32_t piece_len(const stopo_t *c, uint32_t k)
 {
-    return c->nr * c->P;
+    return (c->bst[k + 1] - c->bst[k]) * c->P;
+}
+
+static uint32_t lane_len(const stopo_t *c)
+{
+    return c->nr * c->U * c->P;
 }
 
 static uint32_t sigma_of(const topo_t *t, int32_t straggler)
@@ -168,19 +182,46 @@ uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
                                               : p->pipeline;
     if (p->size_bytes <= 0)
         return STOPO_DEFAULT_BLOCKS;
-    /* Minimise K a + f s / K, f s being the fill (one block's NVLink
-     * stages at each end, about 1/8 of the NIC time of the whole buffer on
-     * the clusters measured): K = sqrt(f s / a). */
+    /* Minimise K a + f s / K, f s being the pipeline's fill (the first
+     * and last blocks' NVLink stages, each about 0.8 of a block's NIC
+     * time): K = sqrt(f s / a) with f about the NIC time per byte; on
+     * cluster:2x8,nics=gpu this gives 8 at 256 MiB and 16 at 1 GiB, the
+     * best measured (docs/stragglar-topo.md). */
     bw = min_server_out_bw(t);
     a = max_link_alpha_sum(t);
     if (bw <= 0 || a <= 0)
         return STOPO_DEFAULT_BLOCKS;
-    k = sqrt(p->size_bytes / bw / 8.0 / a);
+    k = sqrt(p->size_bytes / bw / a);
     if (k < 2)
         k = 2;
     if (k > STOPO_MAX_BLOCKS)
         k = STOPO_MAX_BLOCKS;
     return (uint32_t)lround(k);
+}
+
+/* Block sizes: `full` blocks of 2^T units, with blocks of 1, 2, ..
+ * 2^(T-1) units before and after them.  The pipeline's fill is the first
+ * block's NVLink stage and the last block's spread inside the servers;
+ * small end blocks shrink both, and since a block's NVLink stage takes
+ * about 0.8 of its NIC time, doubling from one block to the next costs
+ * little. */
+static ccs_status_t stopo_blocks(stopo_t *c, uint32_t full, ccs_err_t *err)
+{
+    uint32_t T = STOPO_TAPER, k = 0;
+
+    c->K = full + 2 * T;
+    c->bst = malloc((c->K + 1) * sizeof(*c->bst));   /* owned by c */
+    if (c->bst == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+    c->bst[0] = 0;
+    for (uint32_t i = 0; i < T; i++, k++)
+        c->bst[k + 1] = c->bst[k] + (1u << i);
+    for (uint32_t i = 0; i < full; i++, k++)
+        c->bst[k + 1] = c->bst[k] + (1u << T);
+    for (uint32_t i = T; i-- > 0; k++)
+        c->bst[k + 1] = c->bst[k] + (1u << i);
+    c->U = c->bst[c->K];
+    return CCS_OK;
 }
 
 /* Group the ranks by server; find sigma's server, its lane and h. */
@@ -230,13 +271,13 @@ static ccs_status_t stopo_init(stopo_t *c, const topo_t *t,
     for (uint32_t w = 0; w < ns; w++)
         if (w != c->V)
             c->remote[j++] = w;
-    c->K = stragglar_topo_blocks(t, p);
     c->P = c->G - 1;
-    if ((uint64_t)c->G * c->K * c->nr * c->P > CCS_MAX_CHUNKS)
+    st = stopo_blocks(c, stragglar_topo_blocks(t, p), err);
+    if (st == CCS_OK && (uint64_t)c->G * lane_len(c) > CCS_MAX_CHUNKS)
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
-                         "stragglar: %u lanes x %u blocks x %u servers "
-                         "exceed %u chunks", c->G, c->K, c->nr,
-                         CCS_MAX_CHUNKS);
+                         "stragglar: %u lanes x %u units x %u servers x %u "
+                         "sub-parts exceed %u chunks", c->G, c->U, c->nr,
+                         c->P, CCS_MAX_CHUNKS);
 cleanup:
     free(fill);
     return st;
@@ -244,6 +285,7 @@ cleanup:
 
 static void stopo_free(stopo_t *c)
 {
+    free(c->bst);
     free(c->off);
     free(c->rk);
     free(c->remote);
@@ -276,7 +318,7 @@ static uint32_t members(const stopo_t *c, uint32_t w, uint32_t *m,
 static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
                                  ccs_err_t *err)
 {
-    uint32_t steps = 0, lane = c->K * block_len(c), base = c->s->nsteps;
+    uint32_t steps = 0, lane = lane_len(c), base = c->s->nsteps;
     ccs_status_t st = CCS_OK;
 
     for (uint32_t w = 0; w < c->ns; w++) {
@@ -313,7 +355,7 @@ static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
 static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, uint32_t *own,
                                  ccs_err_t *err)
 {
-    uint32_t lane = c->K * block_len(c);
+    uint32_t lane = lane_len(c);
     uint32_t qv = members(c, c->V, m, own);
     ccs_status_t st = CCS_OK;
 
@@ -363,37 +405,39 @@ static uint32_t vpeer(const stopo_t *c, uint32_t i)
     return vgpu(c, i < c->ls ? i : i + 1);
 }
 
-/* Sub-part p of sigma's block k: chunk p of each of its R pieces. */
+/* Sub-part p of sigma's block k: chunk p of each of its units. */
 static ccs_status_t subpart(const stopo_t *c, uint32_t step, uint32_t src,
                             uint32_t dst, uint32_t k, uint32_t p,
                             ccs_err_t *err)
 {
     ccs_status_t st = CCS_OK;
     for (uint32_t j = 0; j < c->nr && st == CCS_OK; j++)
-        st = copy_to(c, step, src, dst, chunk(c, c->ls, k, j) + p, 1, err);
+        for (uint32_t u = 0; u < piece_len(c, k) && st == CCS_OK; u += c->P)
+            st = copy_to(c, step, src, dst, chunk(c, c->ls, k, j) + u + p,
+                         1, err);
     return st;
 }
 
 static ccs_status_t phase1_step(const stopo_t *c, uint32_t step, uint32_t t,
                                 ccs_err_t *err)
 {
-    uint32_t K = c->K, R = c->nr, P = c->P, B = block_len(c);
+    uint32_t K = c->K, R = c->nr, P = c->P;
     ccs_status_t st = CCS_OK;
 
     for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
         /* A: sigma's block t meets the pre-reduced one. */
-        if (t < K) {
-            uint32_t c0 = chunk(c, l, t, 0);
+        for (uint32_t j = 0; t < K && j < R && st == CCS_OK; j++) {
+            uint32_t c0 = chunk(c, l, t, j), len = piece_len(c, t);
             if (l == c->ls)
                 st = ccs_sched_xfer_reduce_from(c->s, step, c->h,
                                                 CCS_BUF_OUT, c0, c->sigma,
                                                 CCS_BUF_OUT, c0, CCS_BUF_IN,
-                                                c0, B, err);
+                                                c0, len, err);
             else
                 st = ccs_sched_xfer_reduce_from(c->s, step, c->sigma,
                                                 CCS_BUF_IN, c0, vgpu(c, l),
                                                 CCS_BUF_OUT, c0, CCS_BUF_OUT,
-                                                c0, B, err);
+                                                c0, len, err);
         }
         /* B: the final block t-1 to the rest of V, its pieces to the
          * rails.  sigma already sends every other lane's block over
@@ -401,15 +445,17 @@ static ccs_status_t phase1_step(const stopo_t *c, uint32_t step, uint32_t t,
          * which pass them on in the next step (B2). */
         if (st == CCS_OK && t >= 1 && t - 1 < K) {
             uint32_t g = l == c->ls ? c->sigma : vgpu(c, l);
+            uint32_t len = piece_len(c, t - 1);
             if (l == c->ls)
                 for (uint32_t i = 0; i < P && st == CCS_OK; i++)
                     st = subpart(c, step, g, vpeer(c, i), t - 1, i, err);
             else
-                st = to_server(c, step, g, c->V, chunk(c, l, t - 1, 0), B,
-                               err);
+                for (uint32_t j = 0; j < R && st == CCS_OK; j++)
+                    st = to_server(c, step, g, c->V, chunk(c, l, t - 1, j),
+                                   len, err);
             for (uint32_t j = 0; j < R && st == CCS_OK; j++)
                 st = copy_to(c, step, g, rail(c, l, c->remote[j]),
-                             chunk(c, l, t - 1, j), P, err);
+                             chunk(c, l, t - 1, j), len, err);
         }
         if (st == CCS_OK && l == c->ls && t >= 2 && t - 2 < K)
             for (uint32_t i = 0; i < P && st == CCS_OK; i++)
@@ -419,24 +465,26 @@ static ccs_status_t phase1_step(const stopo_t *c, uint32_t step, uint32_t t,
                                      t - 2, i, err);
         /* C: each rail to its server and to the other servers' rails. */
         if (st == CCS_OK && t >= 2 && t - 2 < K) {
+            uint32_t len = piece_len(c, t - 2);
             for (uint32_t j = 0; j < R && st == CCS_OK; j++) {
                 uint32_t u = rail(c, l, c->remote[j]);
                 uint32_t ch = chunk(c, l, t - 2, j);
-                st = to_server(c, step, u, c->remote[j], ch, P, err);
+                st = to_server(c, step, u, c->remote[j], ch, len, err);
                 for (uint32_t i = 0; i < R && st == CCS_OK; i++)
                     if (i != j)
                         st = copy_to(c, step, u, rail(c, l, c->remote[i]),
-                                     ch, P, err);
+                                     ch, len, err);
             }
         }
         /* D: pieces from other servers' rails to the rest of the server. */
         if (st == CCS_OK && R > 1 && t >= 3 && t - 3 < K) {
+            uint32_t len = piece_len(c, t - 3);
             for (uint32_t i = 0; i < R && st == CCS_OK; i++) {
                 uint32_t u = rail(c, l, c->remote[i]);
                 for (uint32_t j = 0; j < R && st == CCS_OK; j++)
                     if (j != i)
                         st = to_server(c, step, u, c->remote[i],
-                                       chunk(c, l, t - 3, j), P, err);
+                                       chunk(c, l, t - 3, j), len, err);
             }
         }
     }
@@ -461,7 +509,7 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
-    st = ccs_sched_create(CCS_COLL_ALLREDUCE, c.n, c.G * c.K * block_len(&c),
+    st = ccs_sched_create(CCS_COLL_ALLREDUCE, c.n, c.G * lane_len(&c),
                           "stragglar", &s, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -485,7 +533,7 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
     algo_report_addf(rep, "stragglar: topology-aware: %u servers, "
                      "straggler %u on a server of %u GPUs (lanes), %u "
                      "blocks per lane, %u chunks", c.ns, c.sigma, c.G, c.K,
-                     c.G * c.K * block_len(&c));
+                     c.G * lane_len(&c));
     algo_report_addf(rep, "stragglar: phase 0: %u steps (reduce-scatter in "
                      "each server, %u to the straggler's server), phase 1: "
                      "%u steps", p0, c.nr, p1);
