@@ -15,38 +15,48 @@
  *
  * Lanes.  V's G GPUs v_0..v_{G-1} are the lanes (sigma's own is lane ls).
  * Lane l owns 1/G of the buffer and leaves V through v_l's NIC (with one
- * NIC per server every lane shares it).  A lane is K blocks (pipelining),
- * a block is R pieces, one per other server W_0..W_{R-1}:
- * chunk(l, k, j) = (l K + k) R + j, C = G K R chunks.  The rail of lane l
- * in server W is W's GPU l mod |W|.
+ * NIC per server every lane shares it).  Within a lane, piece j is the part
+ * bound for the other server W_j (R = servers - 1 pieces); each piece is
+ * cut into blocks k = 0..K-1 for pipelining (blocks of 2^T units, with
+ * blocks of 1, 2, .., 2^(T-1) units at both ends, T = STOPO_TAPER), and
+ * each unit into P = G-1 chunks, the sub-parts by which sigma's own lane
+ * is spread over its G-1 peers.  The rail of lane l in server W is W's
+ * GPU l mod |W|.
  *
  * Phase 0 (without sigma; it may run before sigma arrives):
- *   1. in every server, a ring reduce-scatter among its non-stragglers,
- *      lane l going to its entry e(l) in V (v_l, or h = v_{ls+1} for
- *      sigma's lane) and to its rail elsewhere: (q-1) steps of s/q;
- *   2. one step per other server W_j: the rails send their partials to the
- *      entries, which reduce (R steps; s bytes into V per step).
- *   Afterwards e(l) holds lane l reduced over all n-1 non-stragglers.
- * Phase 1 (needs sigma), software-pipelined over the K blocks, step t:
- *   A (block t)   sigma sends its block to v_l, which reduces into the
- *                 pre-reduced one (lane ls: h sends the pre-reduced block
- *                 to sigma, which reduces): the final block;
- *   B (block t-1) the final block goes from v_l (sigma for ls) to every
- *                 other GPU of V over NVLink, and piece j of it over v_l's
- *                 NIC to the rail of W_j;
+ *   1. in every server, a ring reduce-scatter among its non-stragglers
+ *      onto the chunks' owners: in V lane l goes to v_l and sigma's lane,
+ *      sub-part p, to its p-th peer; elsewhere lane l goes to its rail.
+ *      q-1 steps of about s/q on NVLink (q = GPUs in the server, minus
+ *      sigma in V);
+ *   2. a binomial tree across the servers, V at the root, rail to rail:
+ *      ceil(log2 servers) steps, s bytes over each sending server's NICs.
+ *   Afterwards each chunk's owner in V holds it reduced over all n-1
+ *   non-stragglers.
+ * Phase 1 (needs sigma), software-pipelined over the blocks, step t:
+ *   A (block t)   sigma sends its block of lane l to v_l, which reduces it
+ *                 into the pre-reduced one; for lane ls the peers send
+ *                 their sub-parts to sigma, which reduces: final blocks;
+ *   B (block t-1) each final block goes from v_l to every other GPU of V
+ *                 over NVLink (sigma's own as one sub-part per peer, which
+ *                 the peers pass on in the next step: sigma's NVLink
+ *                 already carries every other lane's block in A), and its
+ *                 piece j over v_l's NIC to lane l's rail in W_j;
  *   C (block t-2) each rail sends its piece to its server's GPUs and to
- *                 the same rail of the other servers (NIC);
- *   D (block t-3) (R > 1) rails pass the pieces of the other servers on
- *                 to their server's GPUs.
+ *                 lane l's rail in the other servers (NIC);
+ *   D (block t-3) (R > 1) rails pass the other servers' pieces on to
+ *                 their server's GPUs.
  *   K + 2 (R = 1) or K + 3 steps.
  *
- * Cost after arrival (a_n = GPU-NIC-net-NIC-GPU latency, b_V = V's NIC
- * bandwidth, b_W the smallest other server's, b_nv sigma's NVLink): the
+ * Cost after arrival (a_n = GPU-NIC-net-NIC-GPU latency, b_V = bandwidth
+ * of V's NICs, b_W the smallest other server's, b_nv sigma's NVLink): the
  * steps are paced by their NIC transfers, about
- *     (K + 2) a_n + s / min(b_V, b_W) + s/K (1/b_nv + 1/(G b_nv))
- * against the bound a_n + s / min(b_V, b_W, ...): K trades the pipeline's
- * fill (first and last blocks on NVLink) against one latency per step.
- * With K = 1 the same builder is the plain hierarchical scheme.
+ *     (K + 2) a_n + s / min(b_V, b_W) + fill,
+ * the fill being the first block's stage A and the last block's spread
+ * inside the servers (about 0.8 of a block's NIC time each on a DGX-like
+ * server, smaller with the tapered end blocks), against the bound
+ * a_n + s / min(b_V, b_W, ...) (sim_bound.h): K trades the fill against one
+ * latency per step.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -70,7 +80,7 @@ typedef struct stopo {
     uint32_t *remote;        /* owned; [ns - 1] the other servers */
     uint32_t nr;             /* R = ns - 1 */
     uint32_t V, G, ls;       /* sigma's server, its size, sigma's lane */
-    uint32_t sigma, h;       /* the straggler; the entry of its lane */
+    uint32_t sigma;          /* the straggler */
     uint32_t K;              /* blocks per lane (tapered ends included) */
     uint32_t U;              /* units per lane; block k is units
                                 bst[k] .. bst[k+1] */
@@ -99,11 +109,6 @@ static uint32_t vgpu(const stopo_t *c, uint32_t l)
 static uint32_t rail(const stopo_t *c, uint32_t l, uint32_t w)
 {
     return c->rk[c->off[w] + l % srv_size(c, w)];
-}
-
-static uint32_t entry(const stopo_t *c, uint32_t l)
-{
-    return l == c->ls ? c->h : vgpu(c, l);
 }
 
 /* Layout: lane l is R * U * P chunks; within it piece j (the part bound
@@ -267,7 +272,6 @@ static ccs_status_t stopo_init(stopo_t *c, const topo_t *t,
     for (uint32_t l = 0; l < c->G; l++)
         if (vgpu(c, l) == c->sigma)
             c->ls = l;
-    c->h = vgpu(c, (c->ls + 1) % c->G);
     for (uint32_t w = 0; w < ns; w++)
         if (w != c->V)
             c->remote[j++] = w;
@@ -293,36 +297,47 @@ static void stopo_free(stopo_t *c)
 
 /* ---- Phase 0 ---- */
 
-/* Server w's non-stragglers in rank order: writes them to m[], returns
- * their count q; own[l] gets the index in m[] of lane l's owner. */
-static uint32_t members(const stopo_t *c, uint32_t w, uint32_t *m,
-                        uint32_t *own)
+/* The i-th GPU of V other than sigma. */
+static uint32_t vpeer(const stopo_t *c, uint32_t i)
+{
+    return vgpu(c, i < c->ls ? i : i + 1);
+}
+
+/* Who holds chunk ch's partial sum of server w at the end of phase 0: in
+ * V, lane l's entry v_l, and for sigma's lane the peer of the chunk's
+ * sub-part (so that sigma's lane is spread over all its peers, not piled
+ * on one); elsewhere the lane's rail. */
+static uint32_t owner(const stopo_t *c, uint32_t w, uint32_t ch)
+{
+    uint32_t l = ch / lane_len(c);
+
+    if (w != c->V)
+        return rail(c, l, w);
+    return l == c->ls ? vpeer(c, ch % c->P) : vgpu(c, l);
+}
+
+/* Server w's non-stragglers in rank order into m[]; returns their count. */
+static uint32_t members(const stopo_t *c, uint32_t w, uint32_t *m)
 {
     uint32_t q = 0;
 
     for (uint32_t i = c->off[w]; i < c->off[w + 1]; i++)
         if (c->rk[i] != c->sigma)
             m[q++] = c->rk[i];
-    for (uint32_t l = 0; l < c->G; l++) {
-        uint32_t o = w == c->V ? entry(c, l) : rail(c, l, w);
-        for (uint32_t i = 0; i < q; i++)
-            if (m[i] == o)
-                own[l] = i;
-    }
     return q;
 }
 
-/* Ring reduce-scatter of every server at once, lanes as segments: in step
- * t member i sends the lanes owned by member i-t-1 to member i+1, which
- * adds its own IN; a lane reaches its owner after q-1 steps. */
-static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
-                                 ccs_err_t *err)
+/* Ring reduce-scatter in every server at once, the owners' chunks as the
+ * segments: in step t member i sends what member i-t-1 owns to member i+1,
+ * which adds its own IN; a segment reaches its owner after q-1 steps.
+ * Ops cover maximal runs of chunks with the same owner. */
+static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, ccs_err_t *err)
 {
-    uint32_t steps = 0, lane = lane_len(c), base = c->s->nsteps;
+    uint32_t steps = 0, C = c->G * lane_len(c), base = c->s->nsteps;
     ccs_status_t st = CCS_OK;
 
     for (uint32_t w = 0; w < c->ns; w++) {
-        uint32_t q = members(c, w, m, own);
+        uint32_t q = members(c, w, m);
         if (q > 1 && q - 1 > steps)
             steps = q - 1;
     }
@@ -331,18 +346,24 @@ static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
         st = ccs_sched_add_step(c->s, 0, &step, err);
     }
     for (uint32_t w = 0; w < c->ns && st == CCS_OK; w++) {
-        uint32_t q = members(c, w, m, own);
+        uint32_t q = members(c, w, m);
         for (uint32_t t = 0; t + 1 < q && st == CCS_OK; t++) {
             for (uint32_t i = 0; i < q && st == CCS_OK; i++) {
-                uint32_t seg = (i + 2 * q - t - 1) % q;
-                for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
-                    if (own[l] != seg)
+                uint32_t seg = m[(i + 2 * q - t - 1) % q], a = 0;
+                while (a < C && st == CCS_OK) {
+                    uint32_t b = a;
+                    if (owner(c, w, a) != seg) {
+                        a++;
                         continue;
+                    }
+                    while (b < C && owner(c, w, b) == seg)
+                        b++;
                     st = ccs_sched_xfer_reduce_from(
                         c->s, base + t, m[i], t == 0 ? CCS_BUF_IN
                                                      : CCS_BUF_OUT,
-                        l * lane, m[(i + 1) % q], CCS_BUF_OUT, l * lane,
-                        CCS_BUF_IN, l * lane, lane, err);
+                        a, m[(i + 1) % q], CCS_BUF_OUT, a, CCS_BUF_IN, a,
+                        b - a, err);
+                    a = b;
                 }
             }
         }
@@ -350,30 +371,51 @@ static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, uint32_t *own,
     return st;
 }
 
-/* One step per other server: its rails hand their partials to the
- * entries in V, which reduce. */
-static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, uint32_t *own,
-                                 ccs_err_t *err)
+/* Binomial tree across servers, V at its root, lane by lane along the
+ * rails: in level d the server at position i (i mod 2d = d; V is position
+ * 0, the others follow) hands its partials to position i-d, which
+ * reduces.  ceil(log2 ns) steps, each moving s bytes per server pair over
+ * the rails' NICs.  inout[i]: position i's partials are in OUT (an
+ * earlier reduce wrote them) rather than IN. */
+static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, ccs_err_t *err)
 {
-    uint32_t lane = lane_len(c);
-    uint32_t qv = members(c, c->V, m, own);
+    uint32_t C = c->G * lane_len(c), *srv = NULL;
+    bool *inout = NULL;
     ccs_status_t st = CCS_OK;
 
-    for (uint32_t j = 0; j < c->nr && st == CCS_OK; j++) {
-        uint32_t w = c->remote[j], step;
-        uint32_t qw = members(c, w, m, own);
+    srv = malloc(c->ns * sizeof(*srv));       /* owned here */
+    inout = calloc(c->ns, sizeof(*inout));    /* owned here */
+    if (srv == NULL || inout == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+        goto cleanup;
+    }
+    srv[0] = c->V;
+    for (uint32_t j = 0; j < c->nr; j++)
+        srv[j + 1] = c->remote[j];
+    for (uint32_t i = 0; i < c->ns; i++)
+        inout[i] = members(c, srv[i], m) > 1;
+    for (uint32_t d = 1; d < c->ns && st == CCS_OK; d *= 2) {
+        uint32_t step;
         st = ccs_sched_add_step(c->s, 0, &step, err);
-        for (uint32_t l = 0; l < c->G && st == CCS_OK; l++) {
-            /* A partial is in OUT once a reduce-scatter or an earlier
-             * step wrote it, else it is the rank's own IN. */
-            ccs_buf_t sb = qw > 1 ? CCS_BUF_OUT : CCS_BUF_IN;
-            ccs_buf_t ob = qv > 1 || j > 0 ? CCS_BUF_OUT : CCS_BUF_IN;
-            st = ccs_sched_xfer_reduce_from(c->s, step, rail(c, l, w), sb,
-                                            l * lane, entry(c, l),
-                                            CCS_BUF_OUT, l * lane, ob,
-                                            l * lane, lane, err);
+        for (uint32_t i = d; i < c->ns && st == CCS_OK; i += 2 * d) {
+            uint32_t from = srv[i], to = srv[i - d], a = 0;
+            while (a < C && st == CCS_OK) {
+                uint32_t u = owner(c, from, a), v = owner(c, to, a), b = a;
+                while (b < C && owner(c, from, b) == u &&
+                       owner(c, to, b) == v)
+                    b++;
+                st = ccs_sched_xfer_reduce_from(
+                    c->s, step, u, inout[i] ? CCS_BUF_OUT : CCS_BUF_IN, a,
+                    v, CCS_BUF_OUT, a,
+                    inout[i - d] ? CCS_BUF_OUT : CCS_BUF_IN, a, b - a, err);
+                a = b;
+            }
+            inout[i - d] = true;
         }
     }
+cleanup:
+    free(srv);
+    free(inout);
     return st;
 }
 
@@ -397,12 +439,6 @@ static ccs_status_t to_server(const stopo_t *c, uint32_t step, uint32_t from,
         if (c->rk[i] != from)
             st = copy_to(c, step, from, c->rk[i], ch, cnt, err);
     return st;
-}
-
-/* The i-th GPU of V other than sigma. */
-static uint32_t vpeer(const stopo_t *c, uint32_t i)
-{
-    return vgpu(c, i < c->ls ? i : i + 1);
 }
 
 /* Sub-part p of sigma's block k: chunk p of each of its units. */
@@ -429,10 +465,12 @@ static ccs_status_t phase1_step(const stopo_t *c, uint32_t step, uint32_t t,
         for (uint32_t j = 0; t < K && j < R && st == CCS_OK; j++) {
             uint32_t c0 = chunk(c, l, t, j), len = piece_len(c, t);
             if (l == c->ls)
-                st = ccs_sched_xfer_reduce_from(c->s, step, c->h,
-                                                CCS_BUF_OUT, c0, c->sigma,
-                                                CCS_BUF_OUT, c0, CCS_BUF_IN,
-                                                c0, len, err);
+                /* Each peer hands its sub-part of the pre-reduced block. */
+                for (uint32_t x = 0; x < len && st == CCS_OK; x++)
+                    st = ccs_sched_xfer_reduce_from(
+                        c->s, step, vpeer(c, (c0 + x) % c->P), CCS_BUF_OUT,
+                        c0 + x, c->sigma, CCS_BUF_OUT, c0 + x, CCS_BUF_IN,
+                        c0 + x, 1, err);
             else
                 st = ccs_sched_xfer_reduce_from(c->s, step, c->sigma,
                                                 CCS_BUF_IN, c0, vgpu(c, l),
@@ -496,7 +534,7 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
                                   ccs_err_t *err)
 {
     stopo_t c;
-    uint32_t *m = NULL, *own = NULL, p0 = 0, p1;
+    uint32_t *m = NULL, p0 = 0, p1;
     ccs_sched_t *s = NULL;
     ccs_status_t st;
 
@@ -504,8 +542,7 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
     if (st != CCS_OK)
         goto cleanup;
     m = malloc(c.n * sizeof(*m));        /* owned here */
-    own = calloc(c.G, sizeof(*own));     /* owned here */
-    if (m == NULL || own == NULL) {
+    if (m == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
@@ -515,9 +552,9 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
         goto cleanup;
     s->straggler = (int32_t)c.sigma;
     c.s = s;
-    st = phase0_intra(&c, m, own, err);
+    st = phase0_intra(&c, m, err);
     if (st == CCS_OK)
-        st = phase0_inter(&c, m, own, err);
+        st = phase0_inter(&c, m, err);
     if (st != CCS_OK)
         goto cleanup;
     p0 = s->nsteps;
@@ -535,13 +572,12 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
                      "blocks per lane, %u chunks", c.ns, c.sigma, c.G, c.K,
                      c.G * lane_len(&c));
     algo_report_addf(rep, "stragglar: phase 0: %u steps (reduce-scatter in "
-                     "each server, %u to the straggler's server), phase 1: "
-                     "%u steps", p0, c.nr, p1);
+                     "each server, then a tree across the servers), phase "
+                     "1: %u steps", p0, p1);
     *out = s;
     s = NULL;
 cleanup:
     free(m);
-    free(own);
     stopo_free(&c);
     ccs_sched_destroy(s);
     return st;
