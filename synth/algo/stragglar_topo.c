@@ -153,20 +153,31 @@ bool stragglar_topo_applies(const topo_t *t, int32_t straggler)
 
 /* Smallest total bandwidth of the links leaving any one server's nodes
  * (its NICs' uplinks): the rate at which lanes cross the network. */
-static double min_server_out_bw(const topo_t *t)
+/* sigma's bandwidth to its server peers: its links to anything but a
+ * NIC (the NVSwitch, or the NVLink mesh). */
+static double sigma_nvlink_bw(const topo_t *t, uint32_t sigma)
 {
-    double best = 0;
-    for (int32_t w = 0; w < t->nservers; w++) {
-        double bw = 0;
-        for (int32_t i = 0; i < t->nlinks; i++) {
-            const topo_link_t *k = &t->links[i];
-            if (t->nodes[k->src].server == w && t->nodes[k->dst].server != w)
-                bw += k->bw_Bps;
-        }
-        if (bw > 0 && (best == 0 || bw < best))
-            best = bw;
+    int32_t v = t->rank_node[sigma];
+    double bw = 0;
+
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+        const topo_link_t *k = &t->links[t->out_links[i]];
+        if (t->nodes[k->dst].kind != TOPO_NODE_NIC)
+            bw += k->bw_Bps;
     }
-    return best;
+    return bw;
+}
+
+/* Bandwidth of the links leaving server w's nodes (its NICs' uplinks). */
+static double server_out_bw(const topo_t *t, int32_t w)
+{
+    double bw = 0;
+    for (int32_t i = 0; i < t->nlinks; i++) {
+        const topo_link_t *k = &t->links[i];
+        if (t->nodes[k->src].server == w && t->nodes[k->dst].server != w)
+            bw += k->bw_Bps;
+    }
+    return bw;
 }
 
 static double max_link_alpha_sum(const topo_t *t)
@@ -180,23 +191,38 @@ static double max_link_alpha_sum(const topo_t *t)
 
 uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
 {
-    double bw, a, k;
+    uint32_t sigma = sigma_of(t, p->straggler), g = 0;
+    int32_t v;
+    double bw, a, k, tnv, tnic, vout;
 
     if (p->pipeline > 1)
         return p->pipeline > STOPO_MAX_BLOCKS ? STOPO_MAX_BLOCKS
                                               : p->pipeline;
-    if (p->size_bytes <= 0)
+    if (p->size_bytes <= 0 || sigma >= (uint32_t)t->ngpus)
         return STOPO_DEFAULT_BLOCKS;
-    /* Minimise K a + f s / K, f s being the pipeline's fill (the first
-     * and last blocks' NVLink stages, each about 0.8 of a block's NIC
-     * time): K = sqrt(f s / a) with f about the NIC time per byte; on
-     * cluster:2x8,nics=gpu this gives 8 at 256 MiB and 16 at 1 GiB, the
-     * best measured (docs/stragglar-topo.md). */
-    bw = min_server_out_bw(t);
+    /* Phase 1 costs about K a + T_nic + fill / K: one NIC latency a per
+     * step, and the fill: the first block's stage A on sigma's NVLink,
+     * T_nv / K with T_nv = (G-1)/G s / (sigma's NVLink bandwidth), and the
+     * last block's stages after its NIC step: C, which with R > 1 other
+     * servers is a NIC step of (R-1)/R of a block, (R-1)/R T_nic / K with
+     * T_nic = s / (V's NIC bandwidth), and its spread in a server (about
+     * T_nv / K again).  The tapered end blocks halve the NVLink parts, so
+     * K = sqrt((T_nv + (R-1)/R T_nic) / a): 7 at 256 MiB and 14 at 1 GiB
+     * on cluster:2x8,nics=gpu (8 and 16-20 measured best), 53 on
+     * adapcc-hetero with the straggler on a V100 server (docs/
+     * stragglar-topo.md). */
+    v = rank_server(t, sigma);
+    for (uint32_t r = 0; r < (uint32_t)t->ngpus; r++)
+        g += rank_server(t, r) == v;
+    bw = sigma_nvlink_bw(t, sigma);
     a = max_link_alpha_sum(t);
-    if (bw <= 0 || a <= 0)
+    vout = server_out_bw(t, v);
+    if (bw <= 0 || a <= 0 || g < 2 || vout <= 0)
         return STOPO_DEFAULT_BLOCKS;
-    k = sqrt(p->size_bytes / bw / a);
+    tnv = (double)(g - 1) / g * p->size_bytes / bw;
+    tnic = (double)(t->nservers - 2) / (t->nservers - 1) * p->size_bytes /
+           vout;
+    k = sqrt((tnv + tnic) / a);
     if (k < 2)
         k = 2;
     if (k > STOPO_MAX_BLOCKS)
