@@ -29,8 +29,10 @@
  *      sub-part p, to its p-th peer; elsewhere lane l goes to its rail.
  *      q-1 steps of about s/q on NVLink (q = GPUs in the server, minus
  *      sigma in V);
- *   2. a binomial tree across the servers, V at the root, rail to rail:
- *      ceil(log2 servers) steps, s bytes over each sending server's NICs.
+ *   2. across servers, rail to rail over the NICs, a ring reduce-scatter
+ *      of every lane in one part per server, then every server hands its
+ *      part to V: `servers` steps, (servers-1)/servers s over each
+ *      server's NICs in the ring and into V's in the last step.
  *   Afterwards each chunk's owner in V holds it reduced over all n-1
  *   non-stragglers.
  * Phase 1 (needs sigma), software-pipelined over the blocks, step t:
@@ -397,20 +399,37 @@ static ccs_status_t phase0_intra(stopo_t *c, uint32_t *m, ccs_err_t *err)
     return st;
 }
 
-/* Binomial tree across servers, V at its root, lane by lane along the
- * rails: in level d the server at position i (i mod 2d = d; V is position
- * 0, the others follow) hands its partials to position i-d, which
- * reduces.  ceil(log2 ns) steps, each moving s bytes per server pair over
- * the rails' NICs.  inout[i]: position i's partials are in OUT (an
- * earlier reduce wrote them) rather than IN. */
+static ccs_status_t copy_to(const stopo_t *c, uint32_t step, uint32_t src,
+                            uint32_t dst, uint32_t ch, uint32_t cnt,
+                            ccs_err_t *err)
+{
+    return ccs_sched_xfer(c->s, step, src, CCS_BUF_OUT, ch, dst, CCS_BUF_OUT,
+                          ch, cnt, false, err);
+}
+
+/* Part of the lane (0..ns-1) that chunk ch falls in, for the
+ * reduce-scatter across servers. */
+static uint32_t part(const stopo_t *c, uint32_t ch)
+{
+    uint64_t L = lane_len(c);
+    return (uint32_t)((ch % L) * c->ns / L);
+}
+
+/* Across servers, rail to rail over the NICs: a ring reduce-scatter of
+ * every lane in ns parts (server position i, V being position 0, ends
+ * with part i reduced over all servers), then one step in which every
+ * other server hands its part to V.  ns steps; each server's NICs send
+ * s/ns per ring step, and V's receive (ns-1)/ns s in the last.
+ * inout[i * ns + m]: position i's partial of part m is in OUT (an
+ * intra-server reduce-scatter or an earlier reduce wrote it), not IN. */
 static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, ccs_err_t *err)
 {
-    uint32_t C = c->G * lane_len(c), *srv = NULL;
+    uint32_t C = c->G * lane_len(c), ns = c->ns, *srv = NULL;
     bool *inout = NULL;
     ccs_status_t st = CCS_OK;
 
-    srv = malloc(c->ns * sizeof(*srv));       /* owned here */
-    inout = calloc(c->ns, sizeof(*inout));    /* owned here */
+    srv = malloc(ns * sizeof(*srv));               /* owned here */
+    inout = calloc((size_t)ns * ns, sizeof(*inout)); /* owned here */
     if (srv == NULL || inout == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
@@ -418,25 +437,58 @@ static ccs_status_t phase0_inter(stopo_t *c, uint32_t *m, ccs_err_t *err)
     srv[0] = c->V;
     for (uint32_t j = 0; j < c->nr; j++)
         srv[j + 1] = c->remote[j];
-    for (uint32_t i = 0; i < c->ns; i++)
-        inout[i] = members(c, srv[i], m) > 1;
-    for (uint32_t d = 1; d < c->ns && st == CCS_OK; d *= 2) {
+    for (uint32_t i = 0; i < ns; i++) {
+        bool q2 = members(c, srv[i], m) > 1;
+        for (uint32_t x = 0; x < ns; x++)
+            inout[i * ns + x] = q2;
+    }
+    /* Ring reduce-scatter: in step t position i sends part i-t-1 to
+     * position i+1, which reduces. */
+    for (uint32_t t = 0; t + 1 < ns && st == CCS_OK; t++) {
         uint32_t step;
         st = ccs_sched_add_step(c->s, 0, &step, err);
-        for (uint32_t i = d; i < c->ns && st == CCS_OK; i += 2 * d) {
-            uint32_t from = srv[i], to = srv[i - d], a = 0;
+        for (uint32_t i = 0; i < ns && st == CCS_OK; i++) {
+            uint32_t to = (i + 1) % ns, pm = (i + 2 * ns - t - 1) % ns;
+            uint32_t a = 0;
             while (a < C && st == CCS_OK) {
-                uint32_t u = owner(c, from, a), v = owner(c, to, a), b = a;
-                while (b < C && owner(c, from, b) == u &&
-                       owner(c, to, b) == v)
+                uint32_t u, v, b = a;
+                if (part(c, a) != pm) {
+                    a++;
+                    continue;
+                }
+                u = owner(c, srv[i], a);
+                v = owner(c, srv[to], a);
+                while (b < C && part(c, b) == pm &&
+                       owner(c, srv[i], b) == u && owner(c, srv[to], b) == v)
                     b++;
                 st = ccs_sched_xfer_reduce_from(
-                    c->s, step, u, inout[i] ? CCS_BUF_OUT : CCS_BUF_IN, a,
-                    v, CCS_BUF_OUT, a,
-                    inout[i - d] ? CCS_BUF_OUT : CCS_BUF_IN, a, b - a, err);
+                    c->s, step, u,
+                    inout[i * ns + pm] ? CCS_BUF_OUT : CCS_BUF_IN, a, v,
+                    CCS_BUF_OUT, a,
+                    inout[to * ns + pm] ? CCS_BUF_OUT : CCS_BUF_IN, a,
+                    b - a, err);
                 a = b;
             }
-            inout[i - d] = true;
+            inout[to * ns + pm] = true;
+        }
+    }
+    /* Gather: position i's finished part i to its owners in V. */
+    if (st == CCS_OK && ns > 1) {
+        uint32_t step, a = 0;
+        st = ccs_sched_add_step(c->s, 0, &step, err);
+        while (a < C && st == CCS_OK) {
+            uint32_t pm = part(c, a), u, v, b = a;
+            if (pm == 0) {
+                a++;
+                continue;
+            }
+            u = owner(c, srv[pm], a);
+            v = owner(c, c->V, a);
+            while (b < C && part(c, b) == pm && owner(c, srv[pm], b) == u &&
+                   owner(c, c->V, b) == v)
+                b++;
+            st = copy_to(c, step, u, v, a, b - a, err);
+            a = b;
         }
     }
 cleanup:
@@ -447,13 +499,6 @@ cleanup:
 
 /* ---- Phase 1 ---- */
 
-static ccs_status_t copy_to(const stopo_t *c, uint32_t step, uint32_t src,
-                            uint32_t dst, uint32_t ch, uint32_t cnt,
-                            ccs_err_t *err)
-{
-    return ccs_sched_xfer(c->s, step, src, CCS_BUF_OUT, ch, dst, CCS_BUF_OUT,
-                          ch, cnt, false, err);
-}
 
 /* Send chunk ch from `from` to every other GPU of server w. */
 static ccs_status_t to_server(const stopo_t *c, uint32_t step, uint32_t from,
@@ -598,7 +643,8 @@ ccs_status_t stragglar_topo_build(const topo_t *t, const algo_params_t *p,
                      "blocks per lane, %u chunks", c.ns, c.sigma, c.G, c.K,
                      c.G * lane_len(&c));
     algo_report_addf(rep, "stragglar: phase 0: %u steps (reduce-scatter in "
-                     "each server, then a tree across the servers), phase "
+                     "each server, then a reduce-scatter across the servers "
+                     "and a gather to the straggler's), phase "
                      "1: %u steps", p0, p1);
     *out = s;
     s = NULL;
