@@ -99,7 +99,7 @@ done
     echo 'set cntrparam levels discrete 1'
     echo 'unset clabel'
     echo 'unset key'
-    echo 'set pm3d map interpolate 0,0'
+    echo 'set pm3d map interpolate 1,1 corners2color c1'
     echo 'set autoscale xfix'
     echo 'set autoscale yfix'
     for p in "${panels[@]}"; do
