@@ -17,8 +17,8 @@
  * Lane l owns 1/G of the buffer and leaves V through v_l's NIC (with one
  * NIC per server every lane shares it).  Within a lane, piece j is the part
  * bound for the other server W_j (R = servers - 1 pieces); each piece is
- * cut into blocks k = 0..K-1 for pipelining (blocks of 2^T units, with
- * blocks of 1, 2, .., 2^(T-1) units at both ends, T = STOPO_TAPER), and
+ * cut into blocks k = 0..K-1 for pipelining (small at both ends, growing
+ * to full blocks: stopo_blocks), and
  * each unit into P = G-1 chunks, the sub-parts by which sigma's own lane
  * is spread over its G-1 peers.  The rail of lane l in server W is W's
  * GPU l mod |W|.
@@ -56,7 +56,7 @@
  *     (K + 2) a_n + s / min(b_V, b_W) + fill,
  * the fill being the first block's stage A and the last block's spread
  * inside the servers (about 0.8 of a block's NIC time each on a DGX-like
- * server, smaller with the tapered end blocks), against the bound
+ * server, smaller with the small end blocks), against the bound
  * a_n + s / min(b_V, b_W, ...) (sim_bound.h): K trades the fill against one
  * latency per step.
  */
@@ -66,12 +66,13 @@
 
 #include "stragglar_topo.h"
 
-/* Default blocks per lane when neither --pipeline nor --size is given. */
-#define STOPO_DEFAULT_BLOCKS 12u
+/* Blocks per lane where the cost model has no figures to go on. */
+#define STOPO_DEFAULT_BLOCKS 11u
 #define STOPO_MAX_BLOCKS 64u
-#ifndef STOPO_TAPER
-#define STOPO_TAPER 2u
-#endif
+/* From this depth on, the ends ramp up linearly (stopo_blocks). */
+/* Size the blocks are chosen for when the caller gives none. */
+#define STOPO_REF_BYTES (512.0 * 1024 * 1024)
+#define STOPO_RAMP_MIN 7u
 
 typedef struct stopo {
     const topo_t *t;
@@ -83,7 +84,7 @@ typedef struct stopo {
     uint32_t nr;             /* R = ns - 1 */
     uint32_t V, G, ls;       /* sigma's server, its size, sigma's lane */
     uint32_t sigma;          /* the straggler */
-    uint32_t K;              /* blocks per lane (tapered ends included) */
+    uint32_t K;              /* blocks per lane (small end blocks included) */
     uint32_t U;              /* units per lane; block k is units
                                 bst[k] .. bst[k+1] */
     uint32_t *bst;           /* owned; [K + 1] */
@@ -195,24 +196,28 @@ uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
 {
     uint32_t sigma = sigma_of(t, p->straggler), g = 0;
     int32_t v;
-    double bw, a, k, tnv, tnic, vout;
+    double bw, a, k, tnv, tnic, vout, size;
 
     if (p->pipeline > 1)
         return p->pipeline > STOPO_MAX_BLOCKS ? STOPO_MAX_BLOCKS
                                               : p->pipeline;
-    if (p->size_bytes <= 0 || sigma >= (uint32_t)t->ngpus)
+    if (sigma >= (uint32_t)t->ngpus)
         return STOPO_DEFAULT_BLOCKS;
+    /* Without a size (compare builds one schedule for every size), the
+     * model at STOPO_REF_BYTES, the middle of the sizes where waiting for
+     * a straggler costs most. */
+    size = p->size_bytes > 0 ? p->size_bytes : STOPO_REF_BYTES;
     /* Phase 1 costs about K a + T_nic + fill / K: one NIC latency a per
      * step, and the fill: the first block's stage A on sigma's NVLink,
      * T_nv / K with T_nv = (G-1)/G s / (sigma's NVLink bandwidth), and the
      * last block's stages after its NIC step: C, which with R > 1 other
      * servers is a NIC step of (R-1)/R of a block, (R-1)/R T_nic / K with
      * T_nic = s / (V's NIC bandwidth), and its spread in a server (about
-     * T_nv / K again).  The tapered end blocks halve the NVLink parts, so
-     * K = sqrt((T_nv + (R-1)/R T_nic) / a): 7 at 256 MiB and 14 at 1 GiB
-     * on cluster:2x8,nics=gpu (8 and 16-20 measured best), 53 on
-     * adapcc-hetero with the straggler on a V100 server (docs/
-     * stragglar-topo.md). */
+     * T_nv / K again).  Small end blocks halve the NVLink parts, so
+     * K = sqrt((T_nv + (R-1)/R T_nic) / a) full-block equivalents: 7 at
+     * 256 MiB and 14 at 1 GiB on cluster:2x8,nics=gpu, 53 on adapcc-hetero
+     * with the straggler on a V100 server; stopo_blocks turns it into
+     * block sizes (docs/stragglar-topo.md has the measurements). */
     v = rank_server(t, sigma);
     for (uint32_t r = 0; r < (uint32_t)t->ngpus; r++)
         g += rank_server(t, r) == v;
@@ -221,9 +226,8 @@ uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
     vout = server_out_bw(t, v);
     if (bw <= 0 || a <= 0 || g < 2 || vout <= 0)
         return STOPO_DEFAULT_BLOCKS;
-    tnv = (double)(g - 1) / g * p->size_bytes / bw;
-    tnic = (double)(t->nservers - 2) / (t->nservers - 1) * p->size_bytes /
-           vout;
+    tnv = (double)(g - 1) / g * size / bw;
+    tnic = (double)(t->nservers - 2) / (t->nservers - 1) * size / vout;
     k = sqrt((tnv + tnic) / a);
     if (k < 2)
         k = 2;
@@ -232,27 +236,43 @@ uint32_t stragglar_topo_blocks(const topo_t *t, const algo_params_t *p)
     return (uint32_t)lround(k);
 }
 
-/* Block sizes: `full` blocks of 2^T units, with blocks of 1, 2, ..
- * 2^(T-1) units before and after them.  The pipeline's fill is the first
- * block's NVLink stage and the last block's spread inside the servers;
- * small end blocks shrink both, and since a block's NVLink stage takes
- * about 0.8 of its NIC time, doubling from one block to the next costs
- * little. */
-static ccs_status_t stopo_blocks(stopo_t *c, uint32_t full, ccs_err_t *err)
+/* Block sizes, from k, the pipeline depth in full blocks the cost model
+ * asks for (stragglar_topo_blocks).  The fill is the first block's NVLink
+ * stage and the last block's spread inside the servers, so the end blocks
+ * are small and grow step by step: a block's stage A on sigma's NVLink
+ * takes about 0.8 of its NIC step, so the next block may be somewhat
+ * larger than the one on the NICs without stalling them.
+ *   k >= STOPO_RAMP_MIN: blocks of 1, 2, .., 6 units, k - 5 blocks of 8,
+ *     then 6, .., 1 (the two ramps carry about five full blocks);
+ *   smaller k (small buffers, where every step's latency counts): 1, 2,
+ *     k blocks of 4, 2, 1.
+ * On cluster:2x8,nics=gpu at 256 MiB the linear ramp gives 818-834 us
+ * after arrival against 845 with the doubling ends and 870 without. */
+static ccs_status_t stopo_blocks(stopo_t *c, uint32_t k, ccs_err_t *err)
 {
-    uint32_t T = STOPO_TAPER, k = 0;
+    uint32_t ramp, full, unit, n = 0;
 
-    c->K = full + 2 * T;
+    if (k >= STOPO_RAMP_MIN) {
+        ramp = 6;
+        full = k - 5;
+        unit = 8;
+    } else {
+        ramp = 2;
+        full = k;
+        unit = 4;
+    }
+    c->K = full + 2 * ramp;
     c->bst = malloc((c->K + 1) * sizeof(*c->bst));   /* owned by c */
     if (c->bst == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
     c->bst[0] = 0;
-    for (uint32_t i = 0; i < T; i++, k++)
-        c->bst[k + 1] = c->bst[k] + (1u << i);
-    for (uint32_t i = 0; i < full; i++, k++)
-        c->bst[k + 1] = c->bst[k] + (1u << T);
-    for (uint32_t i = T; i-- > 0; k++)
-        c->bst[k + 1] = c->bst[k] + (1u << i);
+    /* ramp up: 1, 2, .. (linear), or 1, 2 (doubling) for the short one */
+    for (uint32_t i = 1; i <= ramp; i++, n++)
+        c->bst[n + 1] = c->bst[n] + i;
+    for (uint32_t i = 0; i < full; i++, n++)
+        c->bst[n + 1] = c->bst[n] + unit;
+    for (uint32_t i = ramp; i >= 1; i--, n++)
+        c->bst[n + 1] = c->bst[n] + i;
     c->U = c->bst[c->K];
     return CCS_OK;
 }
