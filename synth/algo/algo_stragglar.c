@@ -221,6 +221,13 @@ static ccs_status_t check_stragglar(const topo_t *t, const algo_params_t *p,
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: phase-0 algorithm '%s' not supported "
                            "(only 'ring')", p->stragglar.phase0);
+    /* The topology-aware builder plans no rounds and sizes its chunks. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return p->nchunks == 0 ? CCS_OK
+               : ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                             "stragglar: on %s the topology-aware builder "
+                             "sizes its own chunks (--pipeline, --size); "
+                             "--chunks does not apply", t->name);
     if (!stragglar_is_pow2(n) && n > PLAN_MAX_MATCHING_N)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: %u ranks: non-powers of 2 are "

@@ -154,8 +154,6 @@ bool stragglar_topo_applies(const topo_t *t, int32_t straggler)
     return mates >= 1;
 }
 
-/* Smallest total bandwidth of the links leaving any one server's nodes
- * (its NICs' uplinks): the rate at which lanes cross the network. */
 /* sigma's bandwidth to its server peers: its links to anything but a
  * NIC (the NVSwitch, or the NVLink mesh). */
 static double sigma_nvlink_bw(const topo_t *t, uint32_t sigma)
@@ -277,7 +275,8 @@ static ccs_status_t stopo_blocks(stopo_t *c, uint32_t k, ccs_err_t *err)
     return CCS_OK;
 }
 
-/* Group the ranks by server; find sigma's server, its lane and h. */
+/* Group the ranks by server; find sigma's server and its lane; size the
+ * blocks. */
 static ccs_status_t stopo_init(stopo_t *c, const topo_t *t,
                                const algo_params_t *p, ccs_err_t *err)
 {

@@ -132,6 +132,28 @@ TEST(applies_where_it_should)
     }
 }
 
+/* --chunks has no meaning for the builder: refused with the reason. */
+TEST(chunks_refused)
+{
+    topo_t *t = load("cluster:2x4");
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+
+    if (t == NULL) {
+        CHECK(t != NULL);
+        return;
+    }
+    algo_params_init(&p);
+    p.straggler = 3;
+    p.nchunks = 7;
+    CHECK_EQ_INT(algo_synthesize("stragglar", t, &p, &s, &err),
+                 CCS_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "--chunks does not apply") != NULL);
+    CHECK(s == NULL);
+    topo_destroy(t);
+}
+
 /* Verified twice, the straggler recorded, phase 0 without it. */
 TEST(verified_and_phase0_without_straggler)
 {
@@ -320,6 +342,7 @@ TEST(one_switch_unchanged)
 int main(void)
 {
     RUN(applies_where_it_should);
+    RUN(chunks_refused);
     RUN(verified_and_phase0_without_straggler);
     RUN(bound_is_a_bound);
     RUN(within_20_percent_where_met);
