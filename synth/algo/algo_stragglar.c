@@ -43,6 +43,7 @@
 #include "algo.h"
 #include "ring.h"
 #include "stragglar_int.h"
+#include "stragglar_topo.h"
 
 uint32_t stragglar_lower_bound(uint32_t n)
 {
@@ -175,6 +176,13 @@ static ccs_status_t check_stragglar(const topo_t *t, const algo_params_t *p,
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: phase-0 algorithm '%s' not supported "
                            "(only 'ring')", p->stragglar.phase0);
+    /* The topology-aware builder plans no rounds and sizes its chunks. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return p->nchunks == 0 ? CCS_OK
+               : ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                             "stragglar: on %s the topology-aware builder "
+                             "sizes its own chunks (--pipeline, --size); "
+                             "--chunks does not apply", t->name);
     if (!stragglar_is_pow2(n) && n > PLAN_MAX_MATCHING_N)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: %u ranks: non-powers of 2 are "
@@ -204,6 +212,10 @@ static ccs_status_t build_stragglar(const topo_t *t, const algo_params_t *p,
     st = check_stragglar(t, p, err);
     if (st != CCS_OK)
         return st;
+    /* Beyond one switch the cost after arrival is set by the servers' NICs,
+     * not by rounds: the topology-aware builder serves those. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return stragglar_topo_build(t, p, out, rep, err);
     st = stragglar_plan(n, &pl, err);
     if (st != CCS_OK)
         goto cleanup;

@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "options.h"
 #include "sim.h"
+#include "sim_bound.h"
 #include "verify.h"
 
 #define CMP_MAX_ALGOS 32
@@ -173,6 +174,36 @@ static void default_algos(const cli_opts_t *co, char *buf, size_t len)
     }
 }
 
+/* Time after the straggler's arrival (time - D) beside the lower bound on
+ * it (sim_bound.h): the figure a straggler-aware schedule is judged by.
+ * Meaningful once D is past the work that does not need the straggler. */
+static void print_after_arrival(const topo_t *topo, const sim_opts_t *o,
+                                char **ran, uint32_t nran,
+                                const double *sizes, uint32_t nsizes,
+                                const double *time_s)
+{
+    double D = o->straggler_delay_s;
+
+    printf("# after rank %d arrives (time - %g us), and the lower bound on "
+           "it (docs/stragglar-topo.md)\n# %11s", o->straggler, D * 1e6,
+           "size");
+    for (uint32_t a = 0; a < nran; a++)
+        printf(" %12.12s", ran[a]);
+    printf(" %12s  binding cut\n", "bound");
+    for (uint32_t i = 0; i < nsizes; i++) {
+        sim_bound_t bd;
+        ccs_err_t err = { { 0 } };
+        printf("#%12.0f", sizes[i]);
+        for (uint32_t a = 0; a < nran; a++)
+            printf(" %12.2f", (time_s[(size_t)a * nsizes + i] - D) * 1e6);
+        if (sim_straggler_bound(topo, o->straggler, sizes[i], &bd, &err) ==
+            CCS_OK)
+            printf(" %12.2f  %s\n", bd.time_s * 1e6, bd.cut);
+        else
+            printf(" %12s  (%s)\n", "-", err.msg);
+    }
+}
+
 int cmd_compare(int argc, char **argv)
 {
     static const opt_id_t ids[] = {
@@ -203,6 +234,7 @@ int cmd_compare(int argc, char **argv)
     int32_t rank = -1;
     char title[256], *save = NULL, *tok;
     double factor;
+    sim_bound_t bd;
 
     rc = opt_parse(&spec, argc, argv, &co);
     if (rc != CLI_EXIT_OK || co.help)
@@ -393,11 +425,20 @@ int cmd_compare(int argc, char **argv)
             }
             printf("}, \"best\": ");
             json_str(stdout, ran[best]);
+            if (o.straggler >= 0 &&
+                sim_straggler_bound(topo, o.straggler, sizes[i], &bd,
+                                    &err) == CCS_OK) {
+                printf(", \"after_arrival_bound_us\": %.6f, "
+                       "\"bound_cut\": ", bd.time_s * 1e6);
+                json_str(stdout, bd.cut);
+            }
             printf("}");
         }
     }
     if (fmt == OUT_JSON)
         printf("\n]}\n");
+    if (fmt == OUT_TEXT && o.straggler >= 0)
+        print_after_arrival(topo, &o, ran, nran, sizes, nsizes, time_s);
     if (fflush(stdout) != 0) {
         rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "write error on stdout");
         goto cleanup;

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "options.h"
 #include "sim.h"
+#include "sim_bound.h"
 
 static void sim_usage(FILE *f)
 {
@@ -119,6 +120,24 @@ static void print_row(int fmt, bool first, double size, double count,
         printf("null");
     }
     printf(", \"busiest_util\": %.6f}", r->busiest_util);
+}
+
+/* Under a row with a straggler: its time after arrival, the lower bound
+ * on it (sim_bound.h) and when phase 0 ended (the delay past which the
+ * figure means what it says). */
+static void print_after_arrival(const topo_t *t, const sim_opts_t *o,
+                                double size, const sim_result_t *r)
+{
+    sim_bound_t bd;
+    ccs_err_t err = { { 0 } };
+
+    printf("#   after rank %d arrives: %.2f us", o->straggler,
+           (r->time_s - o->straggler_delay_s) * 1e6);
+    if (sim_straggler_bound(t, o->straggler, size, &bd, &err) == CCS_OK)
+        printf(", lower bound %.2f us (%s)", bd.time_s * 1e6, bd.cut);
+    if (r->nphases > 1)
+        printf(", phase 0 ended at %.2f us", r->phase_end_s[0] * 1e6);
+    printf("\n");
 }
 
 int cmd_sim(int argc, char **argv)
@@ -267,6 +286,8 @@ int cmd_sim(int argc, char **argv)
         print_row(fmt, i == 0, sizes[i],
                   ceil(sizes[i] / (double)o.elem_bytes),
                   ccs_dtype_str(dtype), &r, factor, topo);
+        if (fmt == OUT_TEXT && o.straggler >= 0)
+            print_after_arrival(topo, &o, sizes[i], &r);
         sim_result_free(&r);
     }
     if (fmt == OUT_JSON)

@@ -275,7 +275,8 @@ ccs_status_t opt_synth_set(opt_synth_t *s, opt_id_t id, const char *arg,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is no synthesis "
                            "option", opt_name(id));
     }
-    if (st == CCS_OK && id >= OPT_SIZE && id <= OPT_WRITE_LP &&
+    /* --size also sizes stragglar's pipeline blocks (checked below). */
+    if (st == CCS_OK && id > OPT_SIZE && id <= OPT_WRITE_LP &&
         s->solver_opt == NULL)
         s->solver_opt = rows[id].name;
     return st;
@@ -424,6 +425,10 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is an option of "
                            "--algo milp%s", s->solver_opt,
                            single ? "" : " (name milp in --algos)");
+    if (s->size_bytes > 0 && !milp && !strag)
+        return ccs_err_set(err, CCS_ERR_INVALID, "--size is an option of "
+                           "--algo milp or stragglar%s",
+                           single ? "" : " (name one in --algos)");
     if (s->phase0 != NULL && !strag)
         return ccs_err_set(err, CCS_ERR_INVALID, "--phase0 is an option of "
                            "--algo stragglar");
