@@ -294,7 +294,7 @@ TEST(relabel_within_server)
         ccs_err_t err = { { 0 } };
         double xr, xo;
 
-        CHECK(stragglar_relabel(s, to, &r, &err) == CCS_OK);
+        CHECK(ccs_sched_relabel(s, to, &r, &err) == CCS_OK);
         CHECK(own != NULL);
         if (r != NULL && own != NULL) {
             CHECK_MSG(verify_sched(r, NULL, &err) == CCS_OK, "to %d: %s", to,
