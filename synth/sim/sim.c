@@ -130,6 +130,7 @@ struct sim {
     uint32_t *route_off;   /* owned; [routes_cap] into route_pipes */
     uint32_t *route_len;   /* owned; [routes_cap] hops */
     double *route_alpha;   /* owned; [routes_cap] seconds */
+    uint8_t *route_hw;     /* owned; [routes_cap] SIM_HW_* (protocols) */
     int32_t *route_pipes;  /* owned; [rp_cap] */
     uint32_t rp_len, rp_cap;
     uint64_t *hkey;        /* owned; [hcap] (src node << 32 | dst node) + 1 */
@@ -174,6 +175,7 @@ struct sim {
     uint64_t seq, nevents;
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
+    sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
     bool failed;           /* out of memory inside the event loop */
 };
 
@@ -416,15 +418,17 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
     if (sim->nroutes == sim->routes_cap) {
         uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
-                 c3 = sim->routes_cap;
+                 c3 = sim->routes_cap, c4 = sim->routes_cap;
         if (!grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
                   sizeof(uint32_t)) ||
             !grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
                   sizeof(uint32_t)) ||
             !grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
-                  sizeof(double)))
+                  sizeof(double)) ||
+            !grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+                  sizeof(uint8_t)))
             return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-        if (c1 != c2 || c2 != c3)   /* identical growth; never differs */
+        if (c1 != c2 || c2 != c3 || c3 != c4)   /* identical growth; never differs */
             return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
         sim->routes_cap = c1;
     }
@@ -439,6 +443,7 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
     sim->route_off[sim->nroutes] = sim->rp_len;
     sim->route_len[sim->nroutes] = (uint32_t)nh;
     sim->route_alpha[sim->nroutes] = alpha;
+    sim->route_hw[sim->nroutes] = (uint8_t)sim_route_hw(sim->t, buf, nh);
     sim->rp_len += (uint32_t)nh;
     if ((uint32_t)nh > sim->maxhops)
         sim->maxhops = (uint32_t)nh;
@@ -607,6 +612,96 @@ cleanup:
     return st;
 }
 
+/* Append route r's hops [off, off+len) as a new route (not cached: only
+ * the NVLS pass asks) with r's full latency and class. */
+static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
+                              uint32_t len, uint32_t *out, ccs_err_t *err)
+{
+    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
+             c3 = sim->routes_cap, c4 = sim->routes_cap;
+
+    if (!grow((void **)&sim->route_pipes, &sim->rp_cap, sim->rp_len + len,
+              sizeof(int32_t)) ||
+        !grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
+              sizeof(double)) ||
+        !grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+              sizeof(uint8_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    if (c1 != c2 || c2 != c3 || c3 != c4)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
+    sim->routes_cap = c1;
+    memmove(&sim->route_pipes[sim->rp_len],
+            &sim->route_pipes[sim->route_off[r] + off],
+            sizeof(int32_t) * len);
+    sim->route_off[sim->nroutes] = sim->rp_len;
+    sim->route_len[sim->nroutes] = len;
+    sim->route_alpha[sim->nroutes] = sim->route_alpha[r];
+    sim->route_hw[sim->nroutes] = sim->route_hw[r];
+    sim->rp_len += len;
+    *out = sim->nroutes++;
+    return CCS_OK;
+}
+
+/* In-switch reduction and multicast (sim_proto.h): transfers that the
+ * switch merges keep only their side of it.  Transfers are numbered as
+ * build_xfers numbers them: SENDs in (rank, op) order. */
+static ccs_status_t nvls_routes(sim_t *sim, ccs_err_t *err)
+{
+    const ccs_sched_t *s = sim->s;
+    sim_nvls_xfer_t *nx = NULL;   /* owned here */
+    uint32_t *off = NULL, *len = NULL;  /* owned here */
+    int32_t *links = NULL;        /* owned here: one route's links */
+    ccs_status_t st = CCS_OK;
+    uint32_t x = 0;
+
+    nx = malloc(sizeof(*nx) * ((size_t)sim->ntr + 1));
+    off = malloc(sizeof(*off) * ((size_t)sim->ntr + 1));
+    len = malloc(sizeof(*len) * ((size_t)sim->ntr + 1));
+    links = malloc(sizeof(*links) * ((size_t)sim->maxhops + 1));
+    if (nx == NULL || off == NULL || len == NULL || links == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (nvls)");
+        goto cleanup;
+    }
+    for (uint32_t r = 0; r < sim->n; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            const xfer_t *xt;
+            uint32_t rt, nh;
+
+            if (op->kind != CCS_OP_SEND)
+                continue;
+            xt = &sim->tr[x];
+            rt = xt->route;
+            nh = sim->route_len[rt];
+            for (uint32_t h = 0; h < nh; h++)
+                links[h] = sim->pipe_link[sim->route_pipes[sim->route_off[rt]
+                                                           + h]];
+            nx[x] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
+                                       op->chunk, op->buf,
+                                       sim_nvls_hop(sim->t, links,
+                                                    (int32_t)nh), nh };
+            x++;
+        }
+    }
+    st = sim_nvls_trim(nx, sim->ntr, off, len, err);
+    for (x = 0; st == CCS_OK && x < sim->ntr; x++) {
+        if (len[x] != nx[x].nhops)
+            st = route_sub(sim, sim->tr[x].route, off[x], len[x],
+                           &sim->tr[x].route, err);
+    }
+
+cleanup:
+    free(nx);
+    free(off);
+    free(len);
+    free(links);
+    return st;
+}
+
 static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
 {
     size_t n = sim->n, ns = sim->nsteps ? sim->nsteps : 1;
@@ -640,6 +735,7 @@ void sim_destroy(sim_t *sim)
     free(sim->route_off);
     free(sim->route_len);
     free(sim->route_alpha);
+    free(sim->route_hw);
     free(sim->route_pipes);
     free(sim->hkey);
     free(sim->hval);
@@ -701,6 +797,11 @@ ccs_status_t sim_create(const ccs_sched_t *s, const topo_t *t,
     st = build_xfers(sim, o, err);
     if (st != CCS_OK)
         goto cleanup;
+    if (sim_sched_nvls(s)) {
+        st = nvls_routes(sim, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
     st = alloc_run_state(sim, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -807,7 +908,10 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     const xfer_t *xt = &sim->tr[x];
     uint32_t len = sim->route_len[xt->route];
     const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
-    double bytes = (double)xt->nchunks * sim->chunk_bytes;
+    /* A protocol's overhead (flags, line headers, fences) is carried as
+     * extra bytes on the wire: bytes / efficiency. */
+    double bytes = (double)xt->nchunks * sim->chunk_bytes /
+                   sim->pm.eff[sim->route_hw[xt->route]];
     uint32_t slot;
     flow_t *f;
 
@@ -841,7 +945,8 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
 
 static void xfer_start(sim_t *sim, uint32_t x, double now)
 {
-    double a = sim->route_alpha[sim->tr[x].route];
+    uint32_t r = sim->tr[x].route;
+    double a = sim->route_alpha[r] * sim->pm.lat_scale[sim->route_hw[r]];
 
     if (a > 0)
         push(sim, now + a, EV_BW, x, 0);
@@ -1207,6 +1312,14 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             a = o->straggler_delay_s;
         sim->arrival[i] = a;
     }
+    if ((unsigned)o->proto >= SIM_PROTO_COUNT)
+        return ccs_err_set(err, CCS_ERR_INVALID, "bad protocol %d",
+                           (int)o->proto);
+    sim_proto_model(sim_proto_resolve(o->proto, sim->s),
+                    sim_sched_nvls(sim->s), &sim->pm);
+    /* The protocol's fixed latency delays every rank's start. */
+    for (uint32_t i = 0; i < sim->n; i++)
+        sim->arrival[i] += sim->pm.base_s;
     elem = o->elem_bytes ? (double)o->elem_bytes : 1.0;
     count = ceil(size_bytes / elem);
     per = ceil(count / (double)sim->s->nchunks);
