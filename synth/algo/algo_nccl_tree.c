@@ -11,13 +11,20 @@
  * picks it over rings at scale (its latency grows with log2 of the server
  * count, the ring's with the rank count) and for mid sizes across servers.
  *
- * Here: tree k (0, 1) chains server s's GPUs local 0..G-1 (k = 0) or
- * G-1..0 (k = 1); the chain's head hangs under the tail of its parent
+ * NCCL runs the pair of trees on every channel, and its search gives each
+ * channel's trees their own NICs, so C channels cross servers through C
+ * NICs at once.
+ *
+ * Here: channel c, tree k (0, 1) chains server s's GPUs from local c
+ * upwards (k = 0) or downwards from local c-1 (k = 1), rotated by the
+ * channel so channels use different GPUs (and NICs) at the chain ends;
+ * the chain's head hangs under the tail of its parent
  * server in NCCL's binary tree over servers (tree_dbtree_map), and the
  * tail carries up to two child servers, so no GPU has more than two
  * children (through the NVSwitch every GPU of a server is equally near,
  * so attaching at the tail instead of the head costs the same).  A single
- * server is one chain.  K = 8 x --pipeline chunks per tree (--chunks 2K).
+ * server is one chain.  K = 8 x --pipeline chunks per tree (--chunks 2CK);
+ * C = --channels, by default one per NIC of a server (nccl.h).
  *
  * Cost (a = alpha, b = beta, s bytes, G GPUs per server, S servers): the
  * depth is d ~ (G-1) + log2(S) hops, each
@@ -33,23 +40,32 @@
 
 #define NTREE_CHUNKS_PER_TREE 8u
 
-static ccs_status_t ntree_per_tree(const algo_params_t *p, uint32_t *k,
-                                   ccs_err_t *err)
+static ccs_status_t ntree_per_tree(const topo_t *t, const algo_params_t *p,
+                                   nccl_layout_t *l, uint32_t *nchan,
+                                   uint32_t *k, ccs_err_t *err)
 {
     uint64_t per = (uint64_t)NTREE_CHUNKS_PER_TREE *
                    (p->pipeline < 1 ? 1 : p->pipeline);
+    ccs_status_t st = nccl_layout(t, l, err);
 
+    if (st != CCS_OK)
+        return st;
+    *nchan = p->channels > 0 ? p->channels : nccl_default_channels(l);
+    if (*nchan > 64)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "nccl-tree: %u "
+                           "channels; NCCL runs at most 64", *nchan);
     if (p->nchunks > 0) {
-        if (p->nchunks % 2 != 0)
+        if (p->nchunks % (2 * *nchan) != 0)
             return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
-                               "nccl-tree: --chunks %u must be even (one "
-                               "half per tree)", p->nchunks);
-        per = p->nchunks / 2;
+                               "nccl-tree: --chunks %u is not a multiple of "
+                               "2 trees x %u channels", p->nchunks, *nchan);
+        per = p->nchunks / (2 * *nchan);
     }
-    if (per * 2 > CCS_MAX_CHUNKS)
+    if (per * 2 * *nchan > CCS_MAX_CHUNKS)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "nccl-tree: %llu chunks exceeds %u",
-                           (unsigned long long)(per * 2), CCS_MAX_CHUNKS);
+                           (unsigned long long)(per * 2 * *nchan),
+                           CCS_MAX_CHUNKS);
     *k = (uint32_t)per;
     return CCS_OK;
 }
@@ -57,10 +73,10 @@ static ccs_status_t ntree_per_tree(const algo_params_t *p, uint32_t *k,
 static ccs_status_t check_ntree(const topo_t *t, const algo_params_t *p,
                                 ccs_err_t *err)
 {
-    uint32_t k;
+    nccl_layout_t l;
+    uint32_t c, k;
 
-    (void)t;
-    return ntree_per_tree(p, &k, err);
+    return ntree_per_tree(t, p, &l, &c, &k, err);
 }
 
 static void add_child(tree_t *tr, uint32_t parent, uint32_t child)
@@ -69,10 +85,16 @@ static void add_child(tree_t *tr, uint32_t parent, uint32_t child)
     tr->child[parent * TREE_MAX_CHILDREN + tr->nchild[parent]++] = child;
 }
 
+/* Rank r moved by c places inside its server of g GPUs. */
+static uint32_t rot(uint32_t r, uint32_t g, uint32_t c)
+{
+    return r - r % g + (r % g + c) % g;
+}
+
 /* Tree `which` of NCCL's layout: chains in servers, the servers' binary
  * tree between chain ends.  tr is filled (owned by the caller's tree_t). */
 static ccs_status_t ntree_build(const nccl_layout_t *l, int which,
-                                tree_t *tr, ccs_err_t *err)
+                                uint32_t chan, tree_t *tr, ccs_err_t *err)
 {
     uint32_t n = l->n;
     uint32_t ns = l->per > 0 ? l->nservers : 1;
@@ -98,22 +120,23 @@ static ccs_status_t ntree_build(const nccl_layout_t *l, int which,
     if (st != CCS_OK)
         goto cleanup;
     for (uint32_t s = 0; s < ns; s++) {
-        /* chain: position j of server s */
+        /* chain: position j of server s, rotated by the channel */
         for (uint32_t j = 1; j < g; j++) {
             uint32_t a = s * g + (which ? g - j : j - 1);
             uint32_t b = s * g + (which ? g - 1 - j : j);
-            add_child(tr, a, b);
+            add_child(tr, rot(a, g, chan), rot(b, g, chan));
         }
     }
     for (uint32_t s = 0; s < ns; s++) {
-        uint32_t head = s * g + (which ? g - 1 : 0);
+        uint32_t head = rot(s * g + (which ? g - 1 : 0), g, chan);
         int32_t ps = st_tree.parent[s];
 
         if (ps < 0) {
             tr->root = head;
             continue;
         }
-        add_child(tr, (uint32_t)ps * g + (which ? 0 : g - 1), head);
+        add_child(tr, rot((uint32_t)ps * g + (which ? 0 : g - 1), g, chan),
+                  head);
     }
 
 cleanup:
@@ -127,35 +150,41 @@ static ccs_status_t build_ntree(const topo_t *t, const algo_params_t *p,
                                 ccs_err_t *err)
 {
     nccl_layout_t l;
-    tree_t trees[2] = { { 0 }, { 0 } };   /* owned here */
+    tree_t *trees = NULL;                 /* owned here: [2 * nchan] */
     ccs_sched_t *s = NULL;                /* owned until *out */
-    uint32_t k = 0, steps = 0, step;
+    uint32_t k = 0, nchan = 0, steps = 0, step;
     ccs_status_t st;
 
-    st = ntree_per_tree(p, &k, err);
-    if (st == CCS_OK)
-        st = nccl_layout(t, &l, err);
-    for (int i = 0; st == CCS_OK && i < 2; i++) {
+    st = ntree_per_tree(t, p, &l, &nchan, &k, err);
+    if (st != CCS_OK)
+        return st;
+    trees = calloc(2 * (size_t)nchan, sizeof(*trees));
+    if (trees == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "nccl-tree: out of memory");
+    for (uint32_t i = 0; st == CCS_OK && i < 2 * nchan; i++) {
         uint32_t ts = 0;
 
-        st = ntree_build(&l, i, &trees[i], err);
+        st = ntree_build(&l, (int)(i % 2), i / 2, &trees[i], err);
         if (st == CCS_OK)
             st = tree_steps(&trees[i], TREE_ALLREDUCE, k, &ts, err);
         if (ts > steps)
             steps = ts;
     }
     if (st == CCS_OK)
-        st = ccs_sched_create(p->coll, l.n, 2 * k, "nccl-tree", &s, err);
+        st = ccs_sched_create(p->coll, l.n, 2 * nchan * k, "nccl-tree", &s,
+                              err);
     for (uint32_t i = 0; st == CCS_OK && i < steps; i++)
         st = ccs_sched_add_step(s, 0, &step, err);
-    /* Both trees start at step 0 on disjoint halves of the buffer. */
-    for (int i = 0; st == CCS_OK && i < 2; i++)
-        st = tree_emit(s, &trees[i], TREE_ALLREDUCE, (uint32_t)i * k, k, 0,
+    /* Every tree starts at step 0 on its own part of the buffer. */
+    for (uint32_t i = 0; st == CCS_OK && i < 2 * nchan; i++)
+        st = tree_emit(s, &trees[i], TREE_ALLREDUCE, i * k, k, 0,
                        CCS_BUF_OUT, err);
+    if (st == CCS_OK)
+        st = nccl_params_add(s, "channels", nchan, err);
     if (st != CCS_OK)
         goto cleanup;
-    algo_report_addf(rep, "nccl-tree: %u server(s), chains of %u, %u "
-                     "chunks per tree, %u steps",
+    algo_report_addf(rep, "nccl-tree: %u channel(s), %u server(s), chains "
+                     "of %u, %u chunks per tree, %u steps", nchan,
                      l.per > 0 ? l.nservers : 1, l.per > 0 ? l.per : l.n,
                      k, steps);
     *out = s;
@@ -163,8 +192,9 @@ static ccs_status_t build_ntree(const topo_t *t, const algo_params_t *p,
 
 cleanup:
     ccs_sched_destroy(s);
-    tree_destroy(&trees[0]);
-    tree_destroy(&trees[1]);
+    for (uint32_t i = 0; trees != NULL && i < 2 * nchan; i++)
+        tree_destroy(&trees[i]);
+    free(trees);
     return st;
 }
 
