@@ -32,6 +32,7 @@
 
 #include "format.h"
 #include "algo.h"
+#include "baseline.h"
 #include "sim_cost.h"
 #include "tune.h"
 #include "verify.h"
@@ -53,6 +54,7 @@ typedef struct tcand {          /* one point of an algorithm's axis */
     sim_t *sim;                 /* owned; borrows s */
     double *t;                  /* owned, [nsizes]: < 0 not simulated,
                                    INFINITY cannot run */
+    uint8_t *proto;             /* owned, [nsizes]: protocol of t[i] */
 } tcand_t;
 
 typedef struct talgo {
@@ -142,6 +144,7 @@ static void cand_free(tcand_t *k)
     sim_destroy(k->sim);        /* before the schedule it borrows */
     ccs_sched_destroy(k->s);
     free(k->t);
+    free(k->proto);
 }
 
 static void algo_free(talgo_t *a)
@@ -228,14 +231,29 @@ static ccs_status_t eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
         *out = INFINITY;
         return CCS_OK;
     }
-    st = sim_exec(cd->sim, c->sizes[i], &c->so, &res, &e);
-    if (st != CCS_OK) {
-        ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name, c->sizes[i]);
-        keep_err(c, &e);
-        return st;
+    /* The protocol axis: each configuration at its best protocol here
+     * (or the one protocol asked for). */
+    cd->t[i] = INFINITY;
+    for (int pr = SIM_PROTO_LL; pr <= SIM_PROTO_SIMPLE; pr++) {
+        sim_opts_t so = c->so;
+
+        so.proto = c->o->proto == SIM_PROTO_PLAN ? (sim_proto_t)pr
+                                                 : c->o->proto;
+        st = sim_exec(cd->sim, c->sizes[i], &so, &res, &e);
+        if (st != CCS_OK) {
+            ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name,
+                           c->sizes[i]);
+            keep_err(c, &e);
+            return st;
+        }
+        if (res.time_s < cd->t[i]) {
+            cd->t[i] = res.time_s;
+            cd->proto[i] = (uint8_t)so.proto;
+        }
+        sim_result_free(&res);
+        if (c->o->proto != SIM_PROTO_PLAN)
+            break;
     }
-    cd->t[i] = res.time_s;
-    sim_result_free(&res);
     if (c->phase == PH_REF) {
         c->st.ref_evals++;
     } else {
@@ -273,7 +291,8 @@ static ccs_status_t cand_init(tctx_t *c, tcand_t *k, uint32_t pipeline,
     k->chunks_param = chunks_param;
     k->eff = eff;
     k->t = malloc(c->nsizes * sizeof(*k->t));   /* owned by k */
-    if (k->t == NULL)
+    k->proto = calloc(c->nsizes, sizeof(*k->proto));   /* owned by k */
+    if (k->t == NULL || k->proto == NULL)
         return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
     for (uint32_t i = 0; i < c->nsizes; i++)
         k->t[i] = -1;
@@ -607,6 +626,11 @@ static ccs_status_t plan_params(const tctx_t *c, const tune_result_t *r,
         fprintf(f, "pipeline=%u\n", g->pipeline);
     if (g->chunks_param > 0)
         fprintf(f, "chunks=%u\n", g->chunks_param);
+    if (g->proto != SIM_PROTO_PLAN && g->proto != SIM_PROTO_IDEAL)
+        fprintf(f, "proto=%s\n", sim_proto_str(g->proto));
+    /* What the algorithm recorded (channels, nvls) travels too. */
+    if (s->params != NULL)
+        fprintf(f, "%s", s->params);
     fprintf(f, "tuned=");
     for (uint32_t k = 0; k < r->nranges; k++) {
         if (r->ranges[k].config != cfg)
@@ -681,7 +705,9 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
     for (uint32_t i = 0; i < c->nsizes; i++) {
         uint32_t g = NONE;
         for (uint32_t j = 0; j < i && g == NONE; j++)
-            if (ca[j] == ca[i] && ck[j] == ck[i])
+            if (ca[j] == ca[i] && ck[j] == ck[i] &&
+                c->algos[ca[j]].cand[ck[j]].proto[j] ==
+                    c->algos[ca[i]].cand[ck[i]].proto[i])
                 g = r->points[j].config;
         if (g == NONE) {
             tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
@@ -693,13 +719,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
             cf->chunks_param = cd->chunks_param;
             cf->nchunks = cd->s->nchunks;
             cf->nsteps = cd->s->nsteps;
+            cf->proto = (sim_proto_t)cd->proto[i];
             if (cd->chunks_param > 0)
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u.ccs",
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u-%s.ccs",
                          ccs_coll_str(c->o->coll), cf->algo,
-                         cd->chunks_param);
+                         cd->chunks_param, sim_proto_str(cf->proto));
             else
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u.ccs",
-                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline);
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u-%s.ccs",
+                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline,
+                         sim_proto_str(cf->proto));
         }
         r->points[i].config = g;
         if (i == 0 || r->points[i - 1].config != g) {
@@ -710,17 +738,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
         r->ranges[r->nranges - 1].last = i;
         r->points[i].range = r->nranges - 1;
     }
-    /* The winners' schedules move into the result (their simulators,
-     * which borrow them, go first). */
+    /* The winners' schedules are copied into the result: one schedule
+     * may win under two protocols, which are two plans. */
     for (uint32_t i = 0; i < c->nsizes; i++) {
         tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
         uint32_t g = r->points[i].config;
         if (r->plans[g] != NULL)
             continue;
-        sim_destroy(cd->sim);
-        cd->sim = NULL;
-        r->plans[g] = cd->s;
-        cd->s = NULL;
+        if ((st = ccs_sched_clone(cd->s, &r->plans[g], c->err)) != CCS_OK)
+            goto cleanup;
         if ((st = plan_params(c, r, g, r->plans[g], c->err)) != CCS_OK)
             goto cleanup;
     }
@@ -743,6 +769,32 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
 cleanup:
     free(ca);
     free(ck);
+    return st;
+}
+
+/* The nccl baseline at every size (baseline.h), same straggler and
+ * protocol rule as the search; absent (0) where NCCL has no algorithm. */
+static ccs_status_t nccl_column(tctx_t *c, tune_result_t *r)
+{
+    base_point_t *b = NULL;     /* owned here */
+    sim_opts_t so = c->so;
+    ccs_status_t st;
+
+    if (!base_applies(c->o->coll))
+        return CCS_OK;
+    b = calloc(c->nsizes, sizeof(*b));
+    if (b == NULL)
+        return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
+    so.proto = c->o->proto;
+    st = base_nccl(c->t, &c->base, &so, c->sizes, c->nsizes, b, c->err);
+    if (st == CCS_ERR_UNSUPPORTED)
+        st = CCS_OK;
+    for (uint32_t i = 0; st == CCS_OK && i < c->nsizes; i++) {
+        r->points[i].nccl_time_s = isfinite(b[i].time_s) ? b[i].time_s : 0;
+        snprintf(r->points[i].nccl_algo, sizeof(r->points[i].nccl_algo),
+                 "%s", b[i].algo);
+    }
+    free(b);
     return st;
 }
 
@@ -855,6 +907,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
         bool slow = false;
         for (size_t q = 0; q < sizeof(tune_slow_algos) / sizeof(char *); q++)
             slow = slow || strcmp(algo_at(j)->name, tune_slow_algos[q]) == 0;
+        /* NCCL's own algorithms are the baseline the result is measured
+         * against, not candidates (name them to tune them). */
+        slow = slow || strncmp(algo_at(j)->name, "nccl-", 5) == 0 ||
+               strcmp(algo_at(j)->name, "nvls") == 0;
         if (!slow)
             c.algos[c.nalgos++].desc = algo_at(j);
     }
@@ -898,6 +954,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
     st = assemble(&c, r);
     if (st != CCS_OK)
         goto cleanup;
+    st = nccl_column(&c, r);
+    if (st != CCS_OK)
+        goto cleanup;
+    base_assumptions(t, o->proto, r->assumptions, sizeof(r->assumptions));
     r->stats.nalgos = c.st.nalgos;
     r->stats.nalgos_run = c.st.nalgos_run;
     r->stats.grid_configs = c.st.grid_configs;
@@ -950,7 +1010,7 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
 {
     const tune_stats_t *s = &r->stats;
     char lo[32], hi[32], range[80], chunks[16], pipe[16], tm[48], bw[48],
-         sp[48];
+         sp[48], nsp[48], nch[72];
 
     fmt_size(r->points[0].size_bytes, lo, sizeof(lo));
     fmt_size(r->points[r->npoints - 1].size_bytes, hi, sizeof(hi));
@@ -982,15 +1042,20 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
     fprintf(f, "; %llu of %llu schedules built and verified; %.1f ms\n",
             (unsigned long long)s->built,
             (unsigned long long)s->grid_configs, s->wall_s * 1e3);
+    fprintf(f, "# vs nccl: the nccl baseline's time (the best of NCCL's "
+            "algorithms and protocols at that size) over the tuned choice's; "
+            "vs ring: the single ring's\n");
+    if (r->assumptions[0] != '\0')
+        fprintf(f, "# %s\n", r->assumptions);
     if (s->nalgos_pruned > 0) {
         fprintf(f, "# pruned (never within the threshold):");
         for (uint32_t a = 0; a < s->nalgos_pruned; a++)
             fprintf(f, " %s", r->pruned[a]);
         fprintf(f, "\n");
     }
-    fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", "size range",
-            "algorithm", "pipe", "chunks", "time (us)", "algbw (GB/s)",
-            "vs ring");
+    fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
+            "size range", "algorithm", "proto", "pipe", "chunks", "time (us)",
+            "algbw (GB/s)", "vs nccl", "nccl choice", "vs ring");
     for (uint32_t k = 0; k < r->nranges; k++) {
         const tune_range_t *g = &r->ranges[k];
         const tune_config_t *cf = &r->configs[g->config];
@@ -1014,7 +1079,18 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
         snprintf(sp, sizeof(sp), "-");
         if (a->ring_time_s > 0)
             snprintf(sp, sizeof(sp), "%.2fx", a->ring_time_s / a->time_s);
+        snprintf(nsp, sizeof(nsp), "-");
+        snprintf(nch, sizeof(nch), "%s", a->nccl_time_s > 0 ? a->nccl_algo
+                                                           : "n/a");
+        if (a->nccl_time_s > 0)
+            snprintf(nsp, sizeof(nsp), "%.2fx", a->nccl_time_s / a->time_s);
         if (g->first != g->last) {
+            if (a->nccl_time_s > 0 && b->nccl_time_s > 0)
+                snprintf(nsp + strlen(nsp), sizeof(nsp) - strlen(nsp),
+                         " .. %.2fx", b->nccl_time_s / b->time_s);
+            if (strcmp(a->nccl_algo, b->nccl_algo) != 0)
+                snprintf(nch + strlen(nch), sizeof(nch) - strlen(nch),
+                         " .. %s", b->nccl_algo);
             snprintf(tm + strlen(tm), sizeof(tm) - strlen(tm), " .. %.2f",
                      b->time_s * 1e6);
             snprintf(bw + strlen(bw), sizeof(bw) - strlen(bw), " .. %.2f",
@@ -1023,8 +1099,9 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
                 snprintf(sp + strlen(sp), sizeof(sp) - strlen(sp),
                          " .. %.2fx", b->ring_time_s / b->time_s);
         }
-        fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", range, cf->algo,
-                pipe, chunks, tm, bw, sp);
+        fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
+                range, cf->algo, sim_proto_str(cf->proto), pipe, chunks, tm,
+                bw, nsp, nch, sp);
     }
     return io_status(f, err);
 }
@@ -1034,7 +1111,8 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
     double factor = sim_busbw_factor(r->coll, r->nranks);
 
     fprintf(f, "size,range,algo,pipeline,chunks_param,nchunks,time_us,"
-            "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file\n");
+            "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file,proto,"
+            "nccl_time_us,nccl_choice,speedup_vs_nccl\n");
     for (uint32_t i = 0; i < r->npoints; i++) {
         const tune_point_t *p = &r->points[i];
         const tune_config_t *cf = &r->configs[p->config];
@@ -1048,7 +1126,12 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
                     p->ring_time_s / p->time_s);
         else
             fprintf(f, ",,");
-        fprintf(f, "%s\n", cf->file);
+        fprintf(f, "%s,%s,", cf->file, sim_proto_str(cf->proto));
+        if (p->nccl_time_s > 0)
+            fprintf(f, "%.6f,%s,%.6f\n", p->nccl_time_s * 1e6, p->nccl_algo,
+                    p->nccl_time_s / p->time_s);
+        else
+            fprintf(f, ",,\n");
     }
     return io_status(f, err);
 }
@@ -1090,8 +1173,9 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
         fprintf(f, "%s\n    {\"id\": %u, \"algo\": ", g ? "," : "", g);
         sim_json_str(f, cf->algo);
         fprintf(f, ", \"pipeline\": %u, \"chunks_param\": %u, \"nchunks\": "
-                "%u, \"nsteps\": %u, \"file\": ", cf->pipeline,
-                cf->chunks_param, cf->nchunks, cf->nsteps);
+                "%u, \"nsteps\": %u, \"proto\": \"%s\", \"file\": ",
+                cf->pipeline, cf->chunks_param, cf->nchunks, cf->nsteps,
+                sim_proto_str(cf->proto));
         sim_json_str(f, cf->file);
         fprintf(f, "}");
     }
@@ -1120,6 +1204,16 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
                 "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": "
                 "%.6f, ", i ? "," : "", p->size_bytes, p->range, p->config,
                 p->time_s * 1e6, al, al * factor);
+        if (p->nccl_time_s > 0) {
+            fprintf(f, "\"nccl_time_us\": %.6f, \"nccl_choice\": ",
+                    p->nccl_time_s * 1e6);
+            sim_json_str(f, p->nccl_algo);
+            fprintf(f, ", \"speedup_vs_nccl\": %.6f, ",
+                    p->nccl_time_s / p->time_s);
+        } else {
+            fprintf(f, "\"nccl_time_us\": null, \"nccl_choice\": null, "
+                    "\"speedup_vs_nccl\": null, ");
+        }
         if (p->ring_time_s > 0)
             fprintf(f, "\"ring_time_us\": %.6f, \"speedup_vs_ring\": %.6f}",
                     p->ring_time_s * 1e6, p->ring_time_s / p->time_s);
