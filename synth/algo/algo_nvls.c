@@ -30,10 +30,11 @@
  * point-to-point copies: correct, not fast.
  *
  * Cost (a = alpha, b = beta at the GPU's link, s bytes, P pieces): each
- * step moves s / (n P) per transfer; reduce traffic uses the uplinks
- * ((n-1)/n s in all) and multicast traffic the downlinks, overlapped by
- * the pipeline: T ~ (P + L + 1) a + (P + L + 1) / P * (n-1)/n s b, about
- * half the ring's 2(n-1)/n s b at large P.  P = 8 x --pipeline.
+ * step moves s / (n P) per transfer; a GPU's uplink carries (n-1) reduce
+ * sends and one multicast, its downlink one reduced stream and (n-1)
+ * multicast copies: s / P per step each way, so
+ * T ~ (P + L + 1) a + (P + L + 1) / P s b, against the ring's
+ * 2(n-1)/n s b (1.75x the traffic at n = 8).  P = 8 x --pipeline.
  * With NCCL's protocol model the per-step latency is replaced by NVLS's
  * single 25 us figure (docs/simulator.md).
  *

@@ -170,13 +170,12 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
             return st;
         for (uint32_t c = 0; c < nchan; c++) {
             const uint32_t *o = &order[(size_t)c * n];
-            uint32_t base = c * n * per;
 
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t j = (i + 1) % n;
                 /* position i passes on the block of position i-1-t */
                 uint32_t blk = o[(i + 2 * n - 1 - t) % n];
-                uint32_t ch = base + blk * per;
+                uint32_t ch = (blk * nchan + c) * per;
 
                 st = ccs_sched_xfer_reduce_from(
                     s, step, o[i], t == 0 ? CCS_BUF_IN : tmp, ch, o[j],
@@ -193,11 +192,10 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
             return st;
         for (uint32_t c = 0; c < nchan; c++) {
             const uint32_t *o = &order[(size_t)c * n];
-            uint32_t base = c * n * per;
 
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t j = (i + 1) % n;
-                uint32_t ch = base + o[(i + n - t) % n] * per;
+                uint32_t ch = (o[(i + n - t) % n] * nchan + c) * per;
 
                 st = ccs_sched_xfer(s, step, o[i],
                                     from_in ? CCS_BUF_IN : CCS_BUF_OUT, ch,

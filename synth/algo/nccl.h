@@ -44,10 +44,12 @@ ccs_status_t nccl_ring_order(const topo_t *t, const nccl_layout_t *l,
                              uint32_t c, uint32_t *order, ccs_err_t *err);
 
 /* Multi-channel ring for allreduce, reducescatter or allgather: channel c
- * runs over order[c * n .. c * n + n) on chunks [c * n * per, (c+1) * n *
- * per), all channels in the same steps.  Block b (per chunks) of a channel
- * belongs to rank b, wherever that rank sits in the ring, so reducescatter
- * and allgather land each rank's block on that rank.  Steps are created
+ * runs over order[c * n .. c * n + n), all channels in the same steps.
+ * Rank b's block (nchan * per chunks from chunk b * nchan * per, the
+ * collective's own block layout) is split over the channels: channel c
+ * carries its chunks from (b * nchan + c) * per, wherever rank b sits in
+ * that channel's ring, so reducescatter and allgather land each rank's
+ * block on that rank.  Steps are created
  * here from phase `phase`.  Cost on a uniform switch, s bytes: as one
  * ring, 2(n-1) a + 2(n-1)/n s b for allreduce. */
 ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
