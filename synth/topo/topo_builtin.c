@@ -302,9 +302,10 @@ static const bi_spec_t builtins[] = {
     { "ring", 1, 1, BI_ALPHA | BI_BW, 150e-9, 16e9, "ring:N",
       "N GPUs in a bidirectional ring; GPUs forward (150 ns, 16 GB/s "
       "per link per direction)", build_ring },
-    { "switch", 1, 1, BI_ALPHA | BI_BW, 3e-6, 450e9, "switch:N",
+    { "switch", 1, 1, BI_ALPHA | BI_BW | BI_NVLS, 3e-6, 450e9, "switch:N",
       "N GPUs on one non-blocking switch (3 us GPU-switch-GPU, "
-      "450 GB/s per GPU per direction)", build_switch },
+      "450 GB/s per GPU per direction; nvls=on: it reduces)",
+      build_switch },
     { "torus", 2, 2, BI_ALPHA | BI_BW, 150e-9, 16e9, "torus:AxB",
       "2D torus of AxB GPUs; GPUs forward (150 ns, 16 GB/s per link per "
       "direction, MultiTree)", build_torus },
@@ -342,7 +343,7 @@ void topo_list_builtins(FILE *f)
     fprintf(f, "  %-18s %s\n", "FILE.yaml", "a YAML topology "
             "(docs/topology.md)");
     fprintf(f, "  options: append ,alpha=T ,bw=BW (e.g. switch:16,alpha=3us,"
-            "bw=450GB/s);\n"
+            "bw=450GB/s); switch also takes ,nvls=off|on;\n"
             "  cluster also takes ,nvlink=BW ,nic=BW ,netalpha=T "
             ",nics=gpu|server ,nvls=off|on\n");
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "nccl.h"
 #include "verify.h"
 
 bool base_applies(ccs_coll_t coll)
@@ -18,12 +19,16 @@ bool base_applies(ccs_coll_t coll)
 typedef struct bcand {
     const char *algo;
     uint32_t pipeline;
+    uint32_t chunks_per_tree;   /* nccl-tree: K per tree, 0: pipeline's */
 } bcand_t;
 
+/* NCCL sizes its pipeline to the buffer (one chunk per channel for small
+ * ones, many for large): the best of these stands for that. */
 static const bcand_t cands[] = {
-    { "nccl-ring", 1 },
-    { "nccl-tree", 1 }, { "nccl-tree", 4 }, { "nccl-tree", 16 },
-    { "nvls", 1 }, { "nvls", 4 }, { "nvls", 16 },
+    { "nccl-ring", 1, 0 },
+    { "nccl-tree", 1, 1 }, { "nccl-tree", 1, 0 }, { "nccl-tree", 4, 0 },
+    { "nccl-tree", 16, 0 },
+    { "nvls", 1, 0 }, { "nvls", 4, 0 }, { "nvls", 16, 0 },
 };
 
 ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
@@ -55,6 +60,13 @@ ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
         algo_params_init(&bp);
         bp.coll = p->coll;
         bp.pipeline = cands[c].pipeline;
+        if (cands[c].chunks_per_tree > 0) {
+            nccl_layout_t l;
+            if (nccl_layout(t, &l, err) != CCS_OK)
+                return CCS_ERR_NOMEM;
+            bp.nchunks = 2 * nccl_default_channels(&l) *
+                         cands[c].chunks_per_tree;
+        }
         st = algo_synthesize(cands[c].algo, t, &bp, &s, err);
         if (st == CCS_ERR_UNSUPPORTED)
             continue;           /* not NCCL's choice here */

@@ -7,8 +7,9 @@
  * The baseline is simulated like everything else (same topology, same
  * straggler arrivals: NCCL waits for a straggler like any rank), verified
  * before it is timed.  Its candidates: nccl-ring at NCCL's channel count;
- * nccl-tree and nvls at pipeline factors 1, 4 and 16 (NCCL sizes its
- * chunks to the buffer; the best of three stands for that).
+ * nccl-tree with one chunk per tree and channel and at pipeline factors
+ * 1, 4 and 16; nvls at pipeline factors 1, 4 and 16 (NCCL sizes its
+ * chunks to the buffer; the best of these stands for that).
  */
 #ifndef CCS_BASELINE_H
 #define CCS_BASELINE_H
@@ -32,9 +33,9 @@ bool base_applies(ccs_coll_t coll);
 
 /* Fill pts[nsizes].  p: the collective (other fields are reset to the
  * baselines' defaults); so: arrivals, straggler, mode, element size; its
- * proto: PLAN or ... means "each protocol NCCL allows" (LL, LL128,
- * Simple; NVLS Simple only), any other value that one protocol for every
- * candidate (IDEAL: the pure alpha-beta model).  CCS_ERR_UNSUPPORTED when
+ * proto: PLAN means "each protocol NCCL allows" (LL, LL128, Simple; NVLS
+ * Simple only), any other value that one protocol for every candidate
+ * (IDEAL: the pure alpha-beta model).  CCS_ERR_UNSUPPORTED when
  * no NCCL algorithm can run (the points are then INFINITY). */
 ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
                        const sim_opts_t *so, const double *sizes,
