@@ -34,7 +34,8 @@
  * sends and one multicast, its downlink one reduced stream and (n-1)
  * multicast copies: s / P per step each way, so
  * T ~ (P + L + 1) a + (P + L + 1) / P s b, against the ring's
- * 2(n-1)/n s b (1.75x the traffic at n = 8).  P = 8 x --pipeline.
+ * 2(n-1)/n s b (1.75x the traffic at n = 8).  P = 32 x --pipeline: the
+ * pipeline fill costs (L + 1)/P, 12% at n = 8.
  * With NCCL's protocol model the per-step latency is replaced by NVLS's
  * single 25 us figure (docs/simulator.md).
  *
@@ -46,7 +47,7 @@
 #include "algo.h"
 #include "nccl.h"
 
-#define NVLS_PIECES 8u
+#define NVLS_PIECES 32u
 
 static ccs_status_t nvls_shape(const topo_t *t, const algo_params_t *p,
                                uint32_t *pieces, ccs_err_t *err)

@@ -175,7 +175,7 @@ TEST(nvls_halves_link_traffic)
     ring = sim_algo(h, "ring", CCS_COLL_ALLREDUCE, 0, bytes,
                     SIM_PROTO_IDEAL);
     algo_params_init(&p);
-    p.pipeline = 16;     /* 128 pieces */
+    p.pipeline = 4;      /* 128 pieces */
     CHECK_STATUS(algo_synthesize("nvls", h, &p, &s, &err), CCS_OK);
     if (s != NULL) {
         sim_result_t r;
