@@ -428,7 +428,8 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
             !grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
                   sizeof(uint8_t)))
             return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-        if (c1 != c2 || c2 != c3 || c3 != c4)   /* identical growth; never differs */
+        /* identical growth; never differs */
+        if (c1 != c2 || c2 != c3 || c3 != c4)
             return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
         sim->routes_cap = c1;
     }

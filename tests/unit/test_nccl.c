@@ -306,7 +306,8 @@ TEST(nvls_attribute_and_nic_default)
         for (int32_t v = 0; v < t->nnodes; v++) {
             if (t->nodes[v].kind == TOPO_NODE_NIC)
                 nics++;
-            if (t->nodes[v].kind == TOPO_NODE_SWITCH && t->nodes[v].server >= 0) {
+            if (t->nodes[v].kind == TOPO_NODE_SWITCH &&
+                t->nodes[v].server >= 0) {
                 sw++;
                 nv += t->nodes[v].nvls;
             }
