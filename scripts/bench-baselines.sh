@@ -23,6 +23,7 @@ cases=(
   "dgx-a100||none"
   "dgx-a100|--straggler 0 --straggler-delay 1ms|1ms"
   "cluster:2x8||none"
+  "cluster:2x8,nvls=on||none"
   "cluster:2x8,nics=server||none"
   "torus:4x4||none"
   "fattree:4x4||none"

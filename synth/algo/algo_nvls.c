@@ -29,7 +29,8 @@
  * Replayed by libccs (which has no multimem path) it runs as ordinary
  * point-to-point copies: correct, not fast.
  *
- * Cost (a = alpha, b = beta at the GPU's link, s bytes, P pieces): each
+ * Cost on one server (a = alpha, b = beta at the GPU's link, s bytes,
+ * P pieces): each
  * step moves s / (n P) per transfer; a GPU's uplink carries (n-1) reduce
  * sends and one multicast, its downlink one reduced stream and (n-1)
  * multicast copies: s / P per step each way, so
@@ -39,8 +40,21 @@
  * With NCCL's protocol model the per-step latency is replaced by NVLS's
  * single 25 us figure (docs/simulator.md).
  *
- * Runs on one server whose switch has NVLS (dgx-h100, or a YAML switch
- * with `nvls: true`).
+ * Across servers NCCL runs NVLS inside each server and trees between them
+ * (NVLS_TREE).  Here the middle part is a rail ring instead: after the
+ * in-switch reduction GPU j of every server holds its server's sum of
+ * block j, and the S GPUs with local index j (one per server, each
+ * through its own NIC) allreduce that block with a ring (S-1
+ * reduce-scatter and S-1 all-gather steps) before the multicast.  A NIC
+ * then carries 2(S-1)/S of s/G per direction, against 2(n-1)/n of s/C
+ * for NCCL's C-channel rings: at S = 2 half, which is the factor NCCL's
+ * own model gives its NVLS tree on two nodes.  A tree between servers
+ * would have log2(S) latency instead of the ring's S-1 steps; the ring is
+ * the bandwidth-optimal choice and is what is modelled.
+ *
+ * Runs where every server has the same number of GPUs (2 or more) on a
+ * switch with NVLS (dgx-h100, nvls=on, or a YAML switch with
+ * `nvls: true`).
  */
 #include <stdlib.h>
 
@@ -63,21 +77,20 @@ static ccs_status_t nvls_shape(const topo_t *t, const algo_params_t *p,
                            "nvls: the switch of topology '%s' does not "
                            "reduce (needs an NVLS switch: dgx-h100, "
                            "nvls=on, or 'nvls: true' in YAML)", t->name);
-    if (l.nservers > 1)
+    if (l.per < 2)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
-                           "nvls: runs inside one server; '%s' has %u "
-                           "(NCCL's NVLS tree across servers is not "
-                           "modelled)", t->name, l.nservers);
+                           "nvls: needs servers of equal size, 2 or more "
+                           "GPUs each, on topology '%s'", t->name);
     np = (uint64_t)NVLS_PIECES * (p->pipeline < 1 ? 1 : p->pipeline);
     if (p->nchunks > 0) {
-        if (p->nchunks % l.n != 0)
+        if (p->nchunks % l.n != 0 || p->nchunks == 0)
             return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                                "nvls: --chunks %u is not a multiple of the "
                                "%u ranks", p->nchunks, l.n);
         np = p->nchunks / l.n;
     }
-    if (np * l.n > CCS_MAX_CHUNKS || np * (l.n > 2 ? l.n - 2 : 1) >
-        CCS_MAX_CHUNKS)
+    if (np * l.n > CCS_MAX_CHUNKS ||
+        np * (l.per > 2 ? l.per - 2 : 1) * l.nservers > CCS_MAX_CHUNKS)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "nvls: %llu pieces of %u blocks exceed %u chunks",
                            (unsigned long long)np, l.n, CCS_MAX_CHUNKS);
@@ -93,68 +106,112 @@ static ccs_status_t check_nvls(const topo_t *t, const algo_params_t *p,
     return nvls_shape(t, p, &np, err);
 }
 
+/* Rank of local GPU g on server sv. */
+static uint32_t nvls_rank(uint32_t g, uint32_t sv, uint32_t G)
+{
+    return sv * G + g;
+}
+
 static ccs_status_t build_nvls(const topo_t *t, const algo_params_t *p,
                                ccs_sched_t **out, algo_report_t *rep,
                                ccs_err_t *err)
 {
-    uint32_t n = (uint32_t)t->ngpus, np = 0, levels = 0, step;
-    uint32_t m = n - 1;            /* values folded per block */
+    nccl_layout_t l;
+    uint32_t n = (uint32_t)t->ngpus, np = 0, levels = 0, step, nsteps;
+    uint32_t G, S, m;
     ccs_sched_t *s = NULL;         /* owned until *out */
     ccs_status_t st;
 
     st = nvls_shape(t, p, &np, err);
+    if (st == CCS_OK)
+        st = nccl_layout(t, &l, err);
     if (st != CCS_OK)
         return st;
+    S = l.nservers;
+    G = l.per;
+    m = G - 1;                     /* values folded per block */
     while ((1u << levels) < m)
         levels++;
+    /* per piece: 1 reduce step, the folds, 2(S-1) rail-ring steps, the
+     * multicast */
+    nsteps = np + levels + 2 * (S - 1) + 1;
     st = ccs_sched_create(p->coll, n, np * n, "nvls", &s, err);
-    for (uint32_t i = 0; st == CCS_OK && i < np + levels + 1; i++)
+    for (uint32_t i = 0; st == CCS_OK && i < nsteps; i++)
         st = ccs_sched_add_step(s, 0, &step, err);
     for (uint32_t t0 = 0; st == CCS_OK && t0 < np; t0++) {
-        for (uint32_t j = 0; st == CCS_OK && j < n; j++) {
-            uint32_t ch = t0 * n + j;
+        for (uint32_t sv = 0; st == CCS_OK && sv < S; sv++) {
+            for (uint32_t j = 0; st == CCS_OK && j < G; j++) {
+                /* block j of piece t0: S chunks, one per rail position */
+                uint32_t ch = (t0 * G + j) * S;
+                uint32_t rj = nvls_rank(j, sv, G);
+                uint32_t sc = t0 * (G > 2 ? G - 2 : 0) * S;
+                uint32_t base = t0 + 1 + levels;
 
-            /* reduce: GPU j's block of piece t0 from every other GPU */
-            for (uint32_t k = 0; st == CCS_OK && k < m; k++) {
-                uint32_t i = (j + 1 + k) % n;
+                /* reduce in the switch: block j from every local GPU */
+                for (uint32_t k = 0; st == CCS_OK && k < m; k++) {
+                    uint32_t ri = nvls_rank((j + 1 + k) % G, sv, G);
 
-                if (k == 0)
-                    st = ccs_sched_xfer_reduce_from(s, t0, i, CCS_BUF_IN, ch,
-                                                    j, CCS_BUF_OUT, ch,
-                                                    CCS_BUF_IN, ch, 1, err);
-                else
-                    st = ccs_sched_xfer(s, t0, i, CCS_BUF_IN, ch, j,
-                                        CCS_BUF_SCRATCH,
-                                        t0 * (n - 2) + k - 1, 1, false, err);
-            }
-            /* fold: value 0 is OUT, value k >= 1 is SCRATCH slot k-1 */
-            for (uint32_t L = 0; st == CCS_OK && L < levels; L++) {
-                uint32_t stride = 1u << L;
-
-                for (uint32_t a = 0; st == CCS_OK && a + stride < m;
-                     a += 2 * stride) {
-                    uint32_t b = a + stride;
-                    ccs_buf_t db = a == 0 ? CCS_BUF_OUT : CCS_BUF_SCRATCH;
-                    uint32_t dc = a == 0 ? ch : t0 * (n - 2) + a - 1;
-
-                    st = ccs_sched_local(s, t0 + 1 + L, j, db, dc,
-                                         CCS_BUF_SCRATCH,
-                                         t0 * (n - 2) + b - 1, 1, true, err);
+                    if (k == 0)
+                        st = ccs_sched_xfer_reduce_from(
+                            s, t0, ri, CCS_BUF_IN, ch, rj, CCS_BUF_OUT, ch,
+                            CCS_BUF_IN, ch, S, err);
+                    else
+                        st = ccs_sched_xfer(s, t0, ri, CCS_BUF_IN, ch, rj,
+                                            CCS_BUF_SCRATCH,
+                                            sc + (k - 1) * S, S, false, err);
                 }
+                /* fold: value 0 is OUT, value k >= 1 SCRATCH slot k-1 */
+                for (uint32_t L = 0; st == CCS_OK && L < levels; L++) {
+                    uint32_t stride = 1u << L;
+
+                    for (uint32_t a = 0; st == CCS_OK && a + stride < m;
+                         a += 2 * stride) {
+                        uint32_t b = a + stride;
+                        ccs_buf_t db = a == 0 ? CCS_BUF_OUT
+                                              : CCS_BUF_SCRATCH;
+                        uint32_t dc = a == 0 ? ch : sc + (a - 1) * S;
+
+                        st = ccs_sched_local(s, t0 + 1 + L, rj, db, dc,
+                                             CCS_BUF_SCRATCH,
+                                             sc + (b - 1) * S, S, true, err);
+                    }
+                }
+                /* rail ring between servers on block j (GPU j of every
+                 * server, through its own NIC): reduce-scatter of the S
+                 * chunks, then all-gather; position = server */
+                for (uint32_t u = 0; st == CCS_OK && S > 1 && u + 1 < S;
+                     u++) {
+                    uint32_t b = (sv + 2 * S - 1 - u) % S;
+                    uint32_t to = nvls_rank(j, (sv + 1) % S, G);
+
+                    st = ccs_sched_xfer_reduce_from(
+                        s, base + u, rj, CCS_BUF_OUT, ch + b, to,
+                        CCS_BUF_OUT, ch + b, CCS_BUF_OUT, ch + b, 1, err);
+                }
+                for (uint32_t u = 0; st == CCS_OK && S > 1 && u + 1 < S;
+                     u++) {
+                    uint32_t b = (sv + S - u) % S;
+                    uint32_t to = nvls_rank(j, (sv + 1) % S, G);
+
+                    st = ccs_sched_xfer(s, base + S - 1 + u, rj,
+                                        CCS_BUF_OUT, ch + b, to, CCS_BUF_OUT,
+                                        ch + b, 1, false, err);
+                }
+                /* multicast the reduced block to every other local GPU */
+                for (uint32_t k = 0; st == CCS_OK && k < m; k++)
+                    st = ccs_sched_xfer(s, base + 2 * (S - 1), rj,
+                                        CCS_BUF_OUT, ch,
+                                        nvls_rank((j + 1 + k) % G, sv, G),
+                                        CCS_BUF_OUT, ch, S, false, err);
             }
-            /* multicast the reduced block to every other GPU */
-            for (uint32_t k = 0; st == CCS_OK && k < m; k++)
-                st = ccs_sched_xfer(s, t0 + levels + 1, j, CCS_BUF_OUT, ch,
-                                    (j + 1 + k) % n, CCS_BUF_OUT, ch, 1,
-                                    false, err);
         }
     }
     if (st == CCS_OK)
         st = nccl_params_add(s, "nvls", 1, err);
     if (st != CCS_OK)
         goto cleanup;
-    algo_report_addf(rep, "nvls: %u pieces, %u fold levels, %u steps", np,
-                     levels, np + levels + 1);
+    algo_report_addf(rep, "nvls: %u server(s) of %u, %u pieces, %u fold "
+                     "levels, %u steps", S, G, np, levels, nsteps);
     *out = s;
     s = NULL;
 

@@ -19,7 +19,9 @@ bool base_applies(ccs_coll_t coll)
 typedef struct bcand {
     const char *algo;
     uint32_t pipeline;
-    uint32_t chunks_per_tree;   /* nccl-tree: K per tree, 0: pipeline's */
+    uint32_t coarse;            /* 1: the coarsest chunking (nccl-tree: one
+                                   chunk per tree and channel; nvls: one
+                                   piece); 0: the pipeline factor's */
 } bcand_t;
 
 /* NCCL sizes its pipeline to the buffer (one chunk per channel for small
@@ -28,7 +30,8 @@ static const bcand_t cands[] = {
     { "nccl-ring", 1, 0 },
     { "nccl-tree", 1, 1 }, { "nccl-tree", 1, 0 }, { "nccl-tree", 4, 0 },
     { "nccl-tree", 16, 0 },
-    { "nvls", 1, 0 }, { "nvls", 4, 0 }, { "nvls", 16, 0 },
+    { "nvls", 1, 1 }, { "nvls", 1, 0 }, { "nvls", 4, 0 },
+    { "nvls", 16, 0 },
 };
 
 ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
@@ -60,12 +63,12 @@ ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
         algo_params_init(&bp);
         bp.coll = p->coll;
         bp.pipeline = cands[c].pipeline;
-        if (cands[c].chunks_per_tree > 0) {
+        if (cands[c].coarse) {
             nccl_layout_t l;
             if (nccl_layout(t, &l, err) != CCS_OK)
                 return CCS_ERR_NOMEM;
-            bp.nchunks = 2 * nccl_default_channels(&l) *
-                         cands[c].chunks_per_tree;
+            bp.nchunks = strcmp(cands[c].algo, "nvls") == 0
+                             ? l.n : 2 * nccl_default_channels(&l);
         }
         st = algo_synthesize(cands[c].algo, t, &bp, &s, err);
         if (st == CCS_ERR_UNSUPPORTED)

@@ -8,8 +8,9 @@
  * straggler arrivals: NCCL waits for a straggler like any rank), verified
  * before it is timed.  Its candidates: nccl-ring at NCCL's channel count;
  * nccl-tree with one chunk per tree and channel and at pipeline factors
- * 1, 4 and 16; nvls at pipeline factors 1, 4 and 16 (NCCL sizes its
- * chunks to the buffer; the best of these stands for that).
+ * 1, 4 and 16; nvls with one piece and at pipeline factors 1, 4 and 16
+ * (NCCL sizes its chunks to the buffer; the best of these stands for
+ * that).
  */
 #ifndef CCS_BASELINE_H
 #define CCS_BASELINE_H

@@ -197,6 +197,25 @@ out:
     topo_destroy(a);
 }
 
+/* Across servers (cluster:2x8,nvls=on) the in-switch reduction leaves
+ * each NIC half the rings' traffic: at 1 GiB nvls beats the 8-channel
+ * ring, which sits at the NIC bound. */
+TEST(nvls_across_servers)
+{
+    topo_t *t = load("cluster:2x8,nvls=on");
+    double nv, ring;
+
+    if (t == NULL)
+        return;
+    nv = sim_algo(t, "nvls", CCS_COLL_ALLREDUCE, 0, 1 << 30,
+                  SIM_PROTO_IDEAL);
+    ring = sim_algo(t, "nccl-ring", CCS_COLL_ALLREDUCE, 8, 1 << 30,
+                    SIM_PROTO_IDEAL);
+    CHECK_MSG(nv > 0 && nv < 0.7 * ring, "nvls %.1f us, ring %.1f us",
+              nv * 1e6, ring * 1e6);
+    topo_destroy(t);
+}
+
 /* Protocols: ideal is the old model; LL is faster than Simple when the
  * latency dominates and slower when the bandwidth does. */
 TEST(protocols_order)
@@ -325,6 +344,7 @@ int main(void)
     RUN(ring_channels_equal_ring_on_switch);
     RUN(rail_ring_reaches_nic_bound);
     RUN(nvls_halves_link_traffic);
+    RUN(nvls_across_servers);
     RUN(protocols_order);
     RUN(baseline_never_slower_than_ring);
     RUN(nvls_attribute_and_nic_default);
