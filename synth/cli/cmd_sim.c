@@ -330,6 +330,8 @@ int cmd_sim(int argc, char **argv)
                 r = r2;
             } else if (st == CCS_OK) {
                 sim_result_free(&r2);
+            } else {
+                sim_result_free(&r);   /* the error path below owns none */
             }
         }
         ts = now_s() - t0;
