@@ -168,6 +168,37 @@ cleanup:
     return rc;
 }
 
+/* The plot with the nccl baseline as the first curve where it applies
+ * (it is what every other curve is measured against). */
+static int plot_with_base(const char *out, const char *title, char **names,
+                          uint32_t nalgos, const double *sizes,
+                          uint32_t nsizes, const double *algbw,
+                          const base_point_t *base)
+{
+    char *nm[CMP_MAX_ALGOS + 1];
+    double *bw = NULL;          /* owned here: [(nalgos + 1) * nsizes] */
+    bool hb = false;
+    int rc;
+
+    for (uint32_t i = 0; i < nsizes; i++)
+        hb = hb || isfinite(base[i].time_s);
+    if (!hb)
+        return write_plot(out, title, names, nalgos, sizes, nsizes, algbw);
+    bw = malloc(sizeof(*bw) * (size_t)(nalgos + 1) * nsizes);
+    if (bw == NULL)
+        return cli_fail("compare", CLI_EXIT_INTERNAL, "out of memory");
+    nm[0] = "nccl (best of NCCL's algorithms)";
+    for (uint32_t i = 0; i < nsizes; i++)
+        bw[i] = isfinite(base[i].time_s) && base[i].time_s > 0
+                    ? sizes[i] / base[i].time_s / 1e9 : 0;
+    for (uint32_t a = 0; a < nalgos; a++)
+        nm[a + 1] = names[a];
+    memcpy(bw + nsizes, algbw, sizeof(*bw) * (size_t)nalgos * nsizes);
+    rc = write_plot(out, title, nm, nalgos + 1, sizes, nsizes, bw);
+    free(bw);
+    return rc;
+}
+
 /* The default set: every algorithm that implements the collective, in
  * registry order, but for those whose cost or input the user must ask
  * for; each one left out is named with its reason (unless quiet). */
@@ -517,7 +548,8 @@ int cmd_compare(int argc, char **argv)
     if (plot != NULL) {
         snprintf(title, sizeof(title), "%s on %s (%d ranks), simulated",
                  ccs_coll_str(p.coll), topo->name, topo->ngpus);
-        rc = write_plot(plot, title, ran, nran, sizes, nsizes, algbw);
+        rc = plot_with_base(plot, title, ran, nran, sizes, nsizes, algbw,
+                            base);
     }
 
 cleanup:

@@ -122,8 +122,11 @@ if command -v gnuplot >/dev/null; then
         grep -q ">$a</text>" "$tmp/p.svg" 2>/dev/null ||
             { echo "FAIL: no curve named $a in the plot"; fail=1; }
     done
+    # five algorithms and the nccl baseline
+    grep -q ">nccl (best of NCCL's algorithms)</text>" "$tmp/p.svg" ||
+        { echo "FAIL: no nccl curve in the plot"; fail=1; }
     n=$(grep -c '<title>gnuplot_plot_' "$tmp/p.svg" || true)
-    [ "$n" = 5 ] || { echo "FAIL: $n curves in the plot, want 5"; fail=1; }
+    [ "$n" = 6 ] || { echo "FAIL: $n curves in the plot, want 6"; fail=1; }
     expect 1 "" -- $C compare --topo switch:8 --sizes 1K --plot "$tmp/no/dir/p.svg"
 fi
 leftover=$(ls "$tmp" | grep -E 'tmp' || true)
