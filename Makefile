@@ -164,7 +164,12 @@ $(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: # The reduction kernels need loop vectorisation with remainders (-O2's
+# very-cheap cost model leaves such loops scalar); the CPU-specific
+# variants inside pick their instruction sets with target attributes.
+$(BUILD)/runtime/reduce.o: RT_CFLAGS += -fvect-cost-model=dynamic
+
+$(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -283,6 +288,8 @@ GPU_PROGS  := $(GPU_PROG_C:tests/gpu/%.c=$(BUILD)/gpu/%)
 ifeq ($(HAVE_CUDA),1)
 $(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
     SY_CFLAGS += $(CUDA_CFLAGS)
+# ccs-perf drives the cuda and nccl transports (device buffers, NCCL init).
+$(BUILD)/tools/ccs-perf.o: RT_CFLAGS += $(CUDA_CFLAGS)
 
 $(BUILD)/gpu/%.o: tests/gpu/%.c tests/unit/harness.h
 	@mkdir -p $(@D)
