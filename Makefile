@@ -179,15 +179,18 @@ $(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: # The reduction kernels need loop vectorisation with remainders (-O2's
-# very-cheap cost model leaves such loops scalar); the CPU-specific
-# variants inside pick their instruction sets with target attributes.
-$(BUILD)/runtime/reduce.o: RT_CFLAGS += -fvect-cost-model=dynamic
-
-$(BUILD)/runtime/%.o: runtime/%.c
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The reduction kernels need loop vectorisation with remainders (gcc's -O2
+# very-cheap cost model leaves such loops scalar; clang, used by the fuzz
+# build, has no such flag and vectorises them anyway); the CPU-specific
+# variants inside pick their instruction sets with target attributes.
+VECT_FLAGS := $(shell $(CC) -fvect-cost-model=dynamic -x c -c /dev/null \
+                -o /dev/null 2>/dev/null && echo -fvect-cost-model=dynamic)
+$(BUILD)/runtime/reduce.o: RT_CFLAGS += $(VECT_FLAGS)
 
 $(BUILD)/runtime/%.cu.o: runtime/%.cu
 	@mkdir -p $(@D)

@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "msccl.h"
 #include "options.h"
+#include "sim_proto.h"
+#include "units.h"
 #include "verify.h"
 
 static void export_usage(FILE *f)
@@ -22,7 +24,8 @@ static void export_usage(FILE *f)
 "\n"
 "      --msccl            the format (the only one; required)\n"
 "  -o, --output FILE      the XML to write (- for stdout)\n"
-"      --proto P          Simple (default), LL or LL128\n"
+"      --proto P          simple, ll or ll128 (default: the plan's\n"
+"                         proto=, else simple)\n"
 "      --nchannels N      spread over at least N channels (default: as\n"
 "                         few as the limits allow)\n"
 "      --min-bytes B      smallest call size that uses it (default 0)\n"
@@ -48,10 +51,20 @@ static int export_opts(const char *cmd, const cli_opts_t *co,
     double d;
     long v;
 
-    if ((a = co->own[OPT_PROTO]) != NULL &&
-        msccl_proto_parse(a, &o->proto) != CCS_OK)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "bad --proto '%s' (Simple, LL "
-                        "or LL128)", a);
+    /* --proto is the simulator's option (one parser everywhere); MSCCL
+     * runs three of its protocols. */
+    if (co->sim.proto_given) {
+        const char *name = co->sim.proto == SIM_PROTO_LL ? "LL"
+                           : co->sim.proto == SIM_PROTO_LL128 ? "LL128"
+                           : co->sim.proto == SIM_PROTO_SIMPLE ? "Simple"
+                           : NULL;
+        if (name == NULL || co->sim.proto_auto)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "--proto %s: MSCCL runs "
+                            "ll, ll128 or simple",
+                            co->sim.proto_auto ? "auto"
+                            : sim_proto_str(co->sim.proto));
+        (void)msccl_proto_parse(name, &o->proto);
+    }
     if ((a = co->own[OPT_NCHANNELS]) != NULL) {
         if (!units_parse_int(a, 1, MSCCL_MAX_CHANNELS, &v))
             return cli_fail(cmd, CLI_EXIT_USAGE, "bad --nchannels '%s' "
@@ -110,6 +123,28 @@ static int export_opts(const char *cmd, const cli_opts_t *co,
     return CLI_EXIT_OK;
 }
 
+/* The protocol and channel count a plan was made or tuned for (its
+ * proto= and channels= params) travel into the XML unless the command
+ * line names them. */
+static void plan_proto_channels(const ccs_sched_t *s, bool proto_given,
+                                bool nch_given, msccl_export_opts_t *o)
+{
+    static const char *const names[][2] = {
+        { "ll", "LL" }, { "ll128", "LL128" }, { "simple", "Simple" },
+    };
+    char v[16];
+    long c;
+
+    if (!proto_given && sim_params_get(s->params, "proto", v, sizeof(v))) {
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (strcmp(v, names[i][0]) == 0)
+                (void)msccl_proto_parse(names[i][1], &o->proto);
+    }
+    if (!nch_given && sim_params_get(s->params, "channels", v, sizeof(v)) &&
+        units_parse_int(v, 1, MSCCL_MAX_CHANNELS, &c))
+        o->min_channels = (uint32_t)c;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const opt_id_t ids[] = {
@@ -156,6 +191,8 @@ int cmd_export(int argc, char **argv)
     rc = cli_read_sched(cmd, input, &s);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
+    plan_proto_channels(s, co.sim.proto_given,
+                        co.own[OPT_NCHANNELS] != NULL, &o);
     /* Verify before writing: a wrong schedule would hang or corrupt data
      * on the GPU, where nothing checks it. */
     st = verify_sched(s, NULL, &err);

@@ -216,7 +216,10 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     const xfer_t *xt = &sim->tr[x];
     uint32_t len = sim->route_len[xt->route];
     const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
-    double bytes = (double)xt->nchunks * sim->chunk_bytes;
+    /* A protocol's overhead (flags, line headers, fences) is carried as
+     * extra bytes on the wire: bytes / efficiency. */
+    double bytes = (double)xt->nchunks * sim->chunk_bytes /
+                   sim->pm.eff[sim->route_hw[xt->route]];
     uint32_t slot;
     flow_t *f;
 
@@ -250,7 +253,8 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
 
 static void xfer_start(sim_t *sim, uint32_t x, double now)
 {
-    double a = sim->route_alpha[sim->tr[x].route];
+    uint32_t r = sim->tr[x].route;
+    double a = sim->route_alpha[r] * sim->pm.lat_scale[sim->route_hw[r]];
 
     if (a > 0)
         push(sim, now + a, EV_BW, x, 0);
@@ -616,6 +620,14 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             a = o->straggler_delay_s;
         sim->arrival[i] = a;
     }
+    if ((unsigned)o->proto >= SIM_PROTO_COUNT)
+        return ccs_err_set(err, CCS_ERR_INVALID, "bad protocol %d",
+                           (int)o->proto);
+    sim_proto_model(sim_proto_resolve(o->proto, sim->s),
+                    sim_sched_nvls(sim->s), &sim->pm);
+    /* The protocol's fixed latency delays every rank's start. */
+    for (uint32_t i = 0; i < sim->n; i++)
+        sim->arrival[i] += sim->pm.base_s;
     elem = o->elem_bytes ? (double)o->elem_bytes : 1.0;
     count = ceil(size_bytes / elem);
     per = ceil(count / (double)sim->s->nchunks);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "sched.h"
+#include "sim_proto.h"
 #include "topo.h"
 
 typedef enum {
@@ -67,6 +68,10 @@ typedef struct sim_opts {
     double local_bw_Bps;
     sim_route_fn route;      /* NULL: topo_route */
     void *route_ctx;
+    /* Protocol cost model (sim_proto.h): PLAN (the default) takes the
+     * schedule's proto= param, and the ideal alpha-beta model without
+     * one; may differ between sim_exec calls on one sim_t. */
+    sim_proto_t proto;
 } sim_opts_t;
 
 /* Defaults: per-rank mode, no straggler, bytes, free local ops. */

@@ -89,6 +89,7 @@ struct sim {
     uint32_t *route_off;   /* owned; [routes_cap] into route_pipes */
     uint32_t *route_len;   /* owned; [routes_cap] hops */
     double *route_alpha;   /* owned; [routes_cap] seconds */
+    uint8_t *route_hw;     /* owned; [routes_cap] SIM_HW_* (protocols) */
     int32_t *route_pipes;  /* owned; [rp_cap] */
     uint32_t rp_len, rp_cap;
     uint64_t *hkey;        /* owned; [hcap] (src node << 32 | dst node) + 1 */
@@ -133,6 +134,7 @@ struct sim {
     uint64_t seq, nevents;
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
+    sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
     bool failed;           /* out of memory inside the event loop */
 };
 

@@ -174,7 +174,7 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
     if (sim->nroutes == sim->routes_cap) {
         uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
-                 c3 = sim->routes_cap;
+                 c3 = sim->routes_cap, c4 = sim->routes_cap;
         if (!sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
                   sizeof(uint32_t)) ||
             !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
@@ -182,7 +182,8 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
             !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
                   sizeof(double)))
             return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-        if (c1 != c2 || c2 != c3)   /* identical growth; never differs */
+        /* identical growth; never differs */
+        if (c1 != c2 || c2 != c3 || c3 != c4)
             return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
         sim->routes_cap = c1;
     }
@@ -197,6 +198,7 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
     sim->route_off[sim->nroutes] = sim->rp_len;
     sim->route_len[sim->nroutes] = (uint32_t)nh;
     sim->route_alpha[sim->nroutes] = alpha;
+    sim->route_hw[sim->nroutes] = (uint8_t)sim_route_hw(sim->t, buf, nh);
     sim->rp_len += (uint32_t)nh;
     if ((uint32_t)nh > sim->maxhops)
         sim->maxhops = (uint32_t)nh;
@@ -368,6 +370,96 @@ cleanup:
     return st;
 }
 
+/* Append route r's hops [off, off+len) as a new route (not cached: only
+ * the NVLS pass asks) with r's full latency and class. */
+static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
+                              uint32_t len, uint32_t *out, ccs_err_t *err)
+{
+    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
+             c3 = sim->routes_cap, c4 = sim->routes_cap;
+
+    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap, sim->rp_len + len,
+              sizeof(int32_t)) ||
+        !sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
+              sizeof(double)) ||
+        !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+              sizeof(uint8_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    if (c1 != c2 || c2 != c3 || c3 != c4)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
+    sim->routes_cap = c1;
+    memmove(&sim->route_pipes[sim->rp_len],
+            &sim->route_pipes[sim->route_off[r] + off],
+            sizeof(int32_t) * len);
+    sim->route_off[sim->nroutes] = sim->rp_len;
+    sim->route_len[sim->nroutes] = len;
+    sim->route_alpha[sim->nroutes] = sim->route_alpha[r];
+    sim->route_hw[sim->nroutes] = sim->route_hw[r];
+    sim->rp_len += len;
+    *out = sim->nroutes++;
+    return CCS_OK;
+}
+
+/* In-switch reduction and multicast (sim_proto.h): transfers that the
+ * switch merges keep only their side of it.  Transfers are numbered as
+ * build_xfers numbers them: SENDs in (rank, op) order. */
+static ccs_status_t nvls_routes(sim_t *sim, ccs_err_t *err)
+{
+    const ccs_sched_t *s = sim->s;
+    sim_nvls_xfer_t *nx = NULL;   /* owned here */
+    uint32_t *off = NULL, *len = NULL;  /* owned here */
+    int32_t *links = NULL;        /* owned here: one route's links */
+    ccs_status_t st = CCS_OK;
+    uint32_t x = 0;
+
+    nx = malloc(sizeof(*nx) * ((size_t)sim->ntr + 1));
+    off = malloc(sizeof(*off) * ((size_t)sim->ntr + 1));
+    len = malloc(sizeof(*len) * ((size_t)sim->ntr + 1));
+    links = malloc(sizeof(*links) * ((size_t)sim->maxhops + 1));
+    if (nx == NULL || off == NULL || len == NULL || links == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (nvls)");
+        goto cleanup;
+    }
+    for (uint32_t r = 0; r < sim->n; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            const xfer_t *xt;
+            uint32_t rt, nh;
+
+            if (op->kind != CCS_OP_SEND)
+                continue;
+            xt = &sim->tr[x];
+            rt = xt->route;
+            nh = sim->route_len[rt];
+            for (uint32_t h = 0; h < nh; h++)
+                links[h] = sim->pipe_link[sim->route_pipes[sim->route_off[rt]
+                                                           + h]];
+            nx[x] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
+                                       op->chunk, op->buf,
+                                       sim_nvls_hop(sim->t, links,
+                                                    (int32_t)nh), nh };
+            x++;
+        }
+    }
+    st = sim_nvls_trim(nx, sim->ntr, off, len, err);
+    for (x = 0; st == CCS_OK && x < sim->ntr; x++) {
+        if (len[x] != nx[x].nhops)
+            st = route_sub(sim, sim->tr[x].route, off[x], len[x],
+                           &sim->tr[x].route, err);
+    }
+
+cleanup:
+    free(nx);
+    free(off);
+    free(len);
+    free(links);
+    return st;
+}
+
 static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
 {
     size_t n = sim->n, ns = sim->nsteps ? sim->nsteps : 1;
@@ -401,6 +493,7 @@ void sim_destroy(sim_t *sim)
     free(sim->route_off);
     free(sim->route_len);
     free(sim->route_alpha);
+    free(sim->route_hw);
     free(sim->route_pipes);
     free(sim->hkey);
     free(sim->hval);
@@ -462,6 +555,11 @@ ccs_status_t sim_create(const ccs_sched_t *s, const topo_t *t,
     st = build_xfers(sim, o, err);
     if (st != CCS_OK)
         goto cleanup;
+    if (sim_sched_nvls(s)) {
+        st = nvls_routes(sim, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
     st = alloc_run_state(sim, err);
     if (st != CCS_OK)
         goto cleanup;

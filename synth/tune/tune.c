@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "planset.h"
 #include "algo.h"
+#include "baseline.h"
 #include "sim_cost.h"
 #include "tune.h"
 #include "verify.h"
@@ -56,6 +58,7 @@ typedef struct tcand {          /* one point of an algorithm's axis */
     sim_t *sim;                 /* owned; borrows s */
     double *t;                  /* owned, [nsizes]: < 0 not simulated,
                                    INFINITY cannot run */
+    uint8_t *proto;             /* owned, [nsizes]: protocol of t[i] */
 } tcand_t;
 
 typedef struct talgo {
@@ -145,6 +148,7 @@ static void cand_free(tcand_t *k)
     sim_destroy(k->sim);        /* before the schedule it borrows */
     ccs_sched_destroy(k->s);
     free(k->t);
+    free(k->proto);
 }
 
 static void algo_free(talgo_t *a)
@@ -231,14 +235,29 @@ static ccs_status_t eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
         *out = INFINITY;
         return CCS_OK;
     }
-    st = sim_exec(cd->sim, c->sizes[i], &c->so, &res, &e);
-    if (st != CCS_OK) {
-        ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name, c->sizes[i]);
-        keep_err(c, &e);
-        return st;
+    /* The protocol axis: each configuration at its best protocol here
+     * (or the one protocol asked for). */
+    cd->t[i] = INFINITY;
+    for (int pr = SIM_PROTO_LL; pr <= SIM_PROTO_SIMPLE; pr++) {
+        sim_opts_t so = c->so;
+
+        so.proto = c->o->proto == SIM_PROTO_PLAN ? (sim_proto_t)pr
+                                                 : c->o->proto;
+        st = sim_exec(cd->sim, c->sizes[i], &so, &res, &e);
+        if (st != CCS_OK) {
+            ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name,
+                           c->sizes[i]);
+            keep_err(c, &e);
+            return st;
+        }
+        if (res.time_s < cd->t[i]) {
+            cd->t[i] = res.time_s;
+            cd->proto[i] = (uint8_t)so.proto;
+        }
+        sim_result_free(&res);
+        if (c->o->proto != SIM_PROTO_PLAN)
+            break;
     }
-    cd->t[i] = res.time_s;
-    sim_result_free(&res);
     if (c->phase == PH_REF) {
         c->st.ref_evals++;
     } else {
@@ -276,7 +295,8 @@ static ccs_status_t cand_init(tctx_t *c, tcand_t *k, uint32_t pipeline,
     k->chunks_param = chunks_param;
     k->eff = eff;
     k->t = malloc(c->nsizes * sizeof(*k->t));   /* owned by k */
-    if (k->t == NULL)
+    k->proto = calloc(c->nsizes, sizeof(*k->proto));   /* owned by k */
+    if (k->t == NULL || k->proto == NULL)
         return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
     for (uint32_t i = 0; i < c->nsizes; i++)
         k->t[i] = -1;
@@ -598,6 +618,11 @@ static ccs_status_t plan_params(const tctx_t *c, const tune_result_t *r,
         fprintf(f, "pipeline=%u\n", g->pipeline);
     if (g->chunks_param > 0)
         fprintf(f, "chunks=%u\n", g->chunks_param);
+    if (g->proto != SIM_PROTO_PLAN && g->proto != SIM_PROTO_IDEAL)
+        fprintf(f, "proto=%s\n", sim_proto_str(g->proto));
+    /* What the algorithm recorded (channels, nvls) travels too. */
+    if (s->params != NULL)
+        fprintf(f, "%s", s->params);
     fprintf(f, "tuned=");
     for (uint32_t k = 0; k < r->nranges; k++) {
         if (r->ranges[k].config != cfg)
@@ -672,7 +697,9 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
     for (uint32_t i = 0; i < c->nsizes; i++) {
         uint32_t g = NONE;
         for (uint32_t j = 0; j < i && g == NONE; j++)
-            if (ca[j] == ca[i] && ck[j] == ck[i])
+            if (ca[j] == ca[i] && ck[j] == ck[i] &&
+                c->algos[ca[j]].cand[ck[j]].proto[j] ==
+                    c->algos[ca[i]].cand[ck[i]].proto[i])
                 g = r->points[j].config;
         if (g == NONE) {
             tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
@@ -684,13 +711,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
             cf->chunks_param = cd->chunks_param;
             cf->nchunks = cd->s->nchunks;
             cf->nsteps = cd->s->nsteps;
+            cf->proto = (sim_proto_t)cd->proto[i];
             if (cd->chunks_param > 0)
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u.ccs",
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u-%s.ccs",
                          ccs_coll_str(c->o->coll), cf->algo,
-                         cd->chunks_param);
+                         cd->chunks_param, sim_proto_str(cf->proto));
             else
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u.ccs",
-                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline);
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u-%s.ccs",
+                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline,
+                         sim_proto_str(cf->proto));
         }
         r->points[i].config = g;
         if (i == 0 || r->points[i - 1].config != g) {
@@ -701,17 +730,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
         r->ranges[r->nranges - 1].last = i;
         r->points[i].range = r->nranges - 1;
     }
-    /* The winners' schedules move into the result (their simulators,
-     * which borrow them, go first). */
+    /* The winners' schedules are copied into the result: one schedule
+     * may win under two protocols, which are two plans. */
     for (uint32_t i = 0; i < c->nsizes; i++) {
         tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
         uint32_t g = r->points[i].config;
         if (r->plans[g] != NULL)
             continue;
-        sim_destroy(cd->sim);
-        cd->sim = NULL;
-        r->plans[g] = cd->s;
-        cd->s = NULL;
+        if ((st = ccs_sched_clone(cd->s, &r->plans[g], c->err)) != CCS_OK)
+            goto cleanup;
         if ((st = plan_params(c, r, g, r->plans[g], c->err)) != CCS_OK)
             goto cleanup;
     }
@@ -734,6 +761,32 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
 cleanup:
     free(ca);
     free(ck);
+    return st;
+}
+
+/* The nccl baseline at every size (baseline.h), same straggler and
+ * protocol rule as the search; absent (0) where NCCL has no algorithm. */
+static ccs_status_t nccl_column(tctx_t *c, tune_result_t *r)
+{
+    base_point_t *b = NULL;     /* owned here */
+    sim_opts_t so = c->so;
+    ccs_status_t st;
+
+    if (!base_applies(c->o->coll))
+        return CCS_OK;
+    b = calloc(c->nsizes, sizeof(*b));
+    if (b == NULL)
+        return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
+    so.proto = c->o->proto;
+    st = base_nccl(c->t, &c->base, &so, c->sizes, c->nsizes, b, c->err);
+    if (st == CCS_ERR_UNSUPPORTED)
+        st = CCS_OK;
+    for (uint32_t i = 0; st == CCS_OK && i < c->nsizes; i++) {
+        r->points[i].nccl_time_s = isfinite(b[i].time_s) ? b[i].time_s : 0;
+        snprintf(r->points[i].nccl_algo, sizeof(r->points[i].nccl_algo),
+                 "%s", b[i].algo);
+    }
+    free(b);
     return st;
 }
 
@@ -846,6 +899,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
         bool slow = false;
         for (size_t q = 0; q < sizeof(tune_slow_algos) / sizeof(char *); q++)
             slow = slow || strcmp(algo_at(j)->name, tune_slow_algos[q]) == 0;
+        /* NCCL's own algorithms are the baseline the result is measured
+         * against, not candidates (name them to tune them). */
+        slow = slow || strncmp(algo_at(j)->name, "nccl-", 5) == 0 ||
+               strcmp(algo_at(j)->name, "nvls") == 0;
         if (!slow)
             c.algos[c.nalgos++].desc = algo_at(j);
     }
@@ -889,6 +946,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
     st = assemble(&c, r);
     if (st != CCS_OK)
         goto cleanup;
+    st = nccl_column(&c, r);
+    if (st != CCS_OK)
+        goto cleanup;
+    base_assumptions(t, o->proto, r->assumptions, sizeof(r->assumptions));
     r->stats.nalgos = c.st.nalgos;
     r->stats.nalgos_run = c.st.nalgos_run;
     r->stats.grid_configs = c.st.grid_configs;
@@ -912,12 +973,17 @@ cleanup:
     return st;
 }
 
+/* Start of range k: the first tuned size it won (what tuning.json's
+ * min_bytes says, but for range 0, whose start the rule makes moot). */
+static double tune_range_start(const void *ctx, uint32_t k)
+{
+    const tune_result_t *r = ctx;
+
+    return r->points[r->ranges[k].first].size_bytes;
+}
+
+/* The runtime's rule, so that the table and libccs's pick agree. */
 uint32_t tune_lookup(const tune_result_t *r, double bytes)
 {
-    uint32_t k = 0;
-
-    while (k + 1 < r->nranges &&
-           r->points[r->ranges[k + 1].first].size_bytes <= bytes)
-        k++;
-    return k;
+    return ccs_planset_pick_range(r->nranges, bytes, tune_range_start, r);
 }

@@ -49,7 +49,7 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
 {
     const tune_stats_t *s = &r->stats;
     char lo[32], hi[32], range[80], chunks[16], pipe[16], tm[48], bw[48],
-         sp[48];
+         sp[48], nsp[48], nch[72];
 
     fmt_size(r->points[0].size_bytes, lo, sizeof(lo));
     fmt_size(r->points[r->npoints - 1].size_bytes, hi, sizeof(hi));
@@ -81,15 +81,20 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
     fprintf(f, "; %llu of %llu schedules built and verified; %.1f ms\n",
             (unsigned long long)s->built,
             (unsigned long long)s->grid_configs, s->wall_s * 1e3);
+    fprintf(f, "# vs nccl: the nccl baseline's time (the best of NCCL's "
+            "algorithms and protocols at that size) over the tuned choice's; "
+            "vs ring: the single ring's\n");
+    if (r->assumptions[0] != '\0')
+        fprintf(f, "# %s\n", r->assumptions);
     if (s->nalgos_pruned > 0) {
         fprintf(f, "# pruned (never within the threshold):");
         for (uint32_t a = 0; a < s->nalgos_pruned; a++)
             fprintf(f, " %s", r->pruned[a]);
         fprintf(f, "\n");
     }
-    fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", "size range",
-            "algorithm", "pipe", "chunks", "time (us)", "algbw (GB/s)",
-            "vs ring");
+    fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
+            "size range", "algorithm", "proto", "pipe", "chunks", "time (us)",
+            "algbw (GB/s)", "vs nccl", "nccl choice", "vs ring");
     for (uint32_t k = 0; k < r->nranges; k++) {
         const tune_range_t *g = &r->ranges[k];
         const tune_config_t *cf = &r->configs[g->config];
@@ -113,7 +118,18 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
         snprintf(sp, sizeof(sp), "-");
         if (a->ring_time_s > 0)
             snprintf(sp, sizeof(sp), "%.2fx", a->ring_time_s / a->time_s);
+        snprintf(nsp, sizeof(nsp), "-");
+        snprintf(nch, sizeof(nch), "%s", a->nccl_time_s > 0 ? a->nccl_algo
+                                                           : "n/a");
+        if (a->nccl_time_s > 0)
+            snprintf(nsp, sizeof(nsp), "%.2fx", a->nccl_time_s / a->time_s);
         if (g->first != g->last) {
+            if (a->nccl_time_s > 0 && b->nccl_time_s > 0)
+                snprintf(nsp + strlen(nsp), sizeof(nsp) - strlen(nsp),
+                         " .. %.2fx", b->nccl_time_s / b->time_s);
+            if (strcmp(a->nccl_algo, b->nccl_algo) != 0)
+                snprintf(nch + strlen(nch), sizeof(nch) - strlen(nch),
+                         " .. %s", b->nccl_algo);
             snprintf(tm + strlen(tm), sizeof(tm) - strlen(tm), " .. %.2f",
                      b->time_s * 1e6);
             snprintf(bw + strlen(bw), sizeof(bw) - strlen(bw), " .. %.2f",
@@ -122,8 +138,9 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
                 snprintf(sp + strlen(sp), sizeof(sp) - strlen(sp),
                          " .. %.2fx", b->ring_time_s / b->time_s);
         }
-        fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", range, cf->algo,
-                pipe, chunks, tm, bw, sp);
+        fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
+                range, cf->algo, sim_proto_str(cf->proto), pipe, chunks, tm,
+                bw, nsp, nch, sp);
     }
     return io_status(f, err);
 }
@@ -133,7 +150,8 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
     double factor = sim_busbw_factor(r->coll, r->nranks);
 
     fprintf(f, "size,range,algo,pipeline,chunks_param,nchunks,time_us,"
-            "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file\n");
+            "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file,proto,"
+            "nccl_time_us,nccl_choice,speedup_vs_nccl\n");
     for (uint32_t i = 0; i < r->npoints; i++) {
         const tune_point_t *p = &r->points[i];
         const tune_config_t *cf = &r->configs[p->config];
@@ -147,7 +165,12 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
                     p->ring_time_s / p->time_s);
         else
             fprintf(f, ",,");
-        fprintf(f, "%s\n", cf->file);
+        fprintf(f, "%s,%s,", cf->file, sim_proto_str(cf->proto));
+        if (p->nccl_time_s > 0)
+            fprintf(f, "%.6f,%s,%.6f\n", p->nccl_time_s * 1e6, p->nccl_algo,
+                    p->nccl_time_s / p->time_s);
+        else
+            fprintf(f, ",,\n");
     }
     return io_status(f, err);
 }
@@ -189,8 +212,9 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
         fprintf(f, "%s\n    {\"id\": %u, \"algo\": ", g ? "," : "", g);
         json_str(f, cf->algo);
         fprintf(f, ", \"pipeline\": %u, \"chunks_param\": %u, \"nchunks\": "
-                "%u, \"nsteps\": %u, \"file\": ", cf->pipeline,
-                cf->chunks_param, cf->nchunks, cf->nsteps);
+                "%u, \"nsteps\": %u, \"proto\": \"%s\", \"file\": ",
+                cf->pipeline, cf->chunks_param, cf->nchunks, cf->nsteps,
+                sim_proto_str(cf->proto));
         json_str(f, cf->file);
         fprintf(f, "}");
     }
@@ -219,6 +243,16 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
                 "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": "
                 "%.6f, ", i ? "," : "", p->size_bytes, p->range, p->config,
                 p->time_s * 1e6, al, al * factor);
+        if (p->nccl_time_s > 0) {
+            fprintf(f, "\"nccl_time_us\": %.6f, \"nccl_choice\": ",
+                    p->nccl_time_s * 1e6);
+            json_str(f, p->nccl_algo);
+            fprintf(f, ", \"speedup_vs_nccl\": %.6f, ",
+                    p->nccl_time_s / p->time_s);
+        } else {
+            fprintf(f, "\"nccl_time_us\": null, \"nccl_choice\": null, "
+                    "\"speedup_vs_nccl\": null, ");
+        }
         if (p->ring_time_s > 0)
             fprintf(f, "\"ring_time_us\": %.6f, \"speedup_vs_ring\": %.6f}",
                     p->ring_time_s * 1e6, p->ring_time_s / p->time_s);

@@ -855,7 +855,7 @@ TEST(torus_dbtree_slower_than_ring)
 TEST(nic_shared_by_gpus)
 {
     static const struct { const char *spec; double k; } cases[] = {
-        { "cluster:2x4", 2 }, { "cluster:2x4,nics=gpu", 1 },
+        { "cluster:2x4,nics=server", 2 }, { "cluster:2x4,nics=gpu", 1 },
     };
     static const xf_t one[] = { { 0, 0, 0, 4, 1 } };
     static const xf_t two[] = { { 0, 0, 0, 4, 1 }, { 0, 0, 1, 5, 1 } };
