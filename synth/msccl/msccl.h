@@ -114,6 +114,9 @@ typedef struct msccl_dir_entry {
     const ccs_sched_t *sched;
     uint64_t min_bytes;
     uint64_t max_bytes;
+    bool has_proto;          /* proto below, not base's (a plan tuned for
+                                a protocol runs with it) */
+    msccl_proto_t proto;
 } msccl_dir_entry_t;
 
 /* Write an algorithm directory usable as MSCCL_ALGO_DIR: one XML per entry,

@@ -1263,6 +1263,8 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
             msccl_export_opts_init(&o);
         o.min_bytes = entries[i].min_bytes;
         o.max_bytes = entries[i].max_bytes;
+        if (entries[i].has_proto)
+            o.proto = entries[i].proto;
         snprintf(name, sizeof(name), "ccsynth_%02zu_%s_%s_%u", i,
                  s->algo[0] ? s->algo : "sched", ccs_coll_str(s->coll),
                  s->nranks);

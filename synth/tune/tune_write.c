@@ -411,7 +411,16 @@ ccs_status_t tune_emit_msccl(const tune_result_t *r, const char *dir,
     for (uint32_t k = 0; k < r->nranges; k++) {
         const tune_range_t *g = &r->ranges[k];
 
+        const tune_config_t *cf = &r->configs[g->config];
+
         e[k].sched = r->plans[g->config];
+        /* the protocol the plan won with, where MSCCL has it */
+        e[k].has_proto = cf->proto == SIM_PROTO_LL ||
+                         cf->proto == SIM_PROTO_LL128 ||
+                         cf->proto == SIM_PROTO_SIMPLE;
+        e[k].proto = cf->proto == SIM_PROTO_LL ? MSCCL_PROTO_LL
+                     : cf->proto == SIM_PROTO_LL128 ? MSCCL_PROTO_LL128
+                     : MSCCL_PROTO_SIMPLE;
         e[k].min_bytes = k == 0 ? 0
                          : (uint64_t)r->points[g->first].size_bytes;
         e[k].max_bytes = k + 1 < r->nranges

@@ -118,6 +118,13 @@ sort -n "$tmp/windows" | awk '
     { prev = $2 }
     END { if (prev != 0) { print "FAIL: last window ends at " prev; bad = 1 }
           exit bad }' || fail=1
+# each XML runs the protocol its plan won with
+for f in "$tmp"/tuned/msccl/*.xml; do
+    grep -q 'proto="\(LL\|LL128\|Simple\)"' "$f" ||
+        { echo "FAIL: $f has no MSCCL protocol"; fail=1; }
+done
+grep -q 'proto="LL"' "$tmp"/tuned/msccl/00-*.xml ||
+    { echo "FAIL: the smallest sizes' XML is not LL (tuned: ll)"; fail=1; }
 # the same windows as tuning.json (max_bytes null there = 0 here)
 sed -n 's/.*"min_bytes": \([0-9]*\), "max_bytes": \([0-9a-z]*\),.*/\1 \2/p' \
     "$tmp/tuned/tuning.json" | sed 's/null$/0/' > "$tmp/jwin"
