@@ -180,7 +180,9 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
             !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
                   sizeof(uint32_t)) ||
             !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
-                  sizeof(double)))
+                  sizeof(double)) ||
+            !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+                  sizeof(uint8_t)))
             return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
         /* identical growth; never differs */
         if (c1 != c2 || c2 != c3 || c3 != c4)
