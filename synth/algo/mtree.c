@@ -35,6 +35,7 @@
  * topo_route calls once.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,16 @@ typedef struct build {
     int32_t *order;        /* [n] turn order */
     int64_t *keys;         /* [n] sort keys */
     bool *step_done;       /* [n] */
+    /* cursor[r * (maxhops + 1) + h]: where tree r's scan of its live
+     * parents for routes of h links resumes in this step.  Within a step
+     * a failed probe stays failed (capacity only shrinks, members only
+     * join, `missing` only falls), so a turn need not rescan the parents
+     * before the last winner: the same choices at O(live) per tree and
+     * step instead of O(live) per turn. */
+    int32_t *cursor;
+    int32_t *nparents;     /* [n] live members at the step's start: those
+                              after them joined in this step and may not
+                              parent yet (the live list is in join order) */
     int32_t path_cap;
 } build_t;
 
@@ -160,6 +171,8 @@ static void build_free(build_t *b)
     free(b->order);
     free(b->keys);
     free(b->step_done);
+    free(b->cursor);
+    free(b->nparents);
 }
 
 static bool is_gpu(const topo_t *t, int32_t v)
@@ -512,6 +525,11 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
                        b->dist[(size_t)r * n + v]]++;
         b->far_top[r] = b->maxd;
     }
+    b->cursor = calloc((size_t)n * (size_t)(b->maxhops + 1),
+                       sizeof(int32_t));
+    b->nparents = calloc((size_t)n, sizeof(int32_t));
+    if (b->cursor == NULL || b->nparents == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
     return CCS_OK;
 }
 
@@ -625,18 +643,18 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
 {
     int32_t n = b->n;
     size_t rn = (size_t)r * n;
+    int32_t *cur = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1)];
 
     /* Nearest first over all parents (a multi-source BFS by route
-     * length), parents in join order within one length. */
+     * length), parents in join order within one length; each length's
+     * scan resumes at its cursor (build_t). */
     for (int32_t hops = 1; hops <= b->maxhops; hops++) {
         if (hops > 1 && !b->has_hops[hops])
             continue;
-        for (int32_t i = 0; i < b->nlive[r]; i++) {
+        for (int32_t i = cur[hops]; i < b->nparents[r]; cur[hops] = ++i) {
             int32_t p = b->live[rn + i], c, off = 0, len = 0;
             mtree_edge_t *e;
 
-            if (m->join_step[rn + p] >= step)
-                break;        /* joined in this step: not a parent yet */
             if (b->missing[rn + p] == 0)
                 continue;
             if (b->opts.children == MTREE_CHILDREN_ONE &&
@@ -773,6 +791,9 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         for (int32_t i = 0; i < norder; i++) {
             b.step_done[b.order[i]] = false;
             compact_live(&b, b.order[i]);
+            b.nparents[b.order[i]] = b.nlive[b.order[i]];
+            memset(&b.cursor[(size_t)b.order[i] * (size_t)(b.maxhops + 1)],
+                   0, sizeof(int32_t) * (size_t)(b.maxhops + 1));
         }
         while (progress) {
             progress = false;
@@ -815,25 +836,71 @@ cleanup:
     return CCS_OK;
 }
 
+/* One construction on its own thread (mtree_build_best). */
+typedef struct best_job {
+    const topo_t *t;
+    mtree_opts_t opts;
+    mtree_t *m;                 /* owned by the job until taken */
+    ccs_err_t err;
+    ccs_status_t st;
+} best_job_t;
+
+static void *best_work(void *arg)
+{
+    best_job_t *j = arg;
+
+    j->st = mtree_build(j->t, &j->opts, &j->m, &j->err);
+    return NULL;
+}
+
 ccs_status_t mtree_build_best(const topo_t *t, mtree_children_t children,
                               mtree_t **out, ccs_err_t *err)
 {
+    best_job_t job[MTREE_ORDER_COUNT];
+    pthread_t tid[MTREE_ORDER_COUNT];
+    bool started[MTREE_ORDER_COUNT] = { false };
     mtree_t *best = NULL;       /* owned until handed to *out */
+    ccs_status_t st = CCS_OK;
 
+    /* The orders are independent constructions: each but the first runs
+     * on a thread of its own (the first on this one), and the best is
+     * taken in order, fewest steps, the earlier order on a tie: the same
+     * choice as one after the other. */
     for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
-        mtree_opts_t opts = { (mtree_order_t)o, children };
-        mtree_t *m = NULL;
-        ccs_status_t st = mtree_build(t, &opts, &m, err);
-        if (st != CCS_OK) {
-            mtree_destroy(best);
-            return st;
+        memset(&job[o], 0, sizeof(job[o]));
+        job[o].t = t;
+        job[o].opts.order = (mtree_order_t)o;
+        job[o].opts.children = children;
+        if (o > 0)
+            started[o] = pthread_create(&tid[o], NULL, best_work,
+                                        &job[o]) == 0;
+    }
+    best_work(&job[0]);
+    for (int o = 1; o < MTREE_ORDER_COUNT; o++) {
+        if (started[o])
+            pthread_join(tid[o], NULL);
+        else
+            best_work(&job[o]);
+    }
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
+        if (st == CCS_OK && job[o].st != CCS_OK) {
+            st = job[o].st;
+            if (err != NULL)
+                *err = job[o].err;
         }
-        if (best == NULL || m->nsteps < best->nsteps) {
+        if (st != CCS_OK || job[o].m == NULL)
+            continue;
+        if (best == NULL || job[o].m->nsteps < best->nsteps) {
             mtree_destroy(best);
-            best = m;
-        } else {
-            mtree_destroy(m);
+            best = job[o].m;
+            job[o].m = NULL;
         }
+    }
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++)
+        mtree_destroy(job[o].m);
+    if (st != CCS_OK) {
+        mtree_destroy(best);
+        return st;
     }
     *out = best;
     return CCS_OK;
