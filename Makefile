@@ -116,13 +116,14 @@ LIBCCS_SO  := $(BUILD)/lib/libccs.so
 # ---- synthesizer (ccsynth) ----
 # synth/ is layered; each layer sees its own headers and those of the
 # layers below it, so an upward include does not compile:
-#   cli -> tune -> {algo, msccl} -> {sim, verify} -> topo -> util -> runtime
+#   cli -> tune -> {algo, msccl -> {sim, verify}} -> topo -> util -> runtime
+# (algorithms only build IR: they see neither the simulator nor the verifier)
 SY_LAYERS  := util topo verify sim algo msccl tune cli
 SY_SEES_util   := util
 SY_SEES_topo   := topo util
 SY_SEES_verify := verify topo util
 SY_SEES_sim    := sim topo util
-SY_SEES_algo   := algo verify topo util
+SY_SEES_algo   := algo topo util
 SY_SEES_msccl  := msccl sim verify topo util
 SY_SEES_tune   := tune algo msccl sim verify topo util
 SY_SEES_cli    := cli tune algo msccl sim verify topo util

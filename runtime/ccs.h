@@ -350,7 +350,7 @@ CCS_API ccs_status_t ccs_comm_init_mpi_world(ccs_comm_t **comm);
 /* Library version as CCS_VERSION_CODE. */
 CCS_API int ccs_version(void);
 
-/* ---- GPU transports: init with the detailed message (gpu engineer) ----
+/* ---- GPU transports: init with the detailed message ----
  * Like ccs_comm_init_cuda / ccs_comm_init_nccl, plus the reason for a
  * failure copied into msg (msglen bytes; msg may be NULL, msglen 0), e.g.
  * "cuda transport: no CUDA device (cudaGetDeviceCount: ...)".  Runs given

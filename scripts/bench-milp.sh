@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench-milp.sh - MILP synthesis speed and quality (issue 7).
+# bench-milp.sh - MILP synthesis speed and quality.
 # Prints, per instance, the median wall time of `ccsynth synth --algo milp`
 # over RUNS runs, the solver's outcome/gap line and its incumbents
 # (heuristic -> LNS -> branch and bound), and the simulated AllReduce time
-# of 256 MiB against ring (and multitree on direct networks).  Targets
-# (issue 7): 8 GPUs < 5 s; 16 GPUs at M = 4 < 30 s, solved or within 10%
+# of 256 MiB against ring (and multitree on direct networks).  Targets:
+# 8 GPUs < 5 s; 16 GPUs at M = 4 < 30 s, solved or within 10%
 # of the bound (the larger of GLPK's LP bound and the proven fill bound,
 # docs/milp.md; GLPK's alone is printed too); within 5% of ring on a
 # uniform switch at the defaults;

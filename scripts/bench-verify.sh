@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark the symbolic verifier (synth/verify.c) on large schedules.
+# Benchmark the symbolic verifier (synth/verify/verify.c) on large schedules.
 #
 #   scripts/bench-verify.sh [REPS]      (default 5 runs per case)
 #

@@ -5,7 +5,7 @@
 # of their D-mod-k route); stdout and -o agree; usage and input errors
 # give exit codes 2 and 3; `ccsynth show --dot` on multitree .ccs files
 # draws the same trees.  Skips (exit 0, with a note) while the
-# subcommand is not registered in synth/main.c.
+# subcommand is not registered in synth/cli/main.c.
 set -euo pipefail
 BUILD=${BUILD:-build}
 CCS=$BUILD/bin/ccsynth

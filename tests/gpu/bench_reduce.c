@@ -8,8 +8,7 @@
  * (read a, read b, write dst); cudaMemcpyAsync device-to-device of N bytes
  * moves 2N (read, write).  GB/s = bytes / seconds / 1e9, each figure the
  * median of ITERS calls timed one by one with CUDA events on one stream,
- * after WARMUP calls.  The ratio reduce / copy is the target of issue 6
- * (>= 0.85): a memory-bound kernel at the copy engine's/copy kernel's
+ * after WARMUP calls.  The ratio reduce / copy should be at least 0.85: a memory-bound kernel at the copy engine's/copy kernel's
  * bandwidth leaves nothing on the table.
  *
  *   bench_reduce [MiB per operand, default 256]

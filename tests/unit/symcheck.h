@@ -2,7 +2,7 @@
  * symcheck.h - a small independent symbolic executor for schedules, used by
  * the algorithm tests (header only, test code).
  *
- * It is deliberately separate from synth/verify.c: the baseline tests use
+ * It is deliberately separate from synth/verify/verify.c: the baseline tests use
  * both, so a bug in one is caught by the other.  Limited to 64 ranks (a
  * value is an origin chunk plus a 64-bit set of contributing ranks).
  *

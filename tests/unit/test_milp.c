@@ -1030,7 +1030,7 @@ static double sim_default(const topo_t *t, const char *algo, double bytes,
     return v;
 }
 
-/* Issue 7's quality target on a uniform switch, and the default M across
+/* The quality target on a uniform switch, and the default M across
  * servers: with the default options AllReduce of 256 MiB simulates within
  * `ratio` of ring.  One switch: M = n, within 5%; on switch:16 the M = 16
  * model has 17074 rows, so the node limit is 3 (60 (4000 / rows)^2); from

@@ -1,5 +1,5 @@
-/* test_multitree.c - MultiTree trees (synth/mtree.c) and schedules
- * (synth/algo_multitree.c): spanning, links and switch paths, per-step link
+/* test_multitree.c - MultiTree trees (synth/algo/mtree.c) and schedules
+ * (synth/algo/algo_multitree.c): spanning, links and switch paths, per-step link
  * capacity, step counts against the paper's, verifier on every collective.
  *
  * Topologies are filled in by hand here (tb_*), independent of topo.c, so
@@ -705,8 +705,8 @@ TEST(switched_edges_follow_routes)
 /* Full-bisection fat-trees: with D-mod-k routes the trees reach the
  * bound n - 1 (every GPU receives one block per step, as in ring), so the
  * allreduce moves ring's bytes in ring's 2(n - 1) steps; the simulator
- * must then find it no slower than ring for large buffers (the issue's
- * requirement; with every route through spine 0 it was 1.7-2x slower).
+ * must then find it no slower than ring for large buffers (with every
+ * route through spine 0 it was 1.7-2x slower).
  * Also one switch (switch:16, dgx-h100) and two servers (cluster:2x8).
  * One chunk per tree, 64 MiB to 1 GiB, per-rank mode. */
 TEST(fattree_no_slower_than_ring)
@@ -942,7 +942,7 @@ TEST(schedule_steps_use_each_link_once)
     }
 }
 
-/* The issue's simulation target, with the paper's torus parameters (the
+/* The simulation target, with the paper's torus parameters (the
  * built-in torus:8x8: 16 GB/s links, 150 ns): MultiTree's allreduce is
  * faster than ring and than double binary tree at every size from 32 KiB
  * to 64 MiB, and at least 2x faster than ring at 64 MiB (the paper: 2.2-2.3x

@@ -1,5 +1,5 @@
 /*
- * test_ring.c - ring_reduce_scatter / ring_all_gather (synth/ring.h) over
+ * test_ring.c - ring_reduce_scatter / ring_all_gather (synth/algo/ring.h) over
  * arbitrary ordered subsets of ranks, with chunk offsets, idle ranks,
  * phases and the k == 1 and k == 2 edge cases.  Resulting states are
  * checked by symbolic execution (symcheck.h); whole collectives built from

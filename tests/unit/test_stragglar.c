@@ -8,7 +8,7 @@
 #include "harness.h"
 
 /* Measured excess over LB of the searched matching planner for n = 2..64
- * (index n - 2; docs/stragglar.md has the table up to 256).  The issue's
+ * (index n - 2; docs/stragglar.md has the table up to 256).  The
  * target is LB + 1 for every n; the planner reaches it for every n <= 64
  * (59 and 63 through the beam search).  Asserted as an upper bound so that
  * it can only improve; lower the entries when the planner gets better. */

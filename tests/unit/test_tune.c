@@ -1,5 +1,5 @@
 /*
- * test_tune.c - `ccsynth tune`'s library (synth/tune.c): the pruned search
+ * test_tune.c - `ccsynth tune`'s library (synth/tune/tune.c): the pruned search
  * chooses what the full grid chooses, with fewer simulations; latency-
  * versus bandwidth-optimal choices on switch:8; ranges; emitted plans
  * verify and load; determinism; option errors.
