@@ -637,6 +637,18 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
     return -1;
 }
 
+/* Whether rank p has an out-link with capacity left in this step. */
+static bool has_free_link(const build_t *b, int32_t p)
+{
+    const topo_t *t = b->t;
+    int32_t src = t->rank_node[p];
+
+    for (int32_t i = t->out_start[src]; i < t->out_start[src + 1]; i++)
+        if (b->cap[t->out_links[i]] > 0)
+            return true;
+    return false;
+}
+
 /* Rule 3 and one turn of tree r in `step`: true when a rank joined. */
 static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
                  int32_t *nedges, ccs_err_t *err, ccs_status_t *st)
@@ -655,6 +667,12 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
             int32_t p = b->live[rn + i], c, off = 0, len = 0;
             mtree_edge_t *e;
 
+            /* Every route from p starts on one of its out-links: with
+             * none left this step it cannot parent.  Tested first
+             * because the capacities stay in cache and the per-tree rows
+             * below do not (a pure filter: same choices). */
+            if (!has_free_link(b, p))
+                continue;
             if (b->missing[rn + p] == 0)
                 continue;
             if (b->opts.children == MTREE_CHILDREN_ONE &&
