@@ -50,7 +50,7 @@ run() {
     exp=-
     if [ "$fam" = "$prev_fam" ] && [ -n "$prev_n" ]; then
         exp=$(awk -v a="$prev_cpu" -v b="$cpu" -v m="$prev_n" -v n="$n" \
-              'BEGIN { if (a > 0 && b > 0 && n >= 1.5 * m)
+              'BEGIN { if (a > 0 && b > 0 && m > 0 && n >= 1.5 * m)
                            printf "%.2f", log(b / a) / log(n / m);
                        else print "-" }')
     fi
