@@ -106,13 +106,15 @@ sg_note='/phase 1:/ { r = $9; lb = $12; sub(/\)/, "", lb) }
 ns="127 255 256 257 383 511 512 768 1024"
 [ "$MODE" = full ] && ns="$ns 1000 1023"
 for n in $ns; do
-    run stragglar "$n" "synth stragglar switch:$n" "$sg_note" -- \
+    fam=stragglar-search                 # matchings: n not a power of 2
+    [ $((n & (n - 1))) -eq 0 ] && fam=stragglar-pow2     # Algorithm 1
+    run "$fam" "$n" "synth stragglar switch:$n" "$sg_note" -- \
         "$C" synth --algo stragglar --topo "switch:$n" -o "$tmp/out"
 done
 
 echo "# MILP: wall time against --time-limit (target: limit + 10%)"
 milp_note='/^milp: (optimal|limit|no-solution)/ { print $2, $3; exit }'
-run milp 8 "synth milp switch:8 (limit 10 s)" "$milp_note" -- \
+run milp-8 8 "synth milp switch:8 (limit 10 s)" "$milp_note" -- \
     "$C" synth --algo milp --topo switch:8 -o "$tmp/out"
 run milp 16 "synth milp switch:16 (limit 10 s)" "$milp_note" -- \
     "$C" synth --algo milp --topo switch:16 -o "$tmp/out"
