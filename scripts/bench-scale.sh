@@ -8,7 +8,7 @@
 #   rc        exit status (1 with "out of memory budget" is a resource
 #             limit, never a failed verification)
 #   exp       growth exponent of cpu time against the previous size of the
-#             same family: log(cpu2/cpu1) / log(n2/n1)
+#             same family (at least 1.5x smaller): log(cpu2/cpu1) / log(n2/n1)
 #   note      the figure the target is about (planning time, rounds, ...)
 # Targets (docs: README "Scale"): ccsynth topo on every built-in at 65536
 # GPUs < 2 s; MultiTree torus:32x32 < 2 s, torus:64x64 < 60 s; StragglAR
@@ -31,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 printf '%-44s %8s %8s %8s %8s %3s %6s  %s\n' case 'wall(s)' 'cpu(s)' \
     'rss(MiB)' 'out(MiB)' rc exp note
-prev_fam='' prev_n='' prev_cpu=''
+declare -A last_n last_cpu   # per family: the previous size and cpu
 
 # run FAMILY N NAME NOTE-AWK -- command...: one line of the table.  The
 # note is an awk program run over the command's stderr+stdout.
@@ -48,8 +48,9 @@ run() {
     [ -f "$tmp/out" ] && size=$(stat -c %s "$tmp/out" |
                                 awk '{ printf "%.1f", $1 / 1048576 }')
     exp=-
-    if [ "$fam" = "$prev_fam" ] && [ -n "$prev_n" ]; then
-        exp=$(awk -v a="$prev_cpu" -v b="$cpu" -v m="$prev_n" -v n="$n" \
+    if [ -n "${last_n[$fam]:-}" ]; then
+        exp=$(awk -v a="${last_cpu[$fam]}" -v b="$cpu" -v m="${last_n[$fam]}" \
+              -v n="$n" \
               'BEGIN { if (a > 0 && b > 0 && m > 0 && n >= 1.5 * m)
                            printf "%.2f", log(b / a) / log(n / m);
                        else print "-" }')
@@ -58,7 +59,12 @@ run() {
     printf '%-44s %8s %8s %8.0f %8s %3s %6s  %s\n' "$name" "$wall" "$cpu" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$size" "$rc" \
         "$exp" "$note"
-    prev_fam=$fam prev_n=$n prev_cpu=$cpu
+    # the base for the next exponent: the first size, then each size at
+    # least 1.5x the base
+    if [ -z "${last_n[$fam]:-}" ] || [ "$exp" != - ]; then
+        last_n[$fam]=$n
+        last_cpu[$fam]=$cpu
+    fi
 }
 
 none='{ }'
