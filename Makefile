@@ -63,6 +63,8 @@ IGRAPH_CFLAGS := $(shell $(PKG_CONFIG) --cflags igraph 2>/dev/null)
 IGRAPH_LIBS   := $(shell $(PKG_CONFIG) --libs igraph 2>/dev/null || echo -ligraph)
 YAML_CFLAGS   := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS     := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
+XML_CFLAGS    := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
+XML_LIBS      := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
 GLPK_LIBS     := -lglpk
 MPI_CFLAGS    := $(shell $(PKG_CONFIG) --cflags ompi-c 2>/dev/null)
 MPI_LIBS      := $(shell $(PKG_CONFIG) --libs ompi-c 2>/dev/null || echo -lmpi)
@@ -134,7 +136,7 @@ SY_OBJS    := $(SY_LIB_C:%.c=$(BUILD)/%.o)
 SY_CFLAGS  := $(CFLAGS_COMMON) $(IGRAPH_CFLAGS) $(YAML_CFLAGS)
 # Tests and GPU programs may use any module.
 SY_ALL_INC := $(call sy_inc,cli)
-SY_LIBS    := $(IGRAPH_LIBS) $(YAML_LIBS) $(GLPK_LIBS) -lm -pthread
+SY_LIBS    := $(IGRAPH_LIBS) $(YAML_LIBS) $(XML_LIBS) $(GLPK_LIBS) -lm -pthread
 LIBSYNTH_A := $(BUILD)/lib/libccsynth.a
 CCSYNTH    := $(BUILD)/bin/ccsynth
 
@@ -162,7 +164,12 @@ $(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: # The reduction kernels need loop vectorisation with remainders (-O2's
+# very-cheap cost model leaves such loops scalar); the CPU-specific
+# variants inside pick their instruction sets with target attributes.
+$(BUILD)/runtime/reduce.o: RT_CFLAGS += -fvect-cost-model=dynamic
+
+$(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -184,6 +191,10 @@ $$(BUILD)/synth/$(1)/%.o: synth/$(1)/%.c
 	$$(Q)$$(CC) $$(SY_CFLAGS) $$(call sy_inc,$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach l,$(SY_LAYERS),$(eval $(call sy_layer_rule,$(l))))
+
+# Only the MSCCL layer reads XML (libxml2); its headers stay out of the
+# others' include paths.
+$(BUILD)/synth/msccl/%.o: SY_CFLAGS += $(XML_CFLAGS)
 
 # -- libraries --
 $(LIBCCS_A): $(RT_OBJS)
@@ -277,6 +288,8 @@ GPU_PROGS  := $(GPU_PROG_C:tests/gpu/%.c=$(BUILD)/gpu/%)
 ifeq ($(HAVE_CUDA),1)
 $(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
     SY_CFLAGS += $(CUDA_CFLAGS)
+# ccs-perf drives the cuda and nccl transports (device buffers, NCCL init).
+$(BUILD)/tools/ccs-perf.o: RT_CFLAGS += $(CUDA_CFLAGS)
 
 $(BUILD)/gpu/%.o: tests/gpu/%.c tests/unit/harness.h
 	@mkdir -p $(@D)

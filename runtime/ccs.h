@@ -189,6 +189,15 @@ CCS_API const char *ccs_comm_transport(const ccs_comm_t *comm);
 /* Message of the last failed call on this communicator ("" when none);
  * valid until the next call on it. */
 CCS_API const char *ccs_comm_last_error(const ccs_comm_t *comm);
+/* Bound every wait of the CPU transports (threads, mpi) on this
+ * communicator to `seconds` (fractions allowed; 0 waits forever).  A wait
+ * that runs out fails the run with CCS_ERR_TIMEOUT, naming the step and
+ * the peer it waited for; the communicator is then unusable.  Default:
+ * CCS_TIMEOUT_S from the environment when the communicator was made, else
+ * 300 s.  CCS_ERR_UNSUPPORTED on transports without host waits (cuda,
+ * nccl: CCS_TIMEOUT_S there), CCS_ERR_INVALID for NULL or a negative or
+ * NaN value. */
+CCS_API ccs_status_t ccs_comm_set_timeout(ccs_comm_t *comm, double seconds);
 
 /*
  * Running a plan.

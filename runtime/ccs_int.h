@@ -61,6 +61,9 @@ struct ccs_plan {
                                 in-place calls must stage the input */
     uint32_t max_seq;        /* 1 + the largest seq */
     int log_level;
+    _Atomic uint64_t fingerprint; /* 0 until exec.c hashes the schedule
+                                     (first run; every thread computes the
+                                     same value, so racing is harmless) */
 };
 
 /* Build a plan from an in-memory schedule (deep copy; s stays the
@@ -84,6 +87,20 @@ struct ccs_comm {
     ccs_err_t err;           /* last error message */
     void *arena;             /* owned (xops->mem_alloc); grow-only */
     size_t arena_bytes;
+    /* Calls every rank agreed on (exec.c): keys of (plan fingerprint,
+     * count, dtype, op, straggler), a small round-robin cache. */
+    uint64_t agreed[8];
+    uint32_t agreed_next;
+    bool agree_off;          /* CCS_CHECK_CALLS=0 */
+    size_t small_bytes;      /* allreduce inputs up to this many bytes take
+                                the one-step exchange (CCS_SMALL_BYTES) */
+    /* In-place analysis of one (plan, rank), cached (exec.c). */
+    const ccs_plan_t *ip_plan; /* borrowed; NULL: nothing cached */
+    uint64_t ip_fp;
+    uint32_t ip_rank;
+    bool ip_copy, ip_any;
+    uint8_t *ip_force;       /* owned; [ip_cap] per op of the rank */
+    uint32_t ip_cap;
 };
 
 /* Make sure the arena has `bytes`; returns it through *out. */

@@ -25,6 +25,20 @@ ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
     c->rank = rank;
     c->nranks = nranks;
     c->log_level = ccs_log_level_env();
+    {
+        const char *v = getenv("CCS_CHECK_CALLS");
+        char *end;
+        c->agree_off = v != NULL && strcmp(v, "0") == 0;
+        /* Must be the same on every rank (all take the exchange or none):
+         * set it job-wide. */
+        c->small_bytes = CCS_SMALL_BYTES_DEFAULT;
+        v = getenv("CCS_SMALL_BYTES");
+        if (v != NULL && *v != '\0') {
+            unsigned long long b = strtoull(v, &end, 10);
+            if (*end == '\0' && b <= ((size_t)1 << 20))
+                c->small_bytes = (size_t)b;
+        }
+    }
     CCS_LOG(c->log_level, CCS_LOG_INFO, "INIT", rank,
             "communicator ready: %s transport, rank %d of %d", ops->name,
             rank, nranks);
@@ -39,6 +53,7 @@ void ccs_comm_destroy(ccs_comm_t *comm)
     if (comm->arena != NULL)
         comm->xops->mem_free(comm->x, comm->arena);
     comm->xops->destroy(comm->x);
+    free(comm->ip_force);
     free(comm);
 }
 
@@ -63,6 +78,32 @@ ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,
     comm->arena = p;           /* owned by comm */
     comm->arena_bytes = bytes;
     *out = p;
+    return CCS_OK;
+}
+
+double ccs_timeout_env_s(void)
+{
+    const char *v = getenv("CCS_TIMEOUT_S");
+    char *end;
+    double t;
+
+    if (v == NULL || *v == '\0')
+        return CCS_TIMEOUT_DEFAULT_S;
+    t = strtod(v, &end);
+    /* A value we cannot read keeps the default: better a bounded wait
+     * than an unbounded one from a typo. */
+    if (end == v || *end != '\0' || !(t >= 0) || t > 1e9)
+        return CCS_TIMEOUT_DEFAULT_S;
+    return t;
+}
+
+ccs_status_t ccs_comm_set_timeout(ccs_comm_t *comm, double seconds)
+{
+    if (comm == NULL || !(seconds >= 0))
+        return CCS_ERR_INVALID;
+    if (comm->xops->set_timeout == NULL)
+        return CCS_ERR_UNSUPPORTED;
+    comm->xops->set_timeout(comm->x, seconds > 1e9 ? 1e9 : seconds);
     return CCS_OK;
 }
 

@@ -21,9 +21,16 @@
  * is; other ranges are packed to / unpacked from the step's staging area.
  *
  * In place.  IN is never written, but with sendbuff aliasing recvbuff a
- * schedule may write OUT[c] before it reads IN[c]; plan.c finds such plans
- * (inplace_hazard) and then the input is copied to the arena first.  Any
- * other overlap of the two buffers is staged the same way.
+ * schedule may write OUT[c] before it reads IN[c]; plan.c finds such ranks
+ * (inplace_hazard).  When the only conflicts are receives into OUT[c] in
+ * the step that also sends IN[c], those receives land in staging and are
+ * written after the step's wait; otherwise the input is copied to the
+ * arena first (inplace_analysis below).  Any other overlap of the two
+ * buffers is staged the same way.
+ *
+ * RECV_REDUCE goes to the transport's recv_reduce when it has one (the
+ * threads transport reduces straight from the peer's buffer), else it is
+ * received into staging and reduced after the wait.
  *
  * Straggler relabeling.  For a plan written with straggler s0 and a call
  * with straggler s, pi swaps s and s0: physical rank p runs the plan's rank
@@ -34,10 +41,13 @@
  * transfers, so ranks with phase-0 ops run them while a straggler (which
  * has none) is still away.
  */
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ccs_int.h"
+#include "crc32c.h"
 
 typedef struct bufmap {
     uint8_t *user;       /* the user's buffer (or the staged input copy) */
@@ -67,6 +77,8 @@ typedef struct run {
     uint8_t *stage;
     size_t stage_used;   /* bytes handed out in the current step */
     uint64_t bytes_sent;
+    const uint8_t *force_stage; /* in place: [op] receives that must land
+                                   after the step's sends (NULL: none) */
 } run_t;
 
 /* An operand of a local computation: a chunk range of a buffer, or raw
@@ -185,12 +197,29 @@ static uint8_t *stage_take(run_t *r, uint32_t n)
     return p;
 }
 
+/* Can this RECV_REDUCE go to the transport's recv_reduce (destination
+ * and local operand contiguous; the transport reads the peer's bytes in
+ * place)?  *pd and *pa are then the destination and local operand. */
+static bool recv_reduce_direct(const run_t *r, const ccs_op_t *op,
+                               uint32_t i, uint8_t **pd, uint8_t **pa)
+{
+    return r->xo->recv_reduce != NULL &&
+           (r->force_stage == NULL || !r->force_stage[i]) &&
+           contig(r, op->buf, op->chunk, op->nchunks, pd) &&
+           contig(r, op->src_buf, op->src_chunk, op->nchunks, pa);
+}
+
 /* Does this receive land in staging?  Must give the same answer in the
  * posting pass and the completion pass. */
-static bool recv_staged(const run_t *r, const ccs_op_t *op, uint8_t **ptr)
+static bool recv_staged(const run_t *r, const ccs_op_t *op, uint32_t i,
+                        uint8_t **ptr)
 {
-    if (op->kind == CCS_OP_RECV_REDUCE)
+    uint8_t *pa;
+
+    if (r->force_stage != NULL && r->force_stage[i])
         return true;
+    if (op->kind == CCS_OP_RECV_REDUCE)
+        return !recv_reduce_direct(r, op, i, ptr, &pa);
     return !contig(r, op->buf, op->chunk, op->nchunks, ptr);
 }
 
@@ -209,9 +238,19 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
      * peer), then sends; each in op order, which is the matching order. */
     for (uint32_t i = g->first; i < g->end; i++) {
         const ccs_op_t *op = &ops[i];
+        uint8_t *pa;
         if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
             continue;
-        if (recv_staged(r, op, &ptr))
+        if (op->kind == CCS_OP_RECV_REDUCE &&
+            recv_reduce_direct(r, op, i, &ptr, &pa)) {
+            st = xo->recv_reduce(r->x, pi(r, (uint32_t)op->peer), ptr, pa,
+                                 (size_t)op->nchunks * r->cs, r->dtype,
+                                 r->op, g->step, seq[i], r->err);
+            if (st != CCS_OK)
+                return st;
+            continue;
+        }
+        if (recv_staged(r, op, i, &ptr))
             ptr = stage_take(r, op->nchunks);
         st = xo->recv(r->x, pi(r, (uint32_t)op->peer), ptr,
                       (size_t)op->nchunks * r->cbytes, g->step, seq[i],
@@ -261,7 +300,7 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
         operand_t d = { op->buf, op->chunk, NULL };
         if (op->kind != CCS_OP_RECV && op->kind != CCS_OP_RECV_REDUCE)
             continue;
-        if (!recv_staged(r, op, &ptr))
+        if (!recv_staged(r, op, i, &ptr))
             continue;
         operand_t rx = { 0, 0, stage_take(r, op->nchunks) };
         if (op->kind == CCS_OP_RECV) {
@@ -322,6 +361,226 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
                          t, r->rem * r->es, r->err);
     }
     return st;
+}
+
+/* ---- first-call agreement ----
+ *
+ * Ranks that make different calls (another plan, count, dtype, op or
+ * straggler) would exchange mismatched messages or wait for ones that never
+ * come.  So the first time a communicator sees a call, its ranks agree on
+ * it before any data moves: each hashes (plan fingerprint, count, dtype,
+ * op, straggler) into a key, and a dissemination exchange of (min, max) of
+ * the keys -- ceil(log2 R) rounds of one 16-byte message, round k to rank
+ * r + 2^k -- gives every rank the same min and max.  min != max is a
+ * mismatch, reported on every rank.  A rank whose call is cached while
+ * a peer's is not cannot tell; the peer sees garbage or a size mismatch
+ * and aborts the communicator (threads), or the wait times out (mpi), so
+ * every failure leaves the communicator unusable, as in NCCL.  Agreed keys
+ * are cached per
+ * communicator, so later calls cost a hash and a compare.  Host-memory
+ * transports only (a GPU transport's messages live in device memory and
+ * complete on a stream).  The exchange's steps lie above any plan step
+ * (CCS_MAX_STEPS), so tags and matching never mix with the plan's. */
+#define AGREE_STEP 0xffffff00u
+/* The small-message exchange's step, above the plan's too. */
+#define SMALL_STEP 0xfffffe00u
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/* A hash of everything in the schedule that the ranks must share. */
+static uint64_t plan_fingerprint(const ccs_plan_t *plan)
+{
+    uint64_t fp = atomic_load_explicit(&((ccs_plan_t *)(uintptr_t)plan)
+                                            ->fingerprint,
+                                       memory_order_relaxed);
+    const ccs_sched_t *s = plan->sched;
+
+    if (fp != 0)
+        return fp;
+    fp = mix64(0x63637366ull, (uint64_t)s->coll);
+    fp = mix64(fp, s->nranks);
+    fp = mix64(fp, s->nchunks);
+    fp = mix64(fp, s->nscratch);
+    fp = mix64(fp, s->nsteps);
+    fp = mix64(fp, (uint64_t)(uint32_t)s->root);
+    fp = mix64(fp, (uint64_t)(uint32_t)s->straggler);
+    fp = mix64(fp, ccs_crc32c(0, s->algo, sizeof(s->algo)));
+    fp = mix64(fp, ccs_crc32c(0, s->step_phase, s->nsteps));
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        /* ccs_op_t has no padding (24 bytes of fixed-width fields). */
+        fp = mix64(fp, s->rank_nops[r]);
+        fp = mix64(fp, ccs_crc32c(0, s->rank_ops[r],
+                                  (size_t)s->rank_nops[r] *
+                                      sizeof(ccs_op_t)));
+    }
+    if (fp == 0)
+        fp = 1;
+    atomic_store_explicit(&((ccs_plan_t *)(uintptr_t)plan)->fingerprint,
+                          fp, memory_order_relaxed);
+    return fp;
+}
+
+static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                          size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                          int32_t straggler, int64_t before_step,
+                          ccs_err_t *err)
+{
+    const ccs_xport_ops_t *xo = comm->xops;
+    uint64_t key, mine[2], theirs[2];
+    uint32_t R = (uint32_t)comm->nranks, me = (uint32_t)comm->rank;
+    ccs_status_t st = CCS_OK;
+
+    if (R < 2 || xo->device_mem || comm->agree_off)
+        return CCS_OK;
+    key = mix64(plan_fingerprint(plan), count);
+    key = mix64(key, (uint64_t)dtype);
+    key = mix64(key, (uint64_t)op);
+    key = mix64(key, (uint64_t)(uint32_t)straggler);
+    for (unsigned i = 0; i < 8; i++)
+        if (comm->agreed[i] == key)
+            return CCS_OK;
+    mine[0] = mine[1] = key;
+    for (uint32_t k = 0, d = 1; d < R; k++, d = d > R / 2 ? R : 2 * d) {
+        uint32_t to = (me + d) % R, from = (me + R - d) % R;
+        if ((st = xo->group_begin(comm->x, AGREE_STEP + k, err)) != CCS_OK ||
+            (st = xo->recv(comm->x, from, theirs, sizeof(theirs),
+                           AGREE_STEP + k, 0, err)) != CCS_OK ||
+            (st = xo->send(comm->x, to, mine, sizeof(mine), AGREE_STEP + k,
+                           0, err)) != CCS_OK ||
+            (st = xo->group_end(comm->x, err)) != CCS_OK ||
+            (st = xo->wait(comm->x, err)) != CCS_OK)
+            break;
+        if (theirs[0] < mine[0])
+            mine[0] = theirs[0];
+        if (theirs[1] > mine[1])
+            mine[1] = theirs[1];
+    }
+    if (st != CCS_OK) {
+        if (before_step >= 0)
+            ccs_err_prefix(err, "rank %u, before step %lld, agreeing on "
+                           "the call with the other ranks: ", me,
+                           (long long)before_step);
+        else
+            ccs_err_prefix(err, "rank %u, after its last step, agreeing on "
+                           "the call with the other ranks: ", me);
+        return st;
+    }
+    if (mine[0] != mine[1])
+        return ccs_err_set(err, CCS_ERR_MISMATCH,
+                           "rank %u: the ranks made different calls (plan, "
+                           "count, dtype, op or straggler differ; this rank: "
+                           "%s %s count %zu %s %s straggler %d); nothing "
+                           "was moved", me, plan->sched->algo,
+                           ccs_coll_str(plan->sched->coll), count,
+                           ccs_dtype_str(dtype), ccs_redop_str(op),
+                           straggler);
+    comm->agreed[comm->agreed_next++ % 8] = key;
+    return CCS_OK;
+}
+
+/* ---- in place ----
+ *
+ * With sendbuff == recvbuff, OUT[c] and IN[c] are the same bytes.  plan.c
+ * flags the ranks that read IN[c] at or after a write of OUT[c].  Two
+ * cases differ in cost:
+ *   - the write comes from a receive in the same step as the read (a
+ *     SEND of IN[c] beside a RECV_REDUCE into OUT[c]: StragglAR's
+ *     straggler): landing that receive in staging and writing OUT[c]
+ *     after the step's wait -- when every send of the step has completed
+ *     -- is enough; nothing is copied up front;
+ *   - anything else (the read in a later step, or a local op writing in
+ *     the same step): the input is copied to the arena before the steps.
+ * The analysis is O(ops of the rank + C), done once per (communicator,
+ * plan) and cached. */
+static ccs_status_t inplace_analysis(ccs_comm_t *comm, const ccs_plan_t *plan,
+                                     uint32_t L, bool *need_copy,
+                                     const uint8_t **force, ccs_err_t *err)
+{
+    const ccs_sched_t *s = plan->sched;
+    const ccs_op_t *ops = s->rank_ops[L];
+    uint32_t n = s->rank_nops[L], C = s->nchunks;
+    uint64_t fp = plan_fingerprint(plan);
+    uint32_t *w = NULL;        /* [C] first step writing OUT[c]; freed */
+    uint32_t *wop = NULL;      /* [C] the op that writes it; freed */
+    uint8_t *f;
+    bool copy = false, any = false;
+
+    if (comm->ip_plan == plan && comm->ip_fp == fp && comm->ip_rank == L) {
+        *need_copy = comm->ip_copy;
+        *force = comm->ip_any ? comm->ip_force : NULL;
+        return CCS_OK;
+    }
+    if (comm->ip_cap < n + 1) {
+        f = realloc(comm->ip_force, n + 1);
+        if (f == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        comm->ip_force = f;         /* owned by comm */
+        comm->ip_cap = n + 1;
+    }
+    f = comm->ip_force;
+    memset(f, 0, n + 1);
+    comm->ip_plan = NULL;           /* invalid until filled */
+    w = malloc((size_t)C * sizeof(*w));
+    wop = malloc((size_t)C * sizeof(*wop));
+    if (w == NULL || wop == NULL) {
+        free(w);
+        free(wop);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t c = 0; c < C; c++)
+        w[c] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
+            continue;
+        for (uint32_t k = 0; k < ops[i].nchunks; k++) {
+            if (w[ops[i].chunk + k] == UINT32_MAX) {
+                w[ops[i].chunk + k] = ops[i].step;
+                wop[ops[i].chunk + k] = i;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n && !copy; i++) {
+        const ccs_op_t *op = &ops[i];
+        uint32_t c0;
+        if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
+            c0 = op->chunk;
+        else if (op->kind != CCS_OP_SEND && op->kind != CCS_OP_RECV &&
+                 op->src_buf == CCS_BUF_IN)
+            c0 = op->src_chunk;
+        else
+            continue;
+        for (uint32_t k = 0; k < op->nchunks; k++) {
+            uint32_t c = c0 + k, wk;
+            bool self = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT &&
+                        op->chunk == c0 && w[c] == op->step;
+            if (w[c] > op->step || self)
+                continue;
+            wk = ops[wop[c]].kind;
+            if (w[c] < op->step ||
+                (wk != CCS_OP_RECV && wk != CCS_OP_RECV_REDUCE)) {
+                copy = true;
+                break;
+            }
+            f[wop[c]] = 1;
+            any = true;
+        }
+    }
+    free(w);
+    free(wop);
+    comm->ip_plan = plan;
+    comm->ip_fp = fp;
+    comm->ip_rank = L;
+    comm->ip_copy = copy;
+    comm->ip_any = any && !copy;
+    *need_copy = copy;
+    *force = comm->ip_any ? f : NULL;
+    return CCS_OK;
 }
 
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
@@ -464,6 +723,54 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
              "output", r.p, ccs_coll_str(s->coll));
         goto done;
     }
+    /* ---- small allreduce: one exchange instead of the plan's steps ----
+     * Below comm->small_bytes of input a plan's steps cost one latency
+     * each; every rank instead sends its input to every other rank in one
+     * step and reduces the R inputs in rank order (the same order on every
+     * rank, so every rank gets the same bits).  Host-memory transports;
+     * opt-in with CCS_SMALL_BYTES (xport.h). */
+    if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
+        in_bytes <= comm->small_bytes) {
+        size_t slot = align64(in_bytes);
+        uint8_t *ar, *mine;
+        if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
+            CCS_OK)
+            goto done;
+        if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
+            goto done;
+        started = true;
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0, err)) !=
+            CCS_OK)
+            goto done;
+        mine = ar + (size_t)r.p * slot;
+        /* A copy of our input: recvbuff may alias it. */
+        if ((st = r.xo->copy(r.x, mine, sendbuff, in_bytes, err)) != CCS_OK ||
+            (st = r.xo->group_begin(r.x, SMALL_STEP, err)) != CCS_OK)
+            goto done;
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
+                                SMALL_STEP, 0, err);
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
+        if (st != CCS_OK ||
+            (st = r.xo->group_end(r.x, err)) != CCS_OK ||
+            (st = r.xo->wait(r.x, err)) != CCS_OK) {
+            ccs_err_prefix(err, "rank %u, small-message exchange: ", r.p);
+            goto done;
+        }
+        st = r.xo->reduce(r.x, recvbuff, ar, ar + slot, count, dtype, op,
+                          err);
+        for (uint32_t q = 2; q < R && st == CCS_OK; q++)
+            st = r.xo->reduce(r.x, recvbuff, recvbuff, ar + (size_t)q * slot,
+                              count, dtype, op, err);
+        if (st == CCS_OK && op == CCS_AVG)
+            st = r.xo->div(r.x, recvbuff, count, dtype, R, err);
+        stats.steps_run = 1;
+        r.bytes_sent = (uint64_t)(R - 1) * in_bytes;
+        goto done;
+    }
     r.in.user = (uint8_t *)(uintptr_t)sendbuff;
     r.out.user = recvbuff;
     if (r.in.used && r.out.used &&
@@ -477,7 +784,13 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
             exact = sb == rb + (size_t)r.p * blk;
         else
             exact = sb == rb;
-        stage_in = !exact || plan->inplace_hazard[r.L];
+        stage_in = !exact;
+        if (exact && plan->inplace_hazard[r.L]) {
+            st = inplace_analysis(comm, plan, r.L, &stage_in,
+                                  &r.force_stage, err);
+            if (st != CCS_OK)
+                goto done;
+        }
     }
 
     /* ---- arena: scratch | staging | tails | input copy ---- */
@@ -518,13 +831,21 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
     {
         uint32_t ng = plan->ngroups[r.L];
         const plan_group_t *groups = plan->groups[r.L];
-        uint32_t phase = 0;
+        uint32_t phase = 0, at = 0;
+        /* The agreement runs before the first step of phase 1 in phased
+         * plans, so that phase 0 still runs while a straggler is away. */
+        if (s->nphases > 1)
+            while (at < ng && groups[at].phase == 0)
+                at++;
         for (uint32_t g = 0; g < ng; g++) {
             while (phase < groups[g].phase) {
                 if (phase < CCS_STATS_MAX_PHASES)
                     stats.phase_end_s[phase] = ccs_now_s();
                 phase++;
             }
+            if (g == at && (st = agree(comm, plan, count, dtype, op, strag,
+                                       groups[g].step, err)) != CCS_OK)
+                goto done;
             st = run_group(&r, &groups[g]);
             if (st != CCS_OK) {
                 ccs_err_prefix(err, "rank %u (plan rank %u) step %u: ",
@@ -536,6 +857,9 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
         for (; phase < s->nphases; phase++)
             if (phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
+        if (at == ng && (st = agree(comm, plan, count, dtype, op, strag,
+                                    -1, err)) != CCS_OK)
+            goto done;
     }
 
     if (r.out.used && r.TB > 0 && (st = tails_out(&r, nblk_out)) != CCS_OK)

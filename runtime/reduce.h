@@ -11,13 +11,35 @@
 #ifndef CCS_REDUCE_H
 #define CCS_REDUCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ccs.h"
 
+/* Kernels on the best instruction set this CPU has (checked per call with
+ * __builtin_cpu_supports: no global state of ours). */
 void ccs_reduce_cpu(void *dst, const void *a, const void *b, size_t n,
                     ccs_dtype_t dtype, ccs_redop_t op);
+
+/* Instruction sets the kernels are built for.  Every one gives the same
+ * bits as the portable one (also for NaN, inf, signed zeros and tails). */
+typedef enum {
+    CCS_ISA_GENERIC = 0,     /* portable C, vectorised by the compiler */
+    CCS_ISA_AVX2 = 1,        /* x86-64 AVX2 + F16C + FMA */
+    CCS_ISA_AVX512 = 2,      /* x86-64 AVX-512 F/BW/VL */
+    CCS_ISA_COUNT
+} ccs_isa_t;
+
+/* Can this CPU run kernels of `isa`? */
+bool ccs_reduce_isa_ok(ccs_isa_t isa);
+ccs_isa_t ccs_reduce_isa_best(void);
+const char *ccs_reduce_isa_str(ccs_isa_t isa);
+/* ccs_reduce_cpu on a given instruction set (tests and benchmarks); an
+ * isa the CPU cannot run falls back to the portable kernels. */
+void ccs_reduce_cpu_isa(ccs_isa_t isa, void *dst, const void *a,
+                        const void *b, size_t n, ccs_dtype_t dtype,
+                        ccs_redop_t op);
 
 /* buf[i] /= divisor: in float for float16/bfloat16/float32, in double for
  * float64, integer division truncating toward zero for integer types. */

@@ -20,6 +20,12 @@
  *       copy / reduce          local COPY and REDUCE_LOCAL ops
  *       wait()                 every recv/send of the step is complete
  *       copy / reduce          unpack, RECV_REDUCE (dst = src (+) staging)
+ *
+ * A transport that can read the peer's bytes where they lie (threads:
+ * the peer's buffer is in our address space) offers recv_reduce: the
+ * executor then posts RECV_REDUCE as one recv_reduce instead of a recv
+ * into staging plus a reduce after wait, and the reduction happens inside
+ * wait, straight from the peer's buffer into the destination.
  *   copy (tails back), div (avg)
  *   run_end()
  *
@@ -52,6 +58,11 @@
  * transport should release peers blocked on this rank if it can (threads
  * does; MPI and NCCL cannot, as in NCCL).  After a failed run the
  * communicator must be destroyed.
+ *
+ * Timeouts: a CPU transport's wait gives up after the communicator's
+ * timeout (set_timeout; default CCS_TIMEOUT_S, else CCS_TIMEOUT_DEFAULT_S)
+ * with CCS_ERR_TIMEOUT and a message naming the step, the peer and the
+ * transfer it was waiting for.
  */
 #ifndef CCS_XPORT_H
 #define CCS_XPORT_H
@@ -105,9 +116,38 @@ typedef struct ccs_xport_ops {
     ccs_status_t (*group_end)(ccs_xport_t *x, ccs_err_t *err);
     ccs_status_t (*wait)(ccs_xport_t *x, ccs_err_t *err);
 
+    /* Optional (NULL: the executor stages RECV_REDUCE).  Receive n
+     * elements from peer and complete, by wait(), dst[i] = a[i] (op)
+     * received[i]; dst may equal a (reduce.h rules).  Matches the peer's
+     * send like recv does (same order, same bytes). */
+    ccs_status_t (*recv_reduce)(ccs_xport_t *x, uint32_t peer, void *dst,
+                                const void *a, size_t n, ccs_dtype_t dtype,
+                                ccs_redop_t op, uint32_t step, uint32_t seq,
+                                ccs_err_t *err);
+    /* Optional: bound every wait to `seconds` (0: wait forever). */
+    void (*set_timeout)(ccs_xport_t *x, double seconds);
+
     void (*abort)(ccs_xport_t *x);    /* may be NULL */
     void (*destroy)(ccs_xport_t *x);  /* frees x; NULL is a no-op */
 } ccs_xport_ops_t;
+
+/* Default bound of a CPU transport's wait, in seconds, when neither
+ * CCS_TIMEOUT_S nor ccs_comm_set_timeout says otherwise: long enough for
+ * any step of a healthy job (and a straggler's delay), short enough that
+ * a job with a dead or mismatched rank ends instead of hanging. */
+#define CCS_TIMEOUT_DEFAULT_S 300.0
+
+/* Allreduce inputs up to this many bytes per rank take the executor's
+ * one-step exchange instead of the plan's steps on host-memory transports
+ * (exec.c); CCS_SMALL_BYTES sets it (up to 1 MiB).  Off by default: by
+ * default a plan is replayed as written, step by step (its phases, its
+ * staging, its statistics), which is what the plan's author and the
+ * tests expect; a job that wants the latency opts in. */
+#define CCS_SMALL_BYTES_DEFAULT 0
+
+/* The timeout a new communicator starts with: CCS_TIMEOUT_S (seconds,
+ * may be fractional, 0 disables) or the default (comm.c). */
+double ccs_timeout_env_s(void);
 
 /* Hooks shared by the CPU transports (host memory, ccs_reduce_cpu),
  * defined in comm.c. */

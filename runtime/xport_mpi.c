@@ -14,6 +14,15 @@
  * given MPI_ERRORS_RETURN, so our traffic never matches the caller's and
  * MPI failures come back as CCS_ERR_MPI with MPI's message instead of
  * aborting the job.
+ *
+ * Timeout: with a timeout set (ccs_comm_set_timeout, CCS_TIMEOUT_S,
+ * default CCS_TIMEOUT_DEFAULT_S) wait polls MPI_Testall -- which drives
+ * MPI's progress engine exactly as MPI_Waitall's own polling does -- and
+ * reads the clock every 64 polls; past the timeout it names the first
+ * unfinished transfer (step, peer, bytes, direction), cancels the
+ * receives and fails with CCS_ERR_TIMEOUT.  A rank that exited, called
+ * MPI_Finalize early or made another call thus ends its peers' runs
+ * instead of hanging them.  Timeout 0 uses MPI_Waitall.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -27,11 +36,20 @@
 #define MPI_PIECE ((size_t)1 << 30)
 #define SEQ_BITS 6
 
+/* What a request is, for the timeout message. */
+typedef struct mp_what {
+    uint32_t step, peer;
+    size_t bytes;
+    bool is_send;
+} mp_what_t;
+
 struct ccs_xport {
     MPI_Comm comm;           /* our duplicate; freed in destroy */
     MPI_Request *reqs;       /* owned; posted this step */
+    mp_what_t *what;         /* owned; [cap] one per request */
     int nreq, cap;
     int tag_ub;
+    double timeout_s;        /* 0: wait forever */
 };
 
 static ccs_status_t mpi_fail(ccs_err_t *err, int rc, const char *what)
@@ -51,10 +69,15 @@ static ccs_status_t grow(ccs_xport_t *x, int more, ccs_err_t *err)
         MPI_Request *n;
         while (cap < x->nreq + more)
             cap *= 2;
+        mp_what_t *w;
         n = realloc(x->reqs, (size_t)cap * sizeof(*n));
         if (n == NULL)
             return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
         x->reqs = n;
+        w = realloc(x->what, (size_t)cap * sizeof(*w));
+        if (w == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->what = w;
         x->cap = cap;
     }
     return CCS_OK;
@@ -91,6 +114,7 @@ static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
                      is_send ? "to" : "from", peer);
             return mpi_fail(err, rc, what);
         }
+        x->what[x->nreq] = (mp_what_t){ step, peer, bytes, is_send };
         x->nreq++;
     }
     return CCS_OK;
@@ -111,17 +135,79 @@ static ccs_status_t mp_recv(ccs_xport_t *x, uint32_t peer, void *buf,
     return post(x, false, peer, buf, bytes, step, seq, err);
 }
 
+/* Past the timeout: name the first unfinished transfer, then cancel the
+ * receives and let go of the sends (the communicator is unusable now). */
+static ccs_status_t timed_out(ccs_xport_t *x, int n, ccs_err_t *err)
+{
+    int first = -1;
+
+    for (int i = 0; i < n; i++) {
+        int flag = 1;
+        if (x->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Test(&x->reqs[i], &flag, MPI_STATUS_IGNORE);
+        if (!flag && first < 0)
+            first = i;
+    }
+    for (int i = 0; i < n; i++) {
+        if (x->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if (!x->what[i].is_send)
+            MPI_Cancel(&x->reqs[i]);
+        MPI_Request_free(&x->reqs[i]);
+    }
+    if (first < 0)
+        first = 0;
+    /* Steps above the plan's range are the executor's call check. */
+    return ccs_err_set(err, CCS_ERR_TIMEOUT,
+                       "%s of %zu bytes %s rank %u (%s %u) not finished "
+                       "after %g s (CCS_TIMEOUT_S): the rank is gone, late, "
+                       "or made a different call",
+                       x->what[first].is_send ? "send" : "receive",
+                       x->what[first].bytes,
+                       x->what[first].is_send ? "to" : "from",
+                       x->what[first].peer,
+                       x->what[first].step < CCS_MAX_STEPS ? "step"
+                                                           : "check round",
+                       x->what[first].step < CCS_MAX_STEPS
+                           ? x->what[first].step
+                           : x->what[first].step & 0xffu,
+                       x->timeout_s);
+}
+
 static ccs_status_t mp_wait(ccs_xport_t *x, ccs_err_t *err)
 {
-    int rc, n = x->nreq;
+    int rc, n = x->nreq, flag = 0;
+    double t0 = -1;
 
     if (n == 0)
         return CCS_OK;
     x->nreq = 0;
-    rc = MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS)
-        return mpi_fail(err, rc, "MPI_Waitall");
-    return CCS_OK;
+    if (x->timeout_s <= 0) {
+        rc = MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Waitall");
+        return CCS_OK;
+    }
+    for (unsigned i = 0;; i++) {
+        rc = MPI_Testall(n, x->reqs, &flag, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Testall");
+        if (flag)
+            return CCS_OK;
+        if ((i & 63) == 63) {
+            double now = ccs_now_s();
+            if (t0 < 0)
+                t0 = now;
+            else if (now - t0 >= x->timeout_s)
+                return timed_out(x, n, err);
+        }
+    }
+}
+
+static void mp_set_timeout(ccs_xport_t *x, double seconds)
+{
+    x->timeout_s = seconds > 0 ? seconds : 0;
 }
 
 static void mp_destroy(ccs_xport_t *x)
@@ -134,6 +220,7 @@ static void mp_destroy(ccs_xport_t *x)
     if (!fin && x->comm != MPI_COMM_NULL)
         MPI_Comm_free(&x->comm);
     free(x->reqs);
+    free(x->what);
     free(x);
 }
 
@@ -153,6 +240,7 @@ static const ccs_xport_ops_t mpi_ops = {
     .send = mp_send,
     .group_end = ccs_cpu_nop,
     .wait = mp_wait,
+    .set_timeout = mp_set_timeout,
     .abort = NULL,
     .destroy = mp_destroy,
 };
@@ -180,6 +268,7 @@ ccs_status_t ccs_comm_init_mpi(const void *mpi_comm, ccs_comm_t **comm)
     if (x == NULL)
         return CCS_ERR_NOMEM;
     x->comm = MPI_COMM_NULL;
+    x->timeout_s = ccs_timeout_env_s();
     rc = MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &x->comm);
     if (rc != MPI_SUCCESS) {
         st = mpi_fail(&e, rc, "MPI_Comm_dup");

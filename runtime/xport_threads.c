@@ -2,82 +2,145 @@
  * xport_threads.c - the threads transport: ranks are threads of one
  * process sharing a "world".
  *
- * Point to point by rendezvous, with a single copy and no intermediate
- * buffer: for each ordered pair (src -> dst) the world keeps a FIFO of
- * posted sends and a FIFO of posted receives, guarded by dst's mutex.
- * Whichever side posts second finds the other's entry, takes it off the
- * queue, copies the bytes straight from the sender's buffer into the
- * receiver's (outside the lock, so large copies run in parallel on the
- * pair's two threads), and completes the other side's request.  FIFO order
- * per pair is the matching order the executor guarantees.
+ * Point to point without locks and without intermediate buffers.  Each
+ * ordered pair (src -> dst) has a ring of slots; the k-th send from src to
+ * dst and the k-th receive of dst from src (the plan's matching order)
+ * meet in slot k % SLOTS.  Each side writes its half of the slot (pointer,
+ * bytes; for RECV_REDUCE the destination, the local operand, dtype and op)
+ * and then sets its bit in the slot's state with one atomic fetch-or, so
+ * exactly one side learns that it came second:
+ *   - small messages (< PULL_BYTES): the side that came second moves the
+ *     data at once -- copies, or reduces straight from the sender's buffer
+ *     into the receiver's destination -- and completes both requests: one
+ *     handshake per message, and a rank whose peer is descheduled still
+ *     finishes its step as long as the peer had posted;
+ *   - large messages are cut into pieces that both sides claim inside
+ *     their waits (the receiver as it waits for the data, the sender as it
+ *     waits for the send to be taken): the ranks of a ring each copy their
+ *     own receives in parallel, and when one rank is descheduled the other
+ *     does the whole transfer instead of waiting for it.
+ * Completion advances the slot's round, which frees the slot for message
+ * k + SLOTS.  Nothing is staged: RECV_REDUCE reduces from the peer's
+ * buffer in place (recv_reduce).
  *
- * Waiting: a rank's outstanding requests are an atomic counter.  wait()
- * polls briefly (bounded, CCS_SPIN_US, default 20 us; 0 disables), pausing
- * and yielding the CPU every few rounds -- a peer on another core usually
- * completes within it, a peer sharing our core gets to run at once -- and
- * then sleeps on its condition variable, so an oversubscribed machine is
- * not starved.  (Measured on the 2-core CI box under load: ~1.2 us/step
- * with yielding, 20+ us/step with pure pause-spinning.)  A completer
- * decrements the counter and signals under the waiter's mutex only when
- * the waiter sleeps.
+ * Waiting: poll (bounded, CCS_SPIN_US, default 20 us; 0 disables),
+ * pausing and yielding every few rounds so that a peer sharing our core
+ * runs at once, then sleep on a futex (the rank's "bell").  Whoever makes
+ * progress possible for a rank rings its bell only when the rank has
+ * announced it sleeps (sequentially consistent flag / re-check, so no
+ * wake-up is lost); the hot path is plain loads, stores and one fetch-or.
  *
- * Failure: a rank that fails mid-run sets the world's abort flag and wakes
- * everyone; blocked ranks return CCS_ERR_TRANSPORT.  CCS_TIMEOUT_S > 0
- * bounds every wait (CCS_ERR_TIMEOUT), which turns a mismatched call into
- * an error instead of a hang.
+ * A slot still busy with message k - SLOTS (a step that posts more than
+ * SLOTS messages to one peer) never blocks the post: the request waits in
+ * the rank's list and is placed by its wait once the slot frees, so ranks
+ * filling each other's rings cannot deadlock.  Rings are allocated on
+ * first use of a pair.
+ *
+ * Failure: a rank that fails mid-run sets the world's abort flag and
+ * rings every bell; blocked ranks return CCS_ERR_TRANSPORT.  Every wait
+ * is bounded by the communicator's timeout (ccs_comm_set_timeout,
+ * CCS_TIMEOUT_S, default CCS_TIMEOUT_DEFAULT_S): a rank that never calls,
+ * or calls something else, is an error naming the step and peer, not a
+ * hang.  A size mismatch between matched send and receive fails both.
  */
 #include <errno.h>
-#include <pthread.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "ccs_int.h"
+#include "reduce.h"
 
-typedef struct tx_rank tx_rank_t;
+#define SLOTS 16                     /* messages in flight per pair */
+#define PULL_BYTES ((size_t)16384)   /* from here on: pieces, in waits */
+#define PIECE_BYTES ((size_t)131072) /* one claim of a large message */
 
-typedef struct tx_item {
-    void *ptr;               /* send: source bytes; recv: destination */
-    size_t bytes;
-    tx_rank_t *owner;        /* rank whose request this is */
-    uint32_t step;
-} tx_item_t;
+/* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
+ * of the round just completed (read by the side waiting on it before
+ * either side can complete the next round). */
+#define ST_SENT 1u
+#define ST_RECVD 2u
+#define ST_MM 4u
+#define ST_ROUND(s) ((s) >> 3)
 
-typedef struct tx_queue {
-    tx_item_t *items;        /* owned ring buffer */
-    uint32_t head, len, cap;
-} tx_queue_t;
+typedef struct tx_slot {
+    _Alignas(64) atomic_uint_fast64_t state;
+    /* Large messages: round << 32 | pieces of the round (set by the side
+     * that placed its half second: then both halves are known), round <<
+     * 32 | next piece to claim, and pieces finished in this round. */
+    atomic_uint_fast64_t npieces;
+    atomic_uint_fast64_t next;
+    atomic_size_t finished;
+    /* sender's half */
+    const void *src;
+    size_t sbytes;
+    uint32_t sstep;
+    /* receiver's half */
+    uint32_t rstep;
+    void *dst;
+    const void *a;            /* reduce: dst = a (op) src */
+    size_t rbytes, n;
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    bool reduce;
+} tx_slot_t;
 
-typedef struct tx_pair {
-    tx_queue_t sends;        /* posted by src, not yet matched */
-    tx_queue_t recvs;        /* posted by dst, not yet matched */
-} tx_pair_t;
+typedef struct tx_ring {
+    tx_slot_t slots[SLOTS];
+} tx_ring_t;
 
-struct tx_rank {
-    pthread_mutex_t mu;      /* guards pairs (*, this) and `sleeping` */
-    pthread_cond_t cv;
-    atomic_int pending;      /* this rank's uncompleted requests */
-    atomic_int failed;       /* a request completed with a size mismatch */
-    int sleeping;
-    char pad[64];            /* keep ranks' hot fields apart */
-};
+typedef struct tx_rank {
+    _Alignas(64) atomic_uint bell;  /* futex word: bumped to wake */
+    atomic_int sleeping;            /* the rank is (about to be) asleep */
+} tx_rank_t;
 
 typedef struct tx_world {
     int nranks;
     atomic_int refs;         /* communicators alive */
     atomic_int aborted;
-    long spin_ns;
-    long timeout_ms;         /* 0: wait forever */
     tx_rank_t *ranks;        /* owned; [nranks] */
-    tx_pair_t *pairs;        /* owned; [src * nranks + dst] */
+    _Atomic(tx_ring_t *) *rings; /* owned, each ring too; [src * R + dst],
+                                    made on first use */
 } tx_world_t;
+
+/* A request posted in this step, complete when its slot's round moved.
+ * It carries its half of the slot until it is placed there (a slot still
+ * busy with message k - SLOTS makes it wait in the request list). */
+typedef struct tx_req {
+    tx_slot_t *slot;
+    uint64_t round;
+    uint32_t peer, step;
+    size_t bytes, n;
+    const void *src;          /* send */
+    void *dst;                /* receive */
+    const void *a;            /* reduce: dst = a (op) src */
+    ccs_dtype_t dtype;
+    ccs_redop_t op;
+    bool reduce;
+    bool is_send;
+    bool big;                /* large: moved in pieces inside the waits */
+    bool placed;
+    bool done;
+} tx_req_t;
 
 struct ccs_xport {
     tx_world_t *w;
     int rank;
+    long spin_ns;
+    double timeout_s;        /* 0: wait forever */
+    tx_req_t *reqs;          /* owned; posted this step */
+    uint32_t nreq, cap, left;
+    uint64_t *sidx, *ridx;   /* owned; [nranks] messages sent to / received
+                                from each peer so far */
 };
 
 static long env_long(const char *name, long dflt)
@@ -96,128 +159,12 @@ static void world_free(tx_world_t *w)
 {
     if (w == NULL)
         return;
-    if (w->pairs != NULL) {
-        for (size_t i = 0; i < (size_t)w->nranks * w->nranks; i++) {
-            free(w->pairs[i].sends.items);
-            free(w->pairs[i].recvs.items);
-        }
-    }
-    if (w->ranks != NULL) {
-        for (int r = 0; r < w->nranks; r++) {
-            pthread_mutex_destroy(&w->ranks[r].mu);
-            pthread_cond_destroy(&w->ranks[r].cv);
-        }
-    }
-    free(w->pairs);
+    if (w->rings != NULL)
+        for (size_t i = 0; i < (size_t)w->nranks * w->nranks; i++)
+            free(atomic_load(&w->rings[i]));
+    free(w->rings);
     free(w->ranks);
     free(w);
-}
-
-static bool q_push(tx_queue_t *q, const tx_item_t *it)
-{
-    if (q->len == q->cap) {
-        uint32_t cap = q->cap ? 2 * q->cap : 4;
-        tx_item_t *n = malloc(cap * sizeof(*n));
-        if (n == NULL)
-            return false;
-        for (uint32_t i = 0; i < q->len; i++)
-            n[i] = q->items[(q->head + i) % q->cap];
-        free(q->items);
-        q->items = n;
-        q->cap = cap;
-        q->head = 0;
-    }
-    q->items[(q->head + q->len) % q->cap] = *it;
-    q->len++;
-    return true;
-}
-
-static tx_item_t q_pop(tx_queue_t *q)
-{
-    tx_item_t it = q->items[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->len--;
-    return it;
-}
-
-/* Complete one request of `owner`. */
-static void complete(tx_rank_t *owner, bool ok)
-{
-    if (!ok)
-        atomic_store(&owner->failed, 1);
-    atomic_fetch_sub_explicit(&owner->pending, 1, memory_order_release);
-    pthread_mutex_lock(&owner->mu);
-    if (owner->sleeping)
-        pthread_cond_signal(&owner->cv);
-    pthread_mutex_unlock(&owner->mu);
-}
-
-/* Post one side of a transfer between src and dst.  `mine` is the queue
- * of this side, `theirs` the other's. */
-static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
-                         void *ptr, size_t bytes, uint32_t step,
-                         ccs_err_t *err)
-{
-    tx_world_t *w = x->w;
-    uint32_t src = is_send ? (uint32_t)x->rank : peer;
-    uint32_t dst = is_send ? peer : (uint32_t)x->rank;
-    tx_pair_t *pr = &w->pairs[(size_t)src * w->nranks + dst];
-    tx_rank_t *lock = &w->ranks[dst];
-    tx_rank_t *me = &w->ranks[x->rank];
-    tx_queue_t *mine = is_send ? &pr->sends : &pr->recvs;
-    tx_queue_t *theirs = is_send ? &pr->recvs : &pr->sends;
-    tx_item_t other;
-
-    if (atomic_load(&w->aborted))
-        return ccs_err_set(err, CCS_ERR_TRANSPORT,
-                           "another rank failed; the world is aborted");
-    pthread_mutex_lock(&lock->mu);
-    if (theirs->len == 0) {
-        tx_item_t it = { ptr, bytes, me, step };
-        atomic_fetch_add_explicit(&me->pending, 1, memory_order_relaxed);
-        if (!q_push(mine, &it)) {
-            atomic_fetch_sub(&me->pending, 1);
-            pthread_mutex_unlock(&lock->mu);
-            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        }
-        pthread_mutex_unlock(&lock->mu);
-        return CCS_OK;
-    }
-    other = q_pop(theirs);
-    pthread_mutex_unlock(&lock->mu);
-    if (other.bytes != bytes) {
-        complete(other.owner, false);
-        return ccs_err_set(err, CCS_ERR_MISMATCH,
-                           "step %u: %s of %zu bytes %s rank %u matched a "
-                           "%s of %zu bytes (posted in step %u): the ranks "
-                           "made different calls", step,
-                           is_send ? "send" : "receive", bytes,
-                           is_send ? "to" : "from", peer,
-                           is_send ? "receive" : "send", other.bytes,
-                           other.step);
-    }
-    if (is_send)
-        memcpy(other.ptr, ptr, bytes);
-    else
-        memcpy(ptr, other.ptr, bytes);
-    complete(other.owner, true);
-    return CCS_OK;
-}
-
-static ccs_status_t th_send(ccs_xport_t *x, uint32_t peer, const void *buf,
-                            size_t bytes, uint32_t step, uint32_t seq,
-                            ccs_err_t *err)
-{
-    (void)seq;
-    return post(x, true, peer, (void *)(uintptr_t)buf, bytes, step, err);
-}
-
-static ccs_status_t th_recv(ccs_xport_t *x, uint32_t peer, void *buf,
-                            size_t bytes, uint32_t step, uint32_t seq,
-                            ccs_err_t *err)
-{
-    (void)seq;
-    return post(x, false, peer, buf, bytes, step, err);
 }
 
 static inline void cpu_relax(void)
@@ -229,70 +176,382 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
+/* Wake rank r if it sleeps.  Called after the store that makes progress
+ * possible; seq_cst on both sides (store; load sleeping here, store
+ * sleeping; re-check there) means either we see it asleep or it sees our
+ * store. */
+static void ring_bell(tx_world_t *w, uint32_t r)
+{
+    tx_rank_t *k = &w->ranks[r];
+
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&k->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add(&k->bell, 1);
+#ifdef __linux__
+        syscall(SYS_futex, &k->bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+                NULL, 0);
+#endif
+    }
+}
+
+/* Sleep until the bell moves from `seen`, for at most s seconds (and at
+ * most half a second, to re-check abort and the clock). */
+static void bell_sleep(tx_rank_t *k, unsigned seen, double s)
+{
+#ifdef __linux__
+    struct timespec ts;
+    if (s > 0.5 || s <= 0)
+        s = 0.5;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    syscall(SYS_futex, &k->bell, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+#else
+    struct timespec ts = { 0, 50000 };
+    (void)k;
+    (void)seen;
+    (void)s;
+    nanosleep(&ts, NULL);
+#endif
+}
+
+static ccs_status_t aborted_err(ccs_err_t *err)
+{
+    return ccs_err_set(err, CCS_ERR_TRANSPORT,
+                       "another rank failed; the world is aborted");
+}
+
+static tx_ring_t *get_ring(tx_world_t *w, uint32_t src, uint32_t dst)
+{
+    _Atomic(tx_ring_t *) *pp = &w->rings[(size_t)src * w->nranks + dst];
+    tx_ring_t *r = atomic_load_explicit(pp, memory_order_acquire), *exp;
+
+    if (r != NULL)
+        return r;
+    r = aligned_alloc(64, sizeof(*r));   /* owned by the world */
+    if (r == NULL)
+        return NULL;
+    memset(r, 0, sizeof(*r));
+    exp = NULL;
+    if (!atomic_compare_exchange_strong(pp, &exp, r)) {
+        free(r);                 /* the other side of the pair made it */
+        return exp;
+    }
+    return r;
+}
+
+/* Complete round q of a slot: free it for message k + SLOTS, wake both
+ * sides.  The piece counters are reset first, for the next round. */
+static void finish_round(tx_world_t *w, tx_slot_t *sl, uint64_t q,
+                         uint64_t mm, uint32_t src, uint32_t dst)
+{
+    atomic_store_explicit(&sl->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->next, (q + 1) << 32, memory_order_relaxed);
+    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
+                          memory_order_release);
+    ring_bell(w, src);
+    ring_bell(w, dst);
+}
+
+/* Move the data of a small message whose two halves are posted (round q)
+ * and complete the round. */
+static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
+                     uint32_t dst)
+{
+    uint64_t mm = 0;
+
+    if (sl->sbytes != sl->rbytes)
+        mm = ST_MM;
+    else if (sl->reduce)
+        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n, sl->dtype, sl->op);
+    else
+        memcpy(sl->dst, sl->src, sl->rbytes);
+    finish_round(w, sl, q, mm, src, dst);
+}
+
+/* Large messages are cut into pieces that whoever waits on the slot
+ * claims: the receiver in its wait, and the sender while it waits for the
+ * send to be taken -- so a rank whose peer is descheduled does the whole
+ * transfer, and two running ranks share it.  A claim names the round, so
+ * a late helper never touches the next message in the slot.  Whoever
+ * finishes the last piece completes the round. */
+static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
+                 uint32_t dst)
+{
+    uint64_t a = atomic_load_explicit(&sl->npieces, memory_order_acquire);
+    uint64_t np = a & 0xffffffffu;
+
+    if ((a >> 32) != (q & 0xffffffffu))
+        return;                  /* not armed yet, or the round is over */
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&sl->next, memory_order_relaxed);
+        uint64_t p = v & 0xffffffffu;
+        size_t off, len, bytes;
+        if ((v >> 32) != (q & 0xffffffffu) || p >= np)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&sl->next, &v, v + 1,
+                                                   memory_order_acquire,
+                                                   memory_order_relaxed))
+            continue;
+        /* Piece p of round q is ours and unfinished, so the round cannot
+         * end and both halves stay as they are while we read them. */
+        bytes = sl->rbytes;
+        if (sl->sbytes != bytes) {
+            finish_round(w, sl, q, ST_MM, src, dst);
+            return;
+        }
+        off = (size_t)p * PIECE_BYTES;
+        len = bytes - off < PIECE_BYTES ? bytes - off : PIECE_BYTES;
+        if (sl->reduce) {
+            size_t es = bytes / sl->n;   /* pieces hold whole elements */
+            ccs_reduce_cpu((uint8_t *)sl->dst + off,
+                           (const uint8_t *)sl->a + off,
+                           (const uint8_t *)sl->src + off, len / es,
+                           sl->dtype, sl->op);
+        } else {
+            memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
+                   len);
+        }
+        if (atomic_fetch_add_explicit(&sl->finished, 1,
+                                      memory_order_acq_rel) + 1 == np)
+            finish_round(w, sl, q, 0, src, dst);
+    }
+}
+
+/* Put a request's half into its slot (free for its round) and set our
+ * bit; the side that comes second moves a small message at once. */
+static void place(ccs_xport_t *x, tx_req_t *rq)
+{
+    tx_world_t *w = x->w;
+    tx_slot_t *sl = rq->slot;
+    uint32_t me = (uint32_t)x->rank;
+    uint64_t old;
+
+    if (rq->is_send) {
+        sl->src = rq->src;
+        sl->sbytes = rq->bytes;
+        sl->sstep = rq->step;
+    } else {
+        sl->dst = rq->dst;
+        sl->a = rq->a;
+        sl->rbytes = rq->bytes;
+        sl->n = rq->n;
+        sl->dtype = rq->dtype;
+        sl->op = rq->op;
+        sl->reduce = rq->reduce;
+        sl->rstep = rq->step;
+    }
+    rq->placed = true;
+    old = atomic_fetch_or_explicit(&sl->state,
+                                   rq->is_send ? ST_SENT : ST_RECVD,
+                                   memory_order_acq_rel);
+    if ((old & (rq->is_send ? ST_RECVD : ST_SENT)) &&
+        rq->bytes < PULL_BYTES) {
+        transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
+                 rq->is_send ? rq->peer : me);
+        return;
+    }
+    if (old & (rq->is_send ? ST_RECVD : ST_SENT)) {
+        /* Second of a large message: both halves known, arm the pieces
+         * (one when the sizes differ: it reports the mismatch). */
+        uint64_t np = sl->sbytes != sl->rbytes
+                          ? 1 : (sl->rbytes + PIECE_BYTES - 1) / PIECE_BYTES;
+        atomic_store_explicit(&sl->npieces,
+                              ((rq->round & 0xffffffffu) << 32) | np,
+                              memory_order_release);
+    }
+    ring_bell(w, rq->peer);
+}
+
+/* Place what can be placed, work on large messages whose halves are both
+ * posted, and
+ * retire completed requests; true when every request is complete. */
+static bool progress(ccs_xport_t *x)
+{
+    for (uint32_t i = 0; i < x->nreq && x->left > 0; i++) {
+        tx_req_t *rq = &x->reqs[i];
+        uint64_t s;
+        if (rq->done)
+            continue;
+        s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        if (!rq->placed) {
+            if (ST_ROUND(s) != rq->round)
+                continue;        /* message k - SLOTS still in the slot */
+            place(x, rq);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        }
+        if (ST_ROUND(s) == rq->round && rq->big &&
+            (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
+            uint32_t me = (uint32_t)x->rank;
+            work(x->w, rq->slot, rq->round, rq->is_send ? me : rq->peer,
+                 rq->is_send ? rq->peer : me);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        }
+        if (ST_ROUND(s) > rq->round) {
+            rq->done = true;
+            x->left--;
+        }
+    }
+    return x->left == 0;
+}
+
+/* Spin, then sleep, until `ready` holds; CCS_ERR_TIMEOUT after the
+ * communicator's timeout (the caller names what it waited for). */
+typedef bool (*ready_fn)(ccs_xport_t *x);
+
+static ccs_status_t block_until(ccs_xport_t *x, ready_fn ready,
+                                ccs_err_t *err)
 {
     tx_world_t *w = x->w;
     tx_rank_t *me = &w->ranks[x->rank];
-    struct timespec deadline;
-    double t0;
+    double t0 = -1, now;
 
-    if (atomic_load_explicit(&me->pending, memory_order_acquire) == 0)
-        goto done;
-    t0 = ccs_now_s();
-    for (unsigned i = 1; w->spin_ns > 0; i++) {
-        if (atomic_load_explicit(&me->pending, memory_order_acquire) == 0)
-            goto done;
+    for (unsigned i = 1;; i++) {
+        if (ready(x))
+            return CCS_OK;
+        if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
+            return aborted_err(err);
         /* Pause for a few rounds, then yield: when the peer shares our
-         * core (oversubscribed machine) it runs at once instead of
-         * waiting for our time slice to end. */
+         * core it runs at once instead of waiting out our time slice. */
         if ((i & 15) != 0) {
             cpu_relax();
             continue;
         }
         sched_yield();
-        if ((ccs_now_s() - t0) * 1e9 > (double)w->spin_ns)
-            break;
-    }
-    if (w->timeout_ms > 0) {
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += w->timeout_ms / 1000;
-        deadline.tv_nsec += (w->timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
+        now = ccs_now_s();
+        if (t0 < 0)
+            t0 = now;
+        if ((now - t0) * 1e9 < (double)x->spin_ns)
+            continue;
+        if (x->timeout_s > 0 && now - t0 >= x->timeout_s)
+            return ccs_err_set(err, CCS_ERR_TIMEOUT, "timed out");
+        {
+            unsigned seen = atomic_load(&me->bell);
+            atomic_store(&me->sleeping, 1);
+            if (!ready(x) && !atomic_load(&w->aborted))
+                bell_sleep(me, seen, x->timeout_s > 0
+                                         ? x->timeout_s - (now - t0) : 0);
+            atomic_store(&me->sleeping, 0);
         }
     }
-    pthread_mutex_lock(&me->mu);
-    me->sleeping = 1;
-    while (atomic_load_explicit(&me->pending, memory_order_acquire) > 0 &&
-           !atomic_load(&w->aborted)) {
-        if (w->timeout_ms > 0) {
-            if (pthread_cond_timedwait(&me->cv, &me->mu, &deadline) ==
-                ETIMEDOUT) {
-                me->sleeping = 0;
-                pthread_mutex_unlock(&me->mu);
-                return ccs_err_set(err, CCS_ERR_TIMEOUT,
-                                   "%d transfer(s) not matched after %ld ms "
-                                   "(CCS_TIMEOUT_S): did every rank make "
-                                   "the same call?",
-                                   atomic_load(&me->pending),
-                                   w->timeout_ms);
-            }
-        } else {
-            pthread_cond_wait(&me->cv, &me->mu);
-        }
+}
+
+static ccs_status_t describe_timeout(ccs_xport_t *x, const tx_req_t *rq,
+                                     const char *what, ccs_err_t *err)
+{
+    return ccs_err_set(err, CCS_ERR_TIMEOUT,
+                       "%s of %zu bytes %s rank %u %s after %g s "
+                       "(CCS_TIMEOUT_S): the rank is gone, late, or made a "
+                       "different call", rq->is_send ? "send" : "receive",
+                       rq->bytes, rq->is_send ? "to" : "from", rq->peer,
+                       what, x->timeout_s);
+}
+
+/* Post one half of a transfer: placed in its slot now when the slot is
+ * free for it, else by a later progress (never blocks). */
+static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
+                         ccs_err_t *err)
+{
+    tx_world_t *w = x->w;
+    uint32_t me = (uint32_t)x->rank, peer = proto->peer;
+    uint64_t k = proto->is_send ? x->sidx[peer] : x->ridx[peer];
+    tx_ring_t *ring;
+    tx_req_t *rq;
+
+    if (atomic_load_explicit(&w->aborted, memory_order_relaxed))
+        return aborted_err(err);
+    if (x->nreq == x->cap) {
+        uint32_t cap = x->cap ? 2 * x->cap : 16;
+        tx_req_t *n = realloc(x->reqs, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->reqs = n;
+        x->cap = cap;
     }
-    me->sleeping = 0;
-    pthread_mutex_unlock(&me->mu);
-    if (atomic_load_explicit(&me->pending, memory_order_acquire) > 0)
-        return ccs_err_set(err, CCS_ERR_TRANSPORT,
-                           "another rank failed; the world is aborted");
-done:
-    if (atomic_exchange(&me->failed, 0))
-        return ccs_err_set(err, CCS_ERR_MISMATCH,
-                           "a peer found a transfer size mismatch: the "
-                           "ranks made different calls");
+    ring = proto->is_send ? get_ring(w, me, peer) : get_ring(w, peer, me);
+    if (ring == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    rq = &x->reqs[x->nreq++];
+    *rq = *proto;
+    rq->slot = &ring->slots[k % SLOTS];
+    rq->round = k / SLOTS;
+    rq->big = rq->bytes >= PULL_BYTES;
+    rq->placed = rq->done = false;
+    x->left++;
+    if (rq->is_send)
+        x->sidx[peer]++;
+    else
+        x->ridx[peer]++;
+    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
+                                      memory_order_acquire)) == rq->round)
+        place(x, rq);
     return CCS_OK;
+}
+
+static ccs_status_t th_send(ccs_xport_t *x, uint32_t peer, const void *buf,
+                            size_t bytes, uint32_t step, uint32_t seq,
+                            ccs_err_t *err)
+{
+    tx_req_t rq = { .peer = peer, .step = step, .bytes = bytes,
+                    .src = buf, .is_send = true };
+    (void)seq;
+    return post(x, &rq, err);
+}
+
+static ccs_status_t th_recv(ccs_xport_t *x, uint32_t peer, void *buf,
+                            size_t bytes, uint32_t step, uint32_t seq,
+                            ccs_err_t *err)
+{
+    tx_req_t rq = { .peer = peer, .step = step, .bytes = bytes,
+                    .dst = buf };
+    (void)seq;
+    return post(x, &rq, err);
+}
+
+static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
+                                   const void *a, size_t n,
+                                   ccs_dtype_t dtype, ccs_redop_t op,
+                                   uint32_t step, uint32_t seq,
+                                   ccs_err_t *err)
+{
+    tx_req_t rq = { .peer = peer, .step = step,
+                    .bytes = n * ccs_dtype_size(dtype), .n = n, .dst = dst,
+                    .a = a, .dtype = dtype, .op = op, .reduce = true };
+    (void)seq;
+    return post(x, &rq, err);
+}
+
+static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
+{
+    ccs_status_t st = x->left > 0 ? block_until(x, progress, err) : CCS_OK;
+
+    if (st == CCS_ERR_TIMEOUT) {
+        for (uint32_t i = 0; i < x->nreq; i++) {
+            if (!x->reqs[i].done) {
+                st = describe_timeout(x, &x->reqs[i], "not matched", err);
+                break;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < x->nreq && st == CCS_OK; i++) {
+        /* The round after ours cannot complete before we post again, so
+         * the mismatch bit is still the one of our round. */
+        tx_req_t *rq = &x->reqs[i];
+        if (atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
+            ST_MM)
+            st = ccs_err_set(err, CCS_ERR_MISMATCH,
+                             "%s of %zu bytes %s rank %u matched a %s of "
+                             "another size: the ranks made different calls",
+                             rq->is_send ? "send" : "receive", rq->bytes,
+                             rq->is_send ? "to" : "from", rq->peer,
+                             rq->is_send ? "receive" : "send");
+    }
+    x->nreq = x->left = 0;
+    return st;
+}
+
+static void th_set_timeout(ccs_xport_t *x, double seconds)
+{
+    x->timeout_s = seconds > 0 ? seconds : 0;
 }
 
 static void th_abort(ccs_xport_t *x)
@@ -301,9 +560,11 @@ static void th_abort(ccs_xport_t *x)
 
     atomic_store(&w->aborted, 1);
     for (int r = 0; r < w->nranks; r++) {
-        pthread_mutex_lock(&w->ranks[r].mu);
-        pthread_cond_broadcast(&w->ranks[r].cv);
-        pthread_mutex_unlock(&w->ranks[r].mu);
+        atomic_fetch_add(&w->ranks[r].bell, 1);
+#ifdef __linux__
+        syscall(SYS_futex, &w->ranks[r].bell, FUTEX_WAKE_PRIVATE, INT_MAX,
+                NULL, NULL, 0);
+#endif
     }
 }
 
@@ -313,6 +574,9 @@ static void th_destroy(ccs_xport_t *x)
         return;
     if (atomic_fetch_sub(&x->w->refs, 1) == 1)
         world_free(x->w);
+    free(x->reqs);
+    free(x->sidx);
+    free(x->ridx);
     free(x);
 }
 
@@ -332,6 +596,8 @@ static const ccs_xport_ops_t threads_ops = {
     .send = th_send,
     .group_end = ccs_cpu_nop,
     .wait = th_wait,
+    .recv_reduce = th_recv_reduce,
+    .set_timeout = th_set_timeout,
     .abort = th_abort,
     .destroy = th_destroy,
 };
@@ -340,7 +606,9 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
 {
     tx_world_t *w = NULL;     /* shared by the comms; freed with the last */
     ccs_status_t st = CCS_OK;
-    int made = 0, inited = 0;
+    int made = 0;
+    long spin_ns;
+    double timeout_s;
 
     if (comms == NULL || nranks < 1 || (uint32_t)nranks > CCS_MAX_RANKS)
         return CCS_ERR_INVALID;
@@ -348,20 +616,15 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
     if (w == NULL)
         return CCS_ERR_NOMEM;
     w->nranks = nranks;
-    w->spin_ns = env_long("CCS_SPIN_US", 20) * 1000;
-    w->timeout_ms = env_long("CCS_TIMEOUT_S", 0) * 1000;
-    w->ranks = calloc((size_t)nranks, sizeof(*w->ranks));
-    w->pairs = calloc((size_t)nranks * nranks, sizeof(*w->pairs));
-    if (w->ranks == NULL || w->pairs == NULL) {
-        free(w->ranks);
-        free(w->pairs);
-        free(w);
+    spin_ns = env_long("CCS_SPIN_US", 20) * 1000;
+    timeout_s = ccs_timeout_env_s();
+    w->ranks = aligned_alloc(64, (size_t)nranks * sizeof(*w->ranks));
+    w->rings = calloc((size_t)nranks * nranks, sizeof(*w->rings));
+    if (w->ranks == NULL || w->rings == NULL) {
+        world_free(w);
         return CCS_ERR_NOMEM;
     }
-    for (; inited < nranks; inited++) {
-        pthread_mutex_init(&w->ranks[inited].mu, NULL);
-        pthread_cond_init(&w->ranks[inited].cv, NULL);
-    }
+    memset(w->ranks, 0, (size_t)nranks * sizeof(*w->ranks));
     /* One reference per rank; a rank whose communicator cannot be made
      * drops its reference here, the made ones in ccs_comm_destroy. */
     atomic_store(&w->refs, nranks);
@@ -373,6 +636,17 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
         }
         x->w = w;
         x->rank = made;
+        x->spin_ns = spin_ns;
+        x->timeout_s = timeout_s;
+        x->sidx = calloc((size_t)nranks, sizeof(*x->sidx));
+        x->ridx = calloc((size_t)nranks, sizeof(*x->ridx));
+        if (x->sidx == NULL || x->ridx == NULL) {
+            free(x->sidx);
+            free(x->ridx);
+            free(x);
+            st = CCS_ERR_NOMEM;
+            break;
+        }
         st = ccs_comm_create(&threads_ops, x, made, nranks, &comms[made],
                              NULL);
         if (st != CCS_OK) {

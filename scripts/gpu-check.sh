@@ -19,6 +19,12 @@
 #      every step's loss and parameters compared (tests/python/ddp_train.py
 #      --cuda).  Debian's python3-torch is CPU-only: point PYTHON at an
 #      interpreter with a CUDA PyTorch, or these parts report "not run".
+#   7. MSCCL (docs/msccl.md): a ring allreduce for the machine's GPUs is
+#      exported as MSCCL XML and nccl-tests' all_reduce_perf runs against
+#      msccl-executor-nccl with it (NCCL_MSCCL_ENABLE=1) and without it
+#      (=0), results checked (-c 1); needs MSCCL_EXECUTOR_LIB (the directory
+#      of msccl-executor-nccl's libnccl.so), NCCL_TESTS_DIR (nccl-tests'
+#      build/) and 2+ GPUs, and says which is missing otherwise.
 #
 # Prints "gpu-check: N passed, N failed" last and exits non-zero on any
 # failure.  Without a GPU it still builds (step 1), then stops with a clear
@@ -170,5 +176,51 @@ else
     fi
 fi
 rm -rf "$gpu2"
+
+# ---- 7. MSCCL ----
+msccl_check() {
+    local ngpu lib=${MSCCL_EXECUTOR_LIB:-} tests=${NCCL_TESTS_DIR:-}
+    local dir="$BUILD/msccl-algos" out rc
+    ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+    if [ -z "$lib" ] || [ ! -e "$lib/libnccl.so" ]; then
+        say "msccl: skipped: msccl-executor-nccl not found (set MSCCL_EXECUTOR_LIB to the directory of its libnccl.so)"
+        return
+    fi
+    if [ -z "$tests" ] || [ ! -x "$tests/all_reduce_perf" ]; then
+        say "msccl: skipped: nccl-tests not found (set NCCL_TESTS_DIR to its build/ with all_reduce_perf)"
+        return
+    fi
+    if [ "$ngpu" -lt 2 ]; then
+        say "msccl: skipped: $ngpu GPU(s); an MSCCL algorithm needs 2 or more"
+        return
+    fi
+    mkdir -p "$dir" && rm -f "$dir"/*.xml
+    if ! "$BUILD"/bin/ccsynth synth -q --algo ring --topo "switch:$ngpu" \
+            -o "$dir/ring.ccs" ||
+       ! "$BUILD"/bin/ccsynth export --msccl --min-bytes 1K \
+            "$dir/ring.ccs" -o "$dir/ring.xml"; then
+        say "msccl: export FAILED"; failed=$((failed + 1)); return
+    fi
+    rm -f "$dir/ring.ccs"
+    for en in 1 0; do
+        say "msccl: all_reduce_perf -g $ngpu, NCCL_MSCCL_ENABLE=$en, MSCCL_ALGO_DIR=$dir"
+        out=$(LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" NCCL_MSCCL_ENABLE=$en \
+              MSCCL_ALGO_DIR="$dir" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
+              timeout 300 "$tests/all_reduce_perf" -b 1K -e 256M -f 4 \
+              -g "$ngpu" -c 1 2>&1)
+        rc=$?
+        printf '%s\n' "$out" | grep -iE 'msccl|#  *[0-9]|^ *[0-9]+ ' | sed 's/^/    /'
+        # nccl-tests counts wrong results in "#wrong" columns; any > 0 fails
+        if [ $rc -ne 0 ] || printf '%s\n' "$out" |
+               awk '/^ *[0-9]+ /{ if (($(NF-4) != 0 && $(NF-4) != "N/A") || ($NF != 0 && $NF != "N/A")) bad=1 } END { exit !bad }'; then
+            say "msccl: all_reduce_perf FAILED (exit $rc or wrong results)"
+            failed=$((failed + 1))
+        else
+            passed=$((passed + 1))
+        fi
+    done
+    say "msccl: compare the busbw columns of the two runs: inside the XML's window they differ when MSCCL ran it"
+}
+msccl_check
 
 finish

@@ -5,12 +5,14 @@
 set -euo pipefail
 
 # python3: the e2e tests check JSON and the format spec's hex dump with it;
-# bc: the MILP benchmark's arithmetic; python3-torch ... python3-setuptools:
+# bc: the MILP benchmark's arithmetic; libxml2-dev: reading MSCCL XML;
+# python3-torch ... python3-setuptools:
 # the ccs Python package and its tests (tests/e2e/python.sh), for Debian's
 # /usr/bin/python3 (a python3 earlier on PATH, e.g. pyenv's, does not see
 # them): PyTorch (CPU), numpy, pytest, mpi4py, and venv + pip + setuptools
 # to `pip install ./python` without reaching PyPI.
 pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
+      libxml2-dev
       libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc
       python3-torch python3-numpy python3-pytest python3-mpi4py python3-venv
       python3-pip python3-setuptools)

@@ -1,24 +1,35 @@
 /*
- * ccs-perf - nccl-tests-style benchmark and checker of a plan on a
- * transport.
+ * ccs-perf - benchmark and checker of a plan on a transport, with the
+ * command line and output of nccl-tests (all_reduce_perf and friends).
  *
- *   ccs-perf -p PLAN.ccs [-t threads|mpi] [-b 8] [-e 128M] [-f 2]
- *            [-n 20] [-w 5] [-d float32|...|all] [-o sum|...|all]
- *            [-c 0|1] [-s straggler] [-D delay_us] [-N c1,c2,...] [-B]
+ *   ccs-perf [options] PLAN.ccs          (or -P PLAN.ccs)
  *
- * Sizes are bytes of the larger buffer (nccl-tests' "size"); -N gives
- * element counts instead (count as ccs_run takes it).  With -t threads
- * the plan's ranks are threads of this process; with -t mpi run it under
- * mpirun with as many processes as the plan has ranks.  -B (mpi only)
- * times Open MPI's own collective instead of the plan, same harness: the
- * baseline of scripts/bench-runtime.sh.  -c 1 checks every size, type and
- * op against an independent reference (tools/ccs_check.h) and counts wrong
- * elements over all ranks.
+ * nccl-tests' flags keep their meaning: -b -e -i -f sizes, -n -w -m
+ * iterations, -c check iterations, -d type, -o op, -r root, -a how rank
+ * times combine, -z blocking, -T timeout, -J JSON output, -t threads and
+ * -g GPUs.  ccs-perf's own flags use letters nccl-tests does not: -X
+ * transport (threads, mpi, cuda, nccl), -s straggler, -E straggler delay,
+ * -K element counts, -B the MPI baseline side by side (mpi transport: MPI's
+ * own collective timed in the same harness right after the plan, with a
+ * ratio column).  Run `ccs-perf --help` for the list.
+ *
+ * Sizes are bytes of the larger buffer (nccl-tests' "size"); -K gives
+ * element counts instead (count as ccs_run takes it).  threads and cuda
+ * run the plan's ranks as threads of this process; mpi and nccl run under
+ * mpirun with as many processes as the plan has ranks.  -c N checks every
+ * size, type and op N times against an independent reference
+ * (tools/ccs_check.h) and counts wrong elements over all ranks.
+ *
+ * A failed run is reported once per rank (its message), the remaining
+ * sizes are skipped (the communicator is unusable after a failure, as in
+ * NCCL) and the footer says FAILED.
  *
  * Exit status: 0 all correct, 1 wrong elements, 2 usage, 3 runtime error.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +39,37 @@
 
 #include <mpi.h>
 
+#ifdef CCS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+/* nccl.h declares functions without prototypes, which our C11 warnings
+ * reject; the header is not ours to fix. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <nccl.h>
+#pragma GCC diagnostic pop
+#endif
+
 #include "../runtime/ccs.h"
 #include "ccs_check.h"
 
 #define MAX_SIZES 64
 #define MAX_THREADS 256
+/* Largest buffer ccs-perf allocates per rank and kind: far above what a
+ * benchmark wants, far below what size arithmetic can overflow. */
+#define MAX_BUF_BYTES ((size_t)1 << 40)
+
+typedef enum { XP_THREADS, XP_MPI, XP_CUDA, XP_NCCL } xp_t;
+static const char *const xp_names[] = { "threads", "mpi", "cuda", "nccl" };
 
 typedef struct opts {
     const char *plan_path;
-    const char *transport;
-    size_t minb, maxb;
+    xp_t xp;
+    size_t minb, maxb, stepb;
     double factor;
-    int iters, warmup, check;
+    int iters, warmup, agg, check, average, blocking;
+    double timeout_s;          /* < 0: library default */
+    const char *json_path;
+    int ngpus, nthreads, root;
     int straggler;
     unsigned delay_us;
     int ndt, nop;
@@ -50,12 +80,12 @@ typedef struct opts {
     int baseline;
 } opts_t;
 
-/* Rank-to-rank agreement: a barrier and sums over ranks. */
+/* Rank-to-rank agreement: a barrier and reductions over ranks. */
 typedef struct sync {
     int mpi;
     pthread_barrier_t bar;
-    double dsum[MAX_THREADS];
-    long long isum[MAX_THREADS];
+    double dval[MAX_THREADS];
+    long long ival[MAX_THREADS];
 } sync_t;
 
 typedef struct rank_ctx {
@@ -63,8 +93,12 @@ typedef struct rank_ctx {
     const ccs_plan_t *plan;
     ccs_comm_t *comm;
     sync_t *sy;
+    FILE *json;               /* rank 0 only; may be NULL */
+    int json_rows;
     int rank, R;
     int rc;                   /* 0, 1 wrong, 3 error */
+    int failed;               /* this rank saw an error (reported once) */
+    char errmsg[512];
 } rank_ctx_t;
 
 static void barrier(rank_ctx_t *c)
@@ -75,17 +109,23 @@ static void barrier(rank_ctx_t *c)
         pthread_barrier_wait(&c->sy->bar);
 }
 
-static double sum_d(rank_ctx_t *c, double v)
+/* mode: 0 sum, 1 min, 2 max. */
+static double reduce_d(rank_ctx_t *c, double v, int mode)
 {
     double s = 0;
     if (c->sy->mpi) {
-        MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&v, &s, 1, MPI_DOUBLE,
+                      mode == 1 ? MPI_MIN : mode == 2 ? MPI_MAX : MPI_SUM,
+                      MPI_COMM_WORLD);
         return s;
     }
-    c->sy->dsum[c->rank] = v;
+    c->sy->dval[c->rank] = v;
     pthread_barrier_wait(&c->sy->bar);
-    for (int r = 0; r < c->R; r++)
-        s += c->sy->dsum[r];
+    s = c->sy->dval[0];
+    for (int r = 1; r < c->R; r++) {
+        double x = c->sy->dval[r];
+        s = mode == 1 ? fmin(s, x) : mode == 2 ? fmax(s, x) : s + x;
+    }
     pthread_barrier_wait(&c->sy->bar);
     return s;
 }
@@ -97,12 +137,23 @@ static long long sum_i(rank_ctx_t *c, long long v)
         MPI_Allreduce(&v, &s, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         return s;
     }
-    c->sy->isum[c->rank] = v;
+    c->sy->ival[c->rank] = v;
     pthread_barrier_wait(&c->sy->bar);
     for (int r = 0; r < c->R; r++)
-        s += c->sy->isum[r];
+        s += c->sy->ival[r];
     pthread_barrier_wait(&c->sy->bar);
     return s;
+}
+
+/* Per-rank times combined as -a says: rank 0, average, min, max. */
+static double combine_time(rank_ctx_t *c, double t)
+{
+    switch (c->o->average) {
+    case 0: return reduce_d(c, c->rank == 0 ? t : 0.0, 0);
+    case 2: return reduce_d(c, t, 1);
+    case 3: return reduce_d(c, t, 2);
+    default: return reduce_d(c, t, 0) / c->R;
+    }
 }
 
 static double now_s(void)
@@ -135,26 +186,90 @@ static int mpi_op(ccs_redop_t op, MPI_Op *out)
     }
 }
 
-/* One call of the collective: the plan, or MPI's own (-B). */
-static ccs_status_t one_call(rank_ctx_t *c, const void *send, void *recv,
-                             size_t count, ccs_dtype_t dt, ccs_redop_t op,
-                             int inplace)
+/* ---- memory of the transport's kind (device memory for cuda/nccl) ---- */
+
+static int dev_mem(const opts_t *o)
+{
+    return o->xp == XP_CUDA || o->xp == XP_NCCL;
+}
+
+static void *buf_alloc(const opts_t *o, size_t bytes)
+{
+#ifdef CCS_HAVE_CUDA
+    if (dev_mem(o)) {
+        void *p = NULL;
+        return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : NULL;
+    }
+#endif
+    (void)o;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void buf_free(const opts_t *o, void *p)
+{
+#ifdef CCS_HAVE_CUDA
+    if (dev_mem(o)) {
+        if (p != NULL)
+            cudaFree(p);
+        return;
+    }
+#endif
+    (void)o;
+    free(p);
+}
+
+/* dir 0: host -> buffer, 1: buffer -> host.  CPU transports: the buffer
+ * is host memory and the copy is skipped when both are the same. */
+static int buf_copy(const opts_t *o, void *dst, const void *src,
+                    size_t bytes, int dir)
+{
+#ifdef CCS_HAVE_CUDA
+    if (dev_mem(o))
+        return cudaMemcpy(dst, src, bytes,
+                          dir == 0 ? cudaMemcpyHostToDevice
+                                   : cudaMemcpyDeviceToHost) == cudaSuccess;
+#endif
+    (void)o;
+    (void)dir;
+    if (dst != src)
+        memcpy(dst, src, bytes);
+    return 1;
+}
+
+static int buf_sync(const opts_t *o)
+{
+#ifdef CCS_HAVE_CUDA
+    if (dev_mem(o))
+        return cudaDeviceSynchronize() == cudaSuccess;
+#endif
+    (void)o;
+    return 1;
+}
+
+/* One call of the collective: the plan, or MPI's own (baseline). */
+static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
+                             void *recv, size_t count, ccs_dtype_t dt,
+                             ccs_redop_t op, int inplace)
 {
     ccs_coll_t coll = ccs_plan_coll(c->plan);
     int root = ccs_plan_root(c->plan), rc = MPI_SUCCESS, n = (int)count;
     MPI_Datatype t;
     MPI_Op mo = MPI_SUM;
 
-    if (!c->o->baseline) {
+    if (!mpi_base) {
         ccs_run_opts_t ro = CCS_RUN_OPTS_INIT;
+        ccs_status_t st;
         ro.straggler = c->o->straggler;
         if (c->o->delay_us > 0 && c->rank == (c->o->straggler >= 0
                                                   ? c->o->straggler
                                                   : ccs_plan_straggler(
                                                         c->plan)))
             usleep(c->o->delay_us);
-        return ccs_run_ex(c->plan, c->comm, send, recv, count, dt, op, NULL,
-                          &ro);
+        st = ccs_run_ex(c->plan, c->comm, send, recv, count, dt, op, NULL,
+                        &ro);
+        if (st == CCS_OK && c->o->blocking && !buf_sync(c->o))
+            st = CCS_ERR_CUDA;
+        return st;
     }
     if (!mpi_dtype(dt, &t) || count > INT_MAX)
         return CCS_ERR_UNSUPPORTED;
@@ -198,81 +313,135 @@ static ccs_status_t one_call(rank_ctx_t *c, const void *send, void *recv,
 }
 
 typedef struct result {
-    double time_us;
+    double time_us;           /* < 0: not run (baseline unsupported) */
     long long wrong;          /* -1: not checked */
     int failed;
 } result_t;
 
-static void measure(rank_ctx_t *c, size_t count, ccs_dtype_t dt,
-                    ccs_redop_t op, int inplace, result_t *res)
+/* Keep this rank's first error; later ones are consequences of it. */
+static void note_error(rank_ctx_t *c, ccs_status_t st, const char *what)
 {
+    if (c->failed)
+        return;
+    c->failed = 1;
+    snprintf(c->errmsg, sizeof(c->errmsg), "%s: %s", ccs_status_name(st),
+             what);
+}
+
+static void measure(rank_ctx_t *c, int mpi_base, size_t count,
+                    ccs_dtype_t dt, ccs_redop_t op, int inplace,
+                    result_t *res)
+{
+    const opts_t *o = c->o;
     ccs_coll_t coll = ccs_plan_coll(c->plan);
     int root = ccs_plan_root(c->plan);
     size_t es = ccs_dtype_size(dt);
     size_t in_n = chk_in_elems(coll, c->R, count);
     size_t out_n = chk_out_elems(coll, c->R, count);
     size_t big = in_n > out_n ? in_n : out_n;
-    uint8_t *a = malloc(big * es + 64), *b = NULL;
-    uint8_t *send = NULL, *recv = NULL;
+    /* Host copies for filling and checking; the run's buffers are of the
+     * transport's kind (the baseline always runs on host memory). */
+    int dev = dev_mem(o) && !mpi_base;
+    opts_t host_o = *o;
+    const opts_t *bo = dev ? o : &host_o;
+    uint8_t *ha = malloc(big * es + 64), *hb = malloc(out_n * es + 64);
+    uint8_t *a = NULL, *b = NULL, *send = NULL, *recv = NULL;
+    uint8_t *hsend = NULL, *hrecv = NULL;
     ccs_status_t st = CCS_OK;
-    long long fails;
     double t0, t1;
 
-    if (!inplace)
-        b = malloc(out_n * es + 64);
-    if (a == NULL || (!inplace && b == NULL)) {
+    host_o.xp = XP_THREADS;
+    res->wrong = -1;
+    res->time_us = -1;
+    if (ha == NULL || hb == NULL) {
         st = CCS_ERR_NOMEM;
+        note_error(c, st, "out of memory for the buffers");
         goto out;
     }
-    send = recv = a;
-    if (inplace && coll == CCS_COLL_REDUCESCATTER)
-        recv = a + (size_t)c->rank * count * es;
-    if (inplace && coll == CCS_COLL_ALLGATHER)
-        send = a + (size_t)c->rank * count * es;
-    if (!inplace)
-        recv = b;
-    memset(a, 0, big * es);
-    if (b)
-        memset(b, 0, out_n * es);
-    res->wrong = -1;
-    if (c->o->check) {
-        chk_fill(coll, dt, op, c->rank, c->R, root, count, send);
-        st = one_call(c, send, recv, count, dt, op, inplace);
-        if (st == CCS_OK)
-            res->wrong = (long long)chk_wrong(coll, dt, op, c->rank, c->R,
-                                              root, count, recv);
+    a = dev ? buf_alloc(bo, big * es + 64) : ha;
+    b = inplace ? NULL : dev ? buf_alloc(bo, out_n * es + 64) : hb;
+    if (a == NULL || (!inplace && b == NULL)) {
+        st = CCS_ERR_NOMEM;
+        note_error(c, st, "out of memory for the buffers");
+        goto out;
     }
-    for (int i = 0; i < c->o->warmup && st == CCS_OK; i++)
-        st = one_call(c, send, recv, count, dt, op, inplace);
-out:
-    fails = sum_i(c, st != CCS_OK);
-    if (fails > 0) {
+    /* Buffers as nccl-tests lays them out for in-place calls. */
+    send = recv = a;
+    hsend = hrecv = ha;
+    if (inplace && coll == CCS_COLL_REDUCESCATTER) {
+        recv = a + (size_t)c->rank * count * es;
+        hrecv = ha + (size_t)c->rank * count * es;
+    }
+    if (inplace && coll == CCS_COLL_ALLGATHER) {
+        send = a + (size_t)c->rank * count * es;
+        hsend = ha + (size_t)c->rank * count * es;
+    }
+    if (!inplace) {
+        recv = b;
+        hrecv = hb;
+    }
+    memset(ha, 0, big * es);
+    memset(hb, 0, out_n * es);
+    if (!buf_copy(bo, a, ha, big * es, 0) ||
+        (!inplace && !buf_copy(bo, b, hb, out_n * es, 0))) {
+        st = CCS_ERR_CUDA;
+        note_error(c, st, "copying to the device failed");
+        goto out;
+    }
+    for (int k = 0; k < o->check && st == CCS_OK; k++) {
+        chk_fill(coll, dt, op, c->rank, c->R, root, count, hsend);
+        if (!buf_copy(bo, a, ha, big * es, 0)) {
+            st = CCS_ERR_CUDA;
+            note_error(c, st, "copying to the device failed");
+            break;
+        }
+        st = one_call(c, mpi_base, send, recv, count, dt, op, inplace);
         if (st != CCS_OK)
-            fprintf(stderr, "ccs-perf: rank %d: %s: %s\n", c->rank,
-                    ccs_status_name(st),
-                    c->o->baseline ? "MPI collective failed or unsupported"
+            break;
+        if (!buf_copy(bo, inplace ? ha : hb, inplace ? a : b,
+                      (inplace ? big : out_n) * es, 1)) {
+            st = CCS_ERR_CUDA;
+            note_error(c, st, "copying from the device failed");
+            break;
+        }
+        res->wrong = (res->wrong < 0 ? 0 : res->wrong) +
+                     (long long)chk_wrong(coll, dt, op, c->rank, c->R, root,
+                                          count, hrecv);
+    }
+    for (int i = 0; i < o->warmup && st == CCS_OK; i++)
+        st = one_call(c, mpi_base, send, recv, count, dt, op, inplace);
+out:
+    if (st != CCS_OK && !c->failed)
+        note_error(c, st, mpi_base ? "MPI collective failed"
                                    : ccs_comm_last_error(c->comm));
+    if (sum_i(c, st != CCS_OK) > 0) {
         res->failed = 1;
-        free(a);
-        free(b);
-        return;
+        goto free;
     }
     barrier(c);
     t0 = now_s();
-    for (int i = 0; i < c->o->iters && st == CCS_OK; i++)
-        st = one_call(c, send, recv, count, dt, op, inplace);
+    for (int i = 0; i < o->iters && st == CCS_OK; i++)
+        for (int j = 0; j < o->agg && st == CCS_OK; j++)
+            st = one_call(c, mpi_base, send, recv, count, dt, op, inplace);
+    if (st == CCS_OK && !buf_sync(bo))
+        st = CCS_ERR_CUDA;
     t1 = now_s();
     if (st != CCS_OK)
-        fprintf(stderr, "ccs-perf: rank %d: %s\n", c->rank,
-                ccs_comm_last_error(c->comm));
+        note_error(c, st, mpi_base ? "MPI collective failed"
+                                   : ccs_comm_last_error(c->comm));
     res->failed = sum_i(c, st != CCS_OK) > 0;
-    res->time_us = sum_d(c, (t1 - t0) * 1e6 / (c->o->iters > 0
-                                                   ? c->o->iters : 1)) /
-                   c->R;
+    res->time_us = combine_time(c, (t1 - t0) * 1e6 /
+                                       (o->iters * o->agg > 0
+                                            ? o->iters * o->agg : 1));
     if (res->wrong >= 0)
         res->wrong = sum_i(c, res->wrong);
-    free(a);
-    free(b);
+free:
+    if (dev) {
+        buf_free(bo, a);
+        buf_free(bo, b);
+    }
+    free(ha);
+    free(hb);
 }
 
 static double bus_factor(ccs_coll_t coll, int R)
@@ -302,6 +471,60 @@ static void print_res(const result_t *r, double bytes, double bf)
     printf("  %8.1f %7.2f %7.2f %6s", r->time_us, algbw, algbw * bf, wrong);
 }
 
+/* The baseline's time and the plan's time over it. */
+static void print_base(const result_t *plan, const result_t *base)
+{
+    if (base->failed || base->time_us < 0) {
+        printf("  %8s %6s", base->failed ? "error" : "n/a", "-");
+        return;
+    }
+    if (plan->failed || plan->time_us <= 0 || base->time_us <= 0)
+        printf("  %8.1f %6s", base->time_us, "-");
+    else
+        printf("  %8.1f %6.2f", base->time_us,
+               plan->time_us / base->time_us);
+}
+
+static void json_res(FILE *f, const char *key, const result_t *r,
+                     double bytes, double bf)
+{
+    double algbw = r->time_us > 0 ? bytes / r->time_us / 1e3 : 0;
+    if (r->failed || r->time_us < 0) {
+        fprintf(f, ", \"%s\": null", key);
+        return;
+    }
+    fprintf(f, ", \"%s\": {\"time_us\": %.3f, \"algbw_gbs\": %.4f, "
+               "\"busbw_gbs\": %.4f, \"wrong\": %lld}", key, r->time_us,
+            algbw, algbw * bf, r->wrong);
+}
+
+/* Counts for the sizes of -b/-e/-i/-f (or -K). */
+static int size_list(const rank_ctx_t *c, size_t per, size_t *list)
+{
+    const opts_t *o = c->o;
+    int n = 0;
+
+    if (o->ncounts > 0) {
+        memcpy(list, o->counts, sizeof(size_t) * (size_t)o->ncounts);
+        return o->ncounts;
+    }
+    for (size_t sz = o->minb; sz <= o->maxb && n < MAX_SIZES;) {
+        size_t next;
+        if (sz / per > 0 && (n == 0 || list[n - 1] != sz / per))
+            list[n++] = sz / per;
+        if (o->factor > 1) {
+            double d = (double)sz * o->factor;
+            next = d >= (double)SIZE_MAX ? SIZE_MAX : (size_t)d;
+        } else if (__builtin_add_overflow(sz, o->stepb, &next)) {
+            next = SIZE_MAX;
+        }
+        if (next <= sz)
+            break;               /* 0 * factor, or a step of 0 */
+        sz = next;
+    }
+    return n;
+}
+
 static void run_rank(rank_ctx_t *c)
 {
     const opts_t *o = c->o;
@@ -313,142 +536,391 @@ static void run_rank(rank_ctx_t *c)
     long long wrong = 0;
     int nbw = 0, errors = 0;
 
-    for (int d = 0; d < o->ndt; d++) {
-        for (int k = 0; k < nop; k++) {
+    for (int d = 0; d < o->ndt && !errors; d++) {
+        for (int k = 0; k < nop && !errors; k++) {
             ccs_dtype_t dt = o->dts[d];
             ccs_redop_t op = reduces ? o->ops[k] : CCS_SUM;
             size_t es = ccs_dtype_size(dt);
+            size_t per = es * (chk_in_elems(coll, c->R, 1) >
+                                       chk_out_elems(coll, c->R, 1)
+                                   ? chk_in_elems(coll, c->R, 1)
+                                   : chk_out_elems(coll, c->R, 1));
             size_t list[MAX_SIZES];
-            int n = 0;
-            if (o->ncounts > 0) {
-                memcpy(list, o->counts, sizeof(size_t) * (size_t)o->ncounts);
-                n = o->ncounts;
-            } else {
-                size_t per = es * (size_t)(chk_in_elems(coll, c->R, 1) >
-                                                   chk_out_elems(coll, c->R, 1)
-                                               ? chk_in_elems(coll, c->R, 1)
-                                               : chk_out_elems(coll, c->R,
-                                                               1));
-                for (double sz = (double)o->minb;
-                     sz <= (double)o->maxb && n < MAX_SIZES;
-                     sz = o->factor > 1 ? sz * o->factor : sz + 1e300) {
-                    size_t cnt = (size_t)sz / per;
-                    if (cnt > 0)
-                        list[n++] = cnt;
-                }
-            }
-            for (int i = 0; i < n; i++) {
+            int n = size_list(c, per, list);
+            int base_ok = o->baseline && mpi_dtype(dt, &(MPI_Datatype){0}) &&
+                          (!reduces || mpi_op(op, &(MPI_Op){0}));
+            for (int i = 0; i < n && !errors; i++) {
                 result_t ro = { 0, -1, 0 }, ri = { 0, -1, 0 };
-                size_t big = chk_in_elems(coll, c->R, list[i]);
-                size_t outn = chk_out_elems(coll, c->R, list[i]);
-                if (outn > big)
-                    big = outn;
-                if (o->baseline && (!mpi_dtype(dt, &(MPI_Datatype){0}) ||
-                                    (reduces &&
-                                     !mpi_op(op, &(MPI_Op){0}))))
-                    continue;
-                measure(c, list[i], dt, op, 0, &ro);
-                measure(c, list[i], dt, op, 1, &ri);
+                result_t bo = { -1, -1, 0 }, bi = { -1, -1, 0 };
+                size_t cnt = list[i], bytes = cnt * per;
+                measure(c, 0, cnt, dt, op, 0, &ro);
+                if (!ro.failed)
+                    measure(c, 0, cnt, dt, op, 1, &ri);
+                else
+                    ri.failed = 1;
+                if (base_ok && !ro.failed && !ri.failed) {
+                    measure(c, 1, cnt, dt, op, 0, &bo);
+                    if (!bo.failed)
+                        measure(c, 1, cnt, dt, op, 1, &bi);
+                }
                 if (c->rank == 0) {
-                    printf("%12zu  %12zu  %8s  %6s  %6d", big * es, big,
-                           ccs_dtype_str(dt),
+                    printf("%12zu  %12zu  %8s  %6s  %6d", bytes,
+                           bytes / es, ccs_dtype_str(dt),
                            reduces ? ccs_redop_str(op) : "none",
                            ccs_plan_root(c->plan));
-                    print_res(&ro, (double)(big * es), bf);
-                    print_res(&ri, (double)(big * es), bf);
+                    print_res(&ro, (double)bytes, bf);
+                    if (o->baseline)
+                        print_base(&ro, &bo);
+                    print_res(&ri, (double)bytes, bf);
+                    if (o->baseline)
+                        print_base(&ri, &bi);
                     printf("\n");
                     fflush(stdout);
+                    if (c->json != NULL) {
+                        fprintf(c->json, "%s    {\"size\": %zu, \"count\": "
+                                "%zu, \"type\": \"%s\", \"redop\": \"%s\", "
+                                "\"root\": %d", c->json_rows++ ? ",\n" : "",
+                                bytes, bytes / es, ccs_dtype_str(dt),
+                                reduces ? ccs_redop_str(op) : "none",
+                                ccs_plan_root(c->plan));
+                        json_res(c->json, "out_of_place", &ro,
+                                 (double)bytes, bf);
+                        json_res(c->json, "in_place", &ri, (double)bytes,
+                                 bf);
+                        if (o->baseline) {
+                            json_res(c->json, "mpi_out_of_place", &bo,
+                                     (double)bytes, bf);
+                            json_res(c->json, "mpi_in_place", &bi,
+                                     (double)bytes, bf);
+                        }
+                        fprintf(c->json, "}");
+                    }
                 }
-                errors += ro.failed + ri.failed;
+                errors += ro.failed + ri.failed + bo.failed + bi.failed;
                 wrong += (ro.wrong > 0 ? ro.wrong : 0) +
-                         (ri.wrong > 0 ? ri.wrong : 0);
+                         (ri.wrong > 0 ? ri.wrong : 0) +
+                         (bo.wrong > 0 ? bo.wrong : 0) +
+                         (bi.wrong > 0 ? bi.wrong : 0);
                 if (!ro.failed && ro.time_us > 0) {
-                    bwsum += (double)(big * es) / ro.time_us / 1e3 * bf;
+                    bwsum += (double)bytes / ro.time_us / 1e3 * bf;
                     nbw++;
                 }
             }
         }
     }
+    /* One line per failing rank, in rank order, before the footer. */
+    for (int r = 0; r < c->R; r++) {
+        if (c->sy->mpi)
+            MPI_Barrier(MPI_COMM_WORLD);
+        else
+            pthread_barrier_wait(&c->sy->bar);
+        if (r == c->rank && c->failed) {
+            fprintf(stderr, "ccs-perf: rank %d: %s\n", c->rank, c->errmsg);
+            fflush(stderr);
+        }
+    }
+    barrier(c);
     if (c->rank == 0) {
         printf("# Out of bounds values : %lld %s\n", wrong,
-               wrong ? "FAILED" : "OK");
+               wrong || errors ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n", nbw ? bwsum / nbw : 0.0);
         if (errors)
-            printf("# Errors               : %d\n", errors);
+            printf("# Errors               : a run failed (messages on stderr); "
+                   "later sizes skipped: FAILED\n");
+        printf("#\n");
     }
     c->rc = errors ? 3 : wrong ? 1 : 0;
 }
 
 static void *thread_main(void *arg)
 {
-    run_rank(arg);
+    rank_ctx_t *c = arg;
+#ifdef CCS_HAVE_CUDA
+    if (c->o->xp == XP_CUDA && c->o->ngpus > 0)
+        cudaSetDevice(c->rank % c->o->ngpus);
+#endif
+    run_rank(c);
     return NULL;
 }
 
+/* ---- arguments ---- */
+
+/* Bytes with an optional K/M/G suffix (powers of 1024) and B; whole
+ * numbers only, no overflow. */
 static int parse_size(const char *s, size_t *out)
 {
     char *end;
-    double v = strtod(s, &end);
-    double m = 1;
+    unsigned long long v;
+    unsigned shift = 0;
 
-    if (end == s || v < 0)
+    if (s[0] == '-' || s[0] == '\0')
+        return 0;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE)
         return 0;
     switch (*end) {
-    case 'K': case 'k': m = 1024.0; end++; break;
-    case 'M': case 'm': m = 1048576.0; end++; break;
-    case 'G': case 'g': m = 1073741824.0; end++; break;
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
     default: break;
     }
     if (*end == 'B' || *end == 'b')
         end++;
-    if (*end != '\0')
+    if (*end != '\0' || (shift > 0 && v > (SIZE_MAX >> shift)))
         return 0;
-    *out = (size_t)(v * m);
+    *out = (size_t)(v << shift);
+    return 1;
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
     return 1;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: ccs-perf -p PLAN.ccs [-t threads|mpi] [-b MINBYTES] "
-        "[-e MAXBYTES] [-f FACTOR]\n"
-        "                [-n ITERS] [-w WARMUP] [-d TYPE|all] [-o OP|all] "
-        "[-c 0|1]\n"
-        "                [-s STRAGGLER] [-D DELAY_US] [-N COUNT,...] [-B]\n"
-        "  sizes take K/M/G suffixes; -N gives element counts instead;\n"
-        "  -B (mpi) times MPI's own collective as a baseline.\n");
+"usage: ccs-perf [options] PLAN.ccs\n"
+"Benchmark and check a ccsynth plan, nccl-tests style.\n"
+"\n"
+"nccl-tests options (same meaning):\n"
+"  -b, --minbytes SIZE        smallest size (default 32M; K/M/G suffixes)\n"
+"  -e, --maxbytes SIZE        largest size (default 32M)\n"
+"  -i, --stepbytes SIZE       size increment when -f is not given (1M)\n"
+"  -f, --stepfactor X         size multiplication factor (> 1)\n"
+"  -n, --iters N              timed iterations (20)\n"
+"  -w, --warmup_iters N       warm-up iterations (5)\n"
+"  -m, --agg_iters N          calls per timed iteration (1)\n"
+"  -c, --check N              check iterations per size (1; 0: none)\n"
+"  -d, --datatype TYPE|all    float32 float64 float16 bfloat16 int32 int64\n"
+"                             uint8 (default float32)\n"
+"  -o, --op OP|all            sum prod min max avg (default sum)\n"
+"  -r, --root R               root of reduce/broadcast (the plan's)\n"
+"  -a, --average 0|1|2|3      rank time reported: rank 0, avg, min, max (1)\n"
+"  -z, --blocking 0|1         wait for each call's completion (GPU)\n"
+"  -T, --timeout SECONDS      fail a wait after this long (0: never)\n"
+"  -J, --output_file F.json   also write the results as JSON\n"
+"  -t, --nthreads N           threads: must equal the plan's ranks\n"
+"  -g, --ngpus N              cuda: GPUs the ranks use (rank %% N);\n"
+"                             nccl: GPUs per node (local rank %% N)\n"
+"ccs-perf options:\n"
+"  -P, --plan FILE            the plan (or as the last argument)\n"
+"  -X, --transport NAME       threads (default), mpi, cuda, nccl\n"
+"  -B, --baseline             mpi: time MPI's own collective after the\n"
+"                             plan, side by side, with plan / MPI ratios\n"
+"  -s, --straggler R          run with rank R as the straggler\n"
+"  -E, --delay US             the straggler arrives US microseconds late\n"
+"  -K, --counts C1,C2,...     element counts instead of -b/-e\n"
+"  -h, --help                 this text\n"
+"Exit status: 0 correct, 1 wrong elements, 2 usage, 3 runtime error.\n");
+}
+
+static int bad(const char *flag, const char *val, const char *want)
+{
+    fprintf(stderr, "ccs-perf: %s '%s': %s\n", flag, val, want);
+    return 0;
+}
+
+static int parse_counts(opts_t *o, const char *arg)
+{
+    const char *p = arg;
+
+    o->ncounts = 0;
+    while (*p != '\0') {
+        char *end;
+        unsigned long long v;
+        if (o->ncounts == MAX_SIZES)
+            return bad("-K", arg, "at most 64 counts");
+        if (*p < '0' || *p > '9')
+            return bad("-K", arg, "want counts like 1,7,1000");
+        errno = 0;
+        v = strtoull(p, &end, 10);
+        if (errno == ERANGE || v == 0 || v > SIZE_MAX ||
+            (*end != ',' && *end != '\0'))
+            return bad("-K", arg, "want counts >= 1 like 1,7,1000");
+        o->counts[o->ncounts++] = (size_t)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return o->ncounts > 0 ? 1 : bad("-K", arg, "no count");
+}
+
+static int parse_xp(const char *s, xp_t *out)
+{
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(s, xp_names[i]) == 0) {
+            *out = (xp_t)i;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-    int ch;
+    static const struct option longs[] = {
+        { "minbytes", required_argument, NULL, 'b' },
+        { "maxbytes", required_argument, NULL, 'e' },
+        { "stepbytes", required_argument, NULL, 'i' },
+        { "stepfactor", required_argument, NULL, 'f' },
+        { "iters", required_argument, NULL, 'n' },
+        { "warmup_iters", required_argument, NULL, 'w' },
+        { "agg_iters", required_argument, NULL, 'm' },
+        { "check", required_argument, NULL, 'c' },
+        { "datatype", required_argument, NULL, 'd' },
+        { "op", required_argument, NULL, 'o' },
+        { "root", required_argument, NULL, 'r' },
+        { "average", required_argument, NULL, 'a' },
+        { "blocking", required_argument, NULL, 'z' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "output_file", required_argument, NULL, 'J' },
+        { "nthreads", required_argument, NULL, 't' },
+        { "ngpus", required_argument, NULL, 'g' },
+        { "plan", required_argument, NULL, 'P' },
+        { "transport", required_argument, NULL, 'X' },
+        { "baseline", no_argument, NULL, 'B' },
+        { "straggler", required_argument, NULL, 's' },
+        { "delay", required_argument, NULL, 'E' },
+        { "counts", required_argument, NULL, 'K' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int ch, step_given = 0, factor_given = 0;
+    char *end;
 
     memset(o, 0, sizeof(*o));
-    o->transport = "threads";
+    o->xp = XP_THREADS;
     o->minb = 32 * 1024 * 1024;
     o->maxb = 32 * 1024 * 1024;
-    o->factor = 2;
+    o->stepb = 1024 * 1024;
+    o->factor = 1;
     o->iters = 20;
     o->warmup = 5;
+    o->agg = 1;
     o->check = 1;
+    o->average = 1;
+    o->timeout_s = -1;
+    o->root = -1;
     o->straggler = -1;
     o->ndt = 1;
     o->dts[0] = CCS_FLOAT32;
     o->nop = 1;
     o->ops[0] = CCS_SUM;
-    while ((ch = getopt(argc, argv, "p:t:b:e:f:n:w:d:o:c:s:D:N:Bh")) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv,
+                             ":b:e:i:f:n:w:m:c:d:o:r:a:z:T:J:t:g:P:X:Bs:E:"
+                             "K:hp:N:D:", longs, NULL)) != -1) {
         switch (ch) {
-        case 'p': o->plan_path = optarg; break;
-        case 't': o->transport = optarg; break;
-        case 'b': if (!parse_size(optarg, &o->minb)) return 0; break;
-        case 'e': if (!parse_size(optarg, &o->maxb)) return 0; break;
-        case 'f': o->factor = atof(optarg); break;
-        case 'n': o->iters = atoi(optarg); break;
-        case 'w': o->warmup = atoi(optarg); break;
-        case 'c': o->check = atoi(optarg); break;
-        case 's': o->straggler = atoi(optarg); break;
-        case 'D': o->delay_us = (unsigned)atoi(optarg); break;
+        case 'b':
+            if (!parse_size(optarg, &o->minb))
+                return bad("-b", optarg, "want a size like 8, 1K or 64M");
+            break;
+        case 'e':
+            if (!parse_size(optarg, &o->maxb))
+                return bad("-e", optarg, "want a size like 8, 1K or 64M");
+            break;
+        case 'i':
+            if (!parse_size(optarg, &o->stepb))
+                return bad("-i", optarg, "want a size like 1M");
+            step_given = 1;
+            break;
+        case 'f':
+            errno = 0;
+            o->factor = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno == ERANGE ||
+                !(o->factor > 1) || o->factor > 1e6)
+                return bad("-f", optarg, "want a factor > 1, like 2");
+            factor_given = 1;
+            break;
+        case 'n':
+            if (!parse_int(optarg, 0, 100000000, &o->iters))
+                return bad("-n", optarg, "want iterations >= 0");
+            break;
+        case 'w':
+            if (!parse_int(optarg, 0, 100000000, &o->warmup))
+                return bad("-w", optarg, "want iterations >= 0");
+            break;
+        case 'm':
+            if (!parse_int(optarg, 1, 1000000, &o->agg))
+                return bad("-m", optarg, "want a count >= 1");
+            break;
+        case 'c':
+            if (!parse_int(optarg, 0, 1000000, &o->check))
+                return bad("-c", optarg, "want check iterations >= 0");
+            break;
+        case 'a':
+            if (!parse_int(optarg, 0, 3, &o->average))
+                return bad("-a", optarg, "want 0, 1, 2 or 3");
+            break;
+        case 'z':
+            if (!parse_int(optarg, 0, 1, &o->blocking))
+                return bad("-z", optarg, "want 0 or 1");
+            break;
+        case 'r':
+            if (!parse_int(optarg, 0, 65535, &o->root))
+                return bad("-r", optarg, "want a rank");
+            break;
+        case 'T':
+            errno = 0;
+            o->timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno == ERANGE ||
+                !(o->timeout_s >= 0) || o->timeout_s > 1e9)
+                return bad("-T", optarg, "want seconds >= 0");
+            break;
+        case 'J': o->json_path = optarg; break;
+        case 't':
+            /* nccl-tests' thread count; a name is the old transport flag */
+            if (parse_xp(optarg, &o->xp))
+                break;
+            if (!parse_int(optarg, 1, MAX_THREADS, &o->nthreads))
+                return bad("-t", optarg, "want threads per process, 1 to "
+                           "256 (the transport is -X)");
+            break;
+        case 'g':
+            if (!parse_int(optarg, 1, 1024, &o->ngpus))
+                return bad("-g", optarg, "want GPUs >= 1");
+            break;
+        case 'p':
+            /* nccl-tests' -p is parallel_init 0/1 (nothing to do here);
+             * anything else is the old plan flag. */
+            if (strcmp(optarg, "0") != 0 && strcmp(optarg, "1") != 0)
+                o->plan_path = optarg;
+            break;
+        case 'P': o->plan_path = optarg; break;
+        case 'X':
+            if (!parse_xp(optarg, &o->xp))
+                return bad("-X", optarg, "want threads, mpi, cuda or nccl");
+            break;
         case 'B': o->baseline = 1; break;
+        case 's':
+            if (!parse_int(optarg, 0, 65535, &o->straggler))
+                return bad("-s", optarg, "want a rank");
+            break;
+        case 'E': {
+            int us;
+            if (!parse_int(optarg, 0, 100000000, &us))
+                return bad("-E", optarg, "want microseconds >= 0");
+            o->delay_us = (unsigned)us;
+            break;
+        }
+        case 'K':
+            if (!parse_counts(o, optarg))
+                return 0;
+            break;
+        case 'N':
+            return bad("-N", optarg, "is nccl-tests' run_cycles; element "
+                       "counts are -K (--counts)");
+        case 'D':
+            return bad("-D", optarg, "the straggler delay is -E (--delay)");
         case 'd':
             if (strcmp(optarg, "all") == 0) {
                 o->ndt = CCS_DTYPE_COUNT;
@@ -469,26 +941,88 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 return 0;
             }
             break;
-        case 'N': {
-            char *dup = strdup(optarg), *save = NULL;
-            for (char *t = strtok_r(dup, ",", &save);
-                 t != NULL && o->ncounts < MAX_SIZES;
-                 t = strtok_r(NULL, ",", &save))
-                o->counts[o->ncounts++] = (size_t)strtoull(t, NULL, 10);
-            free(dup);
-            break;
-        }
         case 'h': usage(stdout); exit(0);
-        default: return 0;
+        case ':':
+            fprintf(stderr, "ccs-perf: %s needs a value\n",
+                    argv[optind - 1]);
+            return 0;
+        default:
+            fprintf(stderr, "ccs-perf: unknown option '%s'\n",
+                    argv[optind - 1]);
+            return 0;
         }
     }
-    if (o->plan_path == NULL || optind != argc || o->iters < 0 ||
-        o->warmup < 0 || (strcmp(o->transport, "threads") != 0 &&
-                          strcmp(o->transport, "mpi") != 0))
+    if (optind == argc - 1 && o->plan_path == NULL)
+        o->plan_path = argv[optind++];
+    if (o->plan_path == NULL) {
+        fprintf(stderr, "ccs-perf: no plan given\n");
         return 0;
-    if (o->baseline && strcmp(o->transport, "mpi") != 0) {
-        fprintf(stderr, "ccs-perf: -B needs -t mpi\n");
+    }
+    if (optind != argc) {
+        fprintf(stderr, "ccs-perf: unexpected argument '%s'\n", argv[optind]);
         return 0;
+    }
+    if (step_given && factor_given) {
+        fprintf(stderr, "ccs-perf: -i and -f both given: pick one\n");
+        return 0;
+    }
+    if (o->ncounts == 0 && o->minb > o->maxb) {
+        fprintf(stderr, "ccs-perf: -b %zu is above -e %zu\n", o->minb,
+                o->maxb);
+        return 0;
+    }
+    if (o->baseline && o->xp != XP_MPI) {
+        fprintf(stderr, "ccs-perf: -B needs -X mpi\n");
+        return 0;
+    }
+    if ((o->xp == XP_CUDA || o->xp == XP_NCCL) && o->ngpus == 0)
+        o->ngpus = 1;
+    return 1;
+}
+
+/* Checks that need the plan: sizes, root, threads. */
+static int check_with_plan(const opts_t *o, const ccs_plan_t *plan, int R)
+{
+    ccs_coll_t coll = ccs_plan_coll(plan);
+    size_t per = (chk_in_elems(coll, R, 1) > chk_out_elems(coll, R, 1)
+                      ? chk_in_elems(coll, R, 1) : chk_out_elems(coll, R, 1));
+    size_t maxes = 8, bytes;   /* the largest element size */
+
+    if (o->root >= 0 && o->root != ccs_plan_root(plan)) {
+        fprintf(stderr, "ccs-perf: -r %d: the plan's root is %d (a plan is "
+                "made for one root)\n", o->root, ccs_plan_root(plan));
+        return 0;
+    }
+    if (o->nthreads > 0 && o->xp != XP_MPI && o->xp != XP_NCCL &&
+        o->nthreads != R) {
+        fprintf(stderr, "ccs-perf: -t %d: the plan has %d ranks, each a "
+                "thread\n", o->nthreads, R);
+        return 0;
+    }
+    if (o->nthreads > 1 && (o->xp == XP_MPI || o->xp == XP_NCCL)) {
+        fprintf(stderr, "ccs-perf: -t %d: one thread per process with -X "
+                "%s\n", o->nthreads, xp_names[o->xp]);
+        return 0;
+    }
+    for (int i = 0; i < o->ncounts; i++) {
+        if (__builtin_mul_overflow(o->counts[i], per * maxes, &bytes) ||
+            bytes > MAX_BUF_BYTES) {
+            fprintf(stderr, "ccs-perf: -K %zu: buffers of that count would "
+                    "exceed %zu bytes\n", o->counts[i], MAX_BUF_BYTES);
+            return 0;
+        }
+    }
+    if (o->ncounts == 0) {
+        if (o->maxb > MAX_BUF_BYTES) {
+            fprintf(stderr, "ccs-perf: -e %zu: above %zu bytes\n", o->maxb,
+                    MAX_BUF_BYTES);
+            return 0;
+        }
+        if (o->maxb < per) {
+            fprintf(stderr, "ccs-perf: -e %zu: smaller than one element "
+                    "per rank\n", o->maxb);
+            return 0;
+        }
     }
     return 1;
 }
@@ -501,10 +1035,24 @@ static void header(const opts_t *o, const ccs_plan_t *plan)
     printf("# ccs-perf: %s %s plan %s: %u ranks, %u chunks, %u steps, "
            "%u phase(s), straggler %d; transport %s%s\n", in.algo,
            ccs_coll_str(in.coll), o->plan_path, in.nranks, in.nchunks,
-           in.nsteps, in.nphases, in.straggler, o->transport,
-           o->baseline ? " (baseline: MPI's own collective)" : "");
-    printf("# iters %d, warmup %d, check %d%s\n#\n", o->iters, o->warmup,
-           o->check, o->straggler >= 0 ? ", straggler relabeled" : "");
+           in.nsteps, in.nphases, in.straggler, xp_names[o->xp],
+           o->baseline ? "; baseline: MPI's own collective (mpi time, "
+                         "ratio = plan / MPI)" : "");
+    printf("# iters %d, agg %d, warmup %d, check %d, average %d%s\n#\n",
+           o->iters, o->agg, o->warmup, o->check, o->average,
+           o->straggler >= 0 ? ", straggler relabeled" : "");
+    if (o->baseline) {
+        printf("# %58s %52s\n", "out-of-place", "in-place");
+        printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %6s  %8s "
+               "%7s %7s %6s  %8s %6s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong", "mpi", "ratio",
+               "time", "algbw", "busbw", "#wrong", "mpi", "ratio");
+        printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %6s  %8s "
+               "%7s %7s %6s  %8s %6s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "", "(us)", "", "(us)",
+               "(GB/s)", "(GB/s)", "", "(us)", "");
+        return;
+    }
     printf("# %58s %36s\n", "out-of-place", "in-place");
     printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s "
            "%6s\n", "size", "count", "type", "redop", "root", "time",
@@ -514,112 +1062,263 @@ static void header(const opts_t *o, const ccs_plan_t *plan)
            "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
+static FILE *json_open(const opts_t *o, const ccs_plan_t *plan, int R)
+{
+    FILE *f;
+    ccs_plan_info_t in;
+
+    if (o->json_path == NULL)
+        return NULL;
+    f = fopen(o->json_path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "ccs-perf: -J %s: %s\n", o->json_path,
+                strerror(errno));
+        return NULL;
+    }
+    ccs_plan_get_info(plan, &in);
+    fprintf(f, "{\n  \"plan\": \"%s\", \"algo\": \"%s\", \"coll\": \"%s\", "
+               "\"nranks\": %d, \"transport\": \"%s\",\n  \"iters\": %d, "
+               "\"agg_iters\": %d, \"warmup\": %d, \"check\": %d,\n  "
+               "\"results\": [\n", o->plan_path, in.algo,
+            ccs_coll_str(in.coll), R, xp_names[o->xp], o->iters, o->agg,
+            o->warmup, o->check);
+    return f;
+}
+
+static void json_close(FILE *f, int rc)
+{
+    if (f == NULL)
+        return;
+    fprintf(f, "\n  ],\n  \"status\": \"%s\"\n}\n", rc ? "FAILED" : "OK");
+    fclose(f);
+}
+
+static int set_timeout(const opts_t *o, ccs_comm_t *comm, int rank)
+{
+    ccs_status_t st;
+    if (o->timeout_s < 0)
+        return 1;
+    st = ccs_comm_set_timeout(comm, o->timeout_s);
+    if (st != CCS_OK && st != CCS_ERR_UNSUPPORTED) {
+        fprintf(stderr, "ccs-perf: rank %d: -T: %s\n", rank,
+                ccs_strerror(st));
+        return 0;
+    }
+    return 1;
+}
+
+/* mpi and nccl: one process per rank. */
+static int main_mpi(opts_t *o, int *argc, char ***argv)
+{
+    int rank = 0, size = 0, worst = 0, rc = 0;
+    ccs_plan_t *plan = NULL;
+    rank_ctx_t c;
+    sync_t sy;
+    char msg[512];
+    ccs_status_t st;
+    MPI_Comm world = MPI_COMM_WORLD;
+#ifdef CCS_HAVE_CUDA
+    ncclComm_t nc = NULL;
+#endif
+
+    memset(&sy, 0, sizeof(sy));
+    memset(&c, 0, sizeof(c));
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    sy.mpi = 1;
+    st = ccs_plan_load_file_msg(o->plan_path, &plan, msg, sizeof(msg));
+    if (st != CCS_OK) {
+        if (rank == 0)
+            fprintf(stderr, "ccs-perf: %s\n", msg);
+        MPI_Finalize();
+        return 3;
+    }
+    if (size != ccs_plan_nranks(plan)) {
+        if (rank == 0)
+            fprintf(stderr, "ccs-perf: plan has %d ranks, mpirun started %d "
+                    "processes\n", ccs_plan_nranks(plan), size);
+        ccs_plan_destroy(plan);
+        MPI_Finalize();
+        return 3;
+    }
+    if (!check_with_plan(o, plan, size)) {
+        ccs_plan_destroy(plan);
+        MPI_Finalize();
+        return 2;
+    }
+    c.o = o;
+    c.plan = plan;
+    c.sy = &sy;
+    c.rank = rank;
+    c.R = size;
+    if (o->xp == XP_NCCL) {
+#ifdef CCS_HAVE_CUDA
+        ncclUniqueId id;
+        if (rank == 0)
+            ncclGetUniqueId(&id);
+        MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+        cudaSetDevice(rank % o->ngpus);
+        if (ncclCommInitRank(&nc, size, id, rank) != ncclSuccess) {
+            fprintf(stderr, "ccs-perf: rank %d: ncclCommInitRank failed\n",
+                    rank);
+            rc = 3;
+        } else {
+            st = ccs_comm_init_nccl_msg(nc, &c.comm, msg, sizeof(msg));
+            if (st != CCS_OK) {
+                fprintf(stderr, "ccs-perf: rank %d: %s\n", rank, msg);
+                rc = 3;
+            }
+        }
+#else
+        if (rank == 0)
+            fprintf(stderr, "ccs-perf: -X nccl: built without CUDA (make "
+                    "CUDA=1)\n");
+        rc = 3;
+#endif
+    } else {
+        st = ccs_comm_init_mpi(&world, &c.comm);
+        if (st != CCS_OK) {
+            fprintf(stderr, "ccs-perf: rank %d: MPI communicator: %s\n",
+                    rank, ccs_strerror(st));
+            rc = 3;
+        }
+    }
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (worst == 0 && !set_timeout(o, c.comm, rank))
+        rc = 2;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (worst == 0) {
+        if (rank == 0) {
+            header(o, plan);
+            c.json = json_open(o, plan, size);
+        }
+        run_rank(&c);
+        rc = c.rc;
+        if (rank == 0)
+            json_close(c.json, rc);
+    }
+    ccs_comm_destroy(c.comm);
+#ifdef CCS_HAVE_CUDA
+    if (nc != NULL)
+        ncclCommDestroy(nc);
+#endif
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    ccs_plan_destroy(plan);
+    MPI_Finalize();
+    return worst;
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
     ccs_plan_t *plan = NULL;
     char msg[512];
     ccs_status_t st;
-    sync_t sy;
-    int rc = 0;
+    sync_t *sy = NULL;        /* large: on the heap */
+    int rc = 0, R;
+    ccs_comm_t **comms = NULL;
+    rank_ctx_t *ctx = NULL;
+    pthread_t *th = NULL;
 
     if (!parse_args(argc, argv, &o)) {
-        usage(stderr);
+        fprintf(stderr, "usage: ccs-perf [options] PLAN.ccs  (ccs-perf "
+                "--help for the options)\n");
         return 2;
     }
-    memset(&sy, 0, sizeof(sy));
-    if (strcmp(o.transport, "mpi") == 0) {
-        int rank = 0, size = 0, worst = 0;
-        rank_ctx_t c;
-        MPI_Init(&argc, &argv);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        sy.mpi = 1;
-        st = ccs_plan_load_file_msg(o.plan_path, &plan, msg, sizeof(msg));
-        if (st != CCS_OK) {
-            if (rank == 0)
-                fprintf(stderr, "ccs-perf: %s\n", msg);
-            MPI_Finalize();
-            return 3;
-        }
-        memset(&c, 0, sizeof(c));
-        c.o = &o;
-        c.plan = plan;
-        c.sy = &sy;
-        c.rank = rank;
-        c.R = size;
-        if (size != ccs_plan_nranks(plan)) {
-            if (rank == 0)
-                fprintf(stderr, "ccs-perf: plan has %d ranks, mpirun "
-                        "started %d processes\n", ccs_plan_nranks(plan),
-                        size);
-            ccs_plan_destroy(plan);
-            MPI_Finalize();
-            return 3;
-        }
-        MPI_Comm world = MPI_COMM_WORLD;
-        st = ccs_comm_init_mpi(&world, &c.comm);
-        if (st != CCS_OK) {
-            fprintf(stderr, "ccs-perf: rank %d: MPI communicator: %s\n",
-                    rank, ccs_strerror(st));
-            rc = 3;
-        } else {
-            if (rank == 0)
-                header(&o, plan);
-            run_rank(&c);
-            rc = c.rc;
-            ccs_comm_destroy(c.comm);
-        }
-        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        ccs_plan_destroy(plan);
-        MPI_Finalize();
-        return worst;
-    }
+    if (o.xp == XP_MPI || o.xp == XP_NCCL)
+        return main_mpi(&o, &argc, &argv);
 
     st = ccs_plan_load_file_msg(o.plan_path, &plan, msg, sizeof(msg));
     if (st != CCS_OK) {
         fprintf(stderr, "ccs-perf: %s\n", msg);
         return 3;
     }
-    {
-        int R = ccs_plan_nranks(plan);
-        ccs_comm_t *comms[MAX_THREADS];
-        rank_ctx_t ctx[MAX_THREADS];
-        pthread_t th[MAX_THREADS];
-
-        if (R > MAX_THREADS) {
-            fprintf(stderr, "ccs-perf: %d ranks: at most %d threads\n", R,
-                    MAX_THREADS);
-            ccs_plan_destroy(plan);
-            return 3;
+    R = ccs_plan_nranks(plan);
+    if (R > MAX_THREADS) {
+        fprintf(stderr, "ccs-perf: %d ranks: at most %d threads\n", R,
+                MAX_THREADS);
+        ccs_plan_destroy(plan);
+        return 3;
+    }
+    if (!check_with_plan(&o, plan, R)) {
+        ccs_plan_destroy(plan);
+        return 2;
+    }
+    sy = calloc(1, sizeof(*sy));
+    comms = calloc((size_t)R, sizeof(*comms));
+    ctx = calloc((size_t)R, sizeof(*ctx));
+    th = calloc((size_t)R, sizeof(*th));
+    if (sy == NULL || comms == NULL || ctx == NULL || th == NULL) {
+        fprintf(stderr, "ccs-perf: out of memory\n");
+        rc = 3;
+        goto out;
+    }
+    if (o.xp == XP_CUDA) {
+#ifdef CCS_HAVE_CUDA
+        int *dev = calloc((size_t)R, sizeof(int));
+        if (dev == NULL) {
+            rc = 3;
+            goto out;
         }
+        for (int r = 0; r < R; r++)
+            dev[r] = r % o.ngpus;
+        st = ccs_comm_init_cuda_msg(R, dev, comms, msg, sizeof(msg));
+        free(dev);
+        if (st != CCS_OK) {
+            fprintf(stderr, "ccs-perf: cuda transport: %s\n", msg);
+            rc = 3;
+            goto out;
+        }
+#else
+        fprintf(stderr, "ccs-perf: -X cuda: built without CUDA (make "
+                "CUDA=1)\n");
+        rc = 3;
+        goto out;
+#endif
+    } else {
         st = ccs_comm_init_threads(R, comms);
         if (st != CCS_OK) {
             fprintf(stderr, "ccs-perf: threads world: %s\n",
                     ccs_strerror(st));
-            ccs_plan_destroy(plan);
-            return 3;
+            rc = 3;
+            goto out;
         }
-        pthread_barrier_init(&sy.bar, NULL, (unsigned)R);
-        header(&o, plan);
-        for (int r = 0; r < R; r++) {
-            memset(&ctx[r], 0, sizeof(ctx[r]));
-            ctx[r].o = &o;
-            ctx[r].plan = plan;
-            ctx[r].comm = comms[r];
-            ctx[r].sy = &sy;
-            ctx[r].rank = r;
-            ctx[r].R = R;
-            pthread_create(&th[r], NULL, thread_main, &ctx[r]);
-        }
-        for (int r = 0; r < R; r++) {
-            pthread_join(th[r], NULL);
-            if (ctx[r].rc > rc)
-                rc = ctx[r].rc;
-            ccs_comm_destroy(comms[r]);
-        }
-        pthread_barrier_destroy(&sy.bar);
     }
+    for (int r = 0; r < R; r++) {
+        if (!set_timeout(&o, comms[r], r)) {
+            rc = 2;
+            goto destroy;
+        }
+    }
+    pthread_barrier_init(&sy->bar, NULL, (unsigned)R);
+    header(&o, plan);
+    for (int r = 0; r < R; r++) {
+        ctx[r].o = &o;
+        ctx[r].plan = plan;
+        ctx[r].comm = comms[r];
+        ctx[r].sy = sy;
+        ctx[r].rank = r;
+        ctx[r].R = R;
+    }
+    ctx[0].json = json_open(&o, plan, R);
+    for (int r = 0; r < R; r++)
+        pthread_create(&th[r], NULL, thread_main, &ctx[r]);
+    for (int r = 0; r < R; r++) {
+        pthread_join(th[r], NULL);
+        if (ctx[r].rc > rc)
+            rc = ctx[r].rc;
+    }
+    json_close(ctx[0].json, rc);
+    pthread_barrier_destroy(&sy->bar);
+destroy:
+    for (int r = 0; r < R; r++)
+        ccs_comm_destroy(comms[r]);
+out:
+    free(th);
+    free(ctx);
+    free(comms);
+    free(sy);
     ccs_plan_destroy(plan);
     return rc;
 }

@@ -12,5 +12,7 @@ int cmd_matching(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_trees(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif /* CCS_COMMANDS_H */

@@ -24,6 +24,8 @@ static const struct {
     { "compare",  cmd_compare,  "synthesize and simulate algorithms side by side" },
     { "tune",     cmd_tune,     "tune algorithm and chunking per size (TuCCL-style)" },
     { "trees",    cmd_trees,    "draw MultiTree's spanning trees as Graphviz DOT" },
+    { "export",   cmd_export,   "write a schedule as MSCCL XML (--msccl)" },
+    { "import",   cmd_import,   "read, check and verify an MSCCL XML (--msccl)" },
     { "matching", cmd_matching, "max-weight matching of a graph on stdin" },
     { "list",     cmd_list,     "list algorithms and built-in topologies" },
 };

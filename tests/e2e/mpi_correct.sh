@@ -25,7 +25,7 @@ check() { # check PLAN NRANKS ARGS...
     shift 2
     local out
     if ! out=$(timeout 120 mpirun --oversubscribe -np "$n" "$PERF" \
-                   -p "$plan" -t mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1); then
+                   -P "$plan" -X mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1); then
         echo "FAIL: $(basename "$plan") np=$n $*"
         printf '%s\n' "$out" | tail -n 15
         fail=1
@@ -37,15 +37,15 @@ check() { # check PLAN NRANKS ARGS...
 # counts; the odd large count on a subset of types.
 for n in 2 3 4 8; do
     for p in "$tmp"/*-r"$n".ccs; do
-        check "$p" "$n" -d all -o all -N 1,7,1000
+        check "$p" "$n" -d all -o all -K 1,7,1000
     done
 done
 for p in "$tmp"/*-r4.ccs; do
-    check "$p" 4 -d float32 -o sum -N 1000003
+    check "$p" 4 -d float32 -o sum -K 1000003
 done
-check "$tmp/ring3-r5.ccs" 5 -d bfloat16 -o avg -N 1000003
-check "$tmp/straggler-r4.ccs" 4 -d int64 -o max -N 7,1000 -s 1
-check "$tmp/straggler-r6.ccs" 6 -d float16 -o sum -N 7,1000 -s 2 -D 20000
+check "$tmp/ring3-r5.ccs" 5 -d bfloat16 -o avg -K 1000003
+check "$tmp/straggler-r4.ccs" 4 -d int64 -o max -K 7,1000 -s 1
+check "$tmp/straggler-r6.ccs" 6 -d float16 -o sum -K 7,1000 -s 2 -E 20000
 
 # Synthesized plans: every algorithm of `ccsynth list` (milp included) x
 # every collective it declares, at 3 and 4 processes, full type x op
@@ -74,22 +74,22 @@ while read -r -u 3 algo colls; do
                 continue
             fi
             synths=$((synths + 1))
-            check "$f" "$n" -d all -o all -N 1,7,1000
-            [ "$n" = 4 ] && check "$f" "$n" -d float32 -o sum -N 1000003
+            check "$f" "$n" -d all -o all -K 1,7,1000
+            [ "$n" = 4 ] && check "$f" "$n" -d float32 -o sum -K 1000003
         done
     done
 done 3< "$tmp/algos"
 # StragglAR's own plan, straggler chosen per call and 20 ms late.
-check "$tmp/syn-stragglar-allreduce-4.ccs" 4 -d float32 -o sum -N 1000,1000003 -s 0 -D 20000
-check "$tmp/syn-stragglar-allreduce-8.ccs" 8 -d bfloat16 -o avg -N 7,1000 -s 3 -D 20000
+check "$tmp/syn-stragglar-allreduce-4.ccs" 4 -d float32 -o sum -K 1000,1000003 -s 0 -E 20000
+check "$tmp/syn-stragglar-allreduce-8.ccs" 8 -d bfloat16 -o avg -K 7,1000 -s 3 -E 20000
 
 # Calls that do not fit are refused on every process, with the message,
 # before any data moves (exit 3: runtime error).
 refused() { # refused PLAN NRANKS PATTERN ARGS...
     local plan=$1 n=$2 pat=$3 out rc
     shift 3
-    out=$(timeout 60 mpirun --oversubscribe -np "$n" "$PERF" -p "$plan" \
-              -t mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1)
+    out=$(timeout 60 mpirun --oversubscribe -np "$n" "$PERF" -P "$plan" \
+              -X mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1)
     rc=$?
     if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
         echo "FAIL: $(basename "$plan") np=$n $*: exit $rc, want /$pat/"
@@ -98,9 +98,33 @@ refused() { # refused PLAN NRANKS PATTERN ARGS...
     fi
     runs=$((runs + 1))
 }
-refused "$tmp/syn-stragglar-allreduce-4.ccs" 4 "straggler 9 out of range" -N 7 -s 9
-refused "$tmp/ring1-r4.ccs" 4 "no straggler role" -N 7 -s 1
-refused "$tmp/ring1-r4.ccs" 3 "plan has 4 ranks, mpirun started 3" -N 7
+refused "$tmp/syn-stragglar-allreduce-4.ccs" 4 "straggler 9 out of range" -K 7 -s 9
+refused "$tmp/ring1-r4.ccs" 4 "no straggler role" -K 7 -s 1
+refused "$tmp/ring1-r4.ccs" 3 "plan has 4 ranks, mpirun started 3" -K 7
+
+# No silent hangs: ranks that disagree on the count or the plan fail on
+# every rank at once; a rank that leaves without calling, or changes its
+# call after the others cached theirs, makes its peers fail within the
+# timeout (2 s there).  Each surviving rank prints "as expected".
+fault() { # fault CASE NRANKS SURVIVORS
+    local out ok
+    out=$(timeout 60 mpirun --oversubscribe -np "$2" \
+              "$BUILD/tests/test_faults" --mpi "$1" </dev/null 2>&1)
+    ok=$(printf '%s\n' "$out" | grep -c "as expected")
+    if [ "$ok" -ne "$3" ] || printf '%s' "$out" | grep -q WRONG; then
+        echo "FAIL: fault case $1 np=$2: $ok of $3 ranks failed as expected"
+        printf '%s\n' "$out" | tail -n 8
+        fail=1
+    fi
+    runs=$((runs + 1))
+}
+fault count 2 2
+fault count 4 4
+fault plan 3 3
+fault dead 2 1
+fault dead 4 3
+fault cached 2 2
+fault cached 3 3
 
 echo "mpi_correct: $runs mpirun checks ($synths synthesized plans of $nalgos algorithms), $([ $fail -eq 0 ] && echo ok || echo FAILED)"
 exit $fail
