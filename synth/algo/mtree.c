@@ -141,6 +141,14 @@ typedef struct build {
      * before the last winner: the same choices at O(live) per tree and
      * step instead of O(live) per turn. */
     int32_t *cursor;
+    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r (as
+     * join_step >= 0), n^2 / 8 bytes: the membership test of every probe
+     * stays in cache, where join_step's 4 n^2 bytes do not. */
+    uint64_t *member;
+    /* full: the same layout, bit p set when missing[r][p] == 0 (p has no
+     * GPU neighbour left outside tree r), tested where missing would be */
+    uint64_t *full;
+    int32_t mwords;
     int32_t *nparents;     /* [n] live members at the step's start: those
                               after them joined in this step and may not
                               parent yet (the live list is in join order) */
@@ -173,11 +181,27 @@ static void build_free(build_t *b)
     free(b->step_done);
     free(b->cursor);
     free(b->nparents);
+    free(b->member);
+    free(b->full);
 }
 
 static bool is_gpu(const topo_t *t, int32_t v)
 {
     return t->nodes[v].kind == TOPO_NODE_GPU && t->nodes[v].rank >= 0;
+}
+
+/* Bit c of row r in an n x words bit matrix. */
+static bool test_bit(const uint64_t *bits, int32_t words, int32_t r,
+                     int32_t c)
+{
+    return (bits[(size_t)r * (size_t)words + (size_t)c / 64] >> (c % 64)) &
+           1u;
+}
+
+static void set_bit(uint64_t *bits, int32_t words, int32_t r, int32_t c)
+{
+    bits[(size_t)r * (size_t)words + (size_t)c / 64] |= UINT64_C(1)
+                                                         << (c % 64);
 }
 
 /* Rule 1: capacity units per link. */
@@ -528,9 +552,21 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
     b->cursor = calloc((size_t)n * (size_t)(b->maxhops + 1),
                        sizeof(int32_t));
     b->nparents = calloc((size_t)n, sizeof(int32_t));
-    if (b->cursor == NULL || b->nparents == NULL)
+    b->mwords = (n + 63) / 64;
+    b->member = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
+    b->full = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
+    if (b->cursor == NULL || b->nparents == NULL || b->member == NULL ||
+        b->full == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+    for (int32_t p = 0; p < n; p++)     /* no GPU neighbour at all */
+        for (int32_t r = 0; b->missing[p] == 0 && r < n; r++)
+            set_bit(b->full, b->mwords, r, p);
     return CCS_OK;
+}
+
+static bool is_member(const build_t *b, int32_t r, int32_t c)
+{
+    return test_bit(b->member, b->mwords, r, c);
 }
 
 /* Rank c joins tree r at `step` (bookkeeping shared by roots and
@@ -542,12 +578,14 @@ static void join(build_t *b, mtree_t *m, int32_t r, int32_t c, int32_t step)
     int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
 
     m->join_step[rn + c] = step;
+    b->member[(size_t)r * (size_t)b->mwords + (size_t)c / 64] |=
+        UINT64_C(1) << (c % 64);
     b->members[rn + b->nmem[r]++] = c;
     b->live[rn + b->nlive[r]++] = c;
     for (int32_t i = b->nbr_start[c]; i < b->nbr_start[c + 1]; i++) {
         int32_t q = b->nbr[i];
-        if (b->missing[rn + q] > 0)
-            b->missing[rn + q]--;
+        if (b->missing[rn + q] > 0 && --b->missing[rn + q] == 0)
+            set_bit(b->full, b->mwords, r, q);
     }
     fc[b->dist[rn + c]]--;
     while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
@@ -582,7 +620,6 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
                      ccs_err_t *err, ccs_status_t *st)
 {
     const topo_t *t = b->t;
-    size_t rn = (size_t)r * b->n;
     int32_t src = t->rank_node[p];
     int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
@@ -590,7 +627,7 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
          hops == 1 && i < t->out_start[src + 1]; i++) {
         int32_t l = t->out_links[i], y = t->links[l].dst;
         if (b->cap[l] > 0 && is_gpu(t, y) &&
-            m->join_step[rn + t->nodes[y].rank] < 0) {
+            !is_member(b, r, t->nodes[y].rank)) {
             *path_off = m->npath_links;
             *path_len = 1;
             *st = path_append(b, m, &l, 1, err);
@@ -602,7 +639,7 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
     }
     for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
         int32_t c = b->cand[i], off = b->cand_off[i], len = b->cand_len[i];
-        bool ok = m->join_step[rn + c] < 0;
+        bool ok = !is_member(b, r, c);
 
         if (len != hops) {
             if (len > hops)
@@ -673,7 +710,7 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
              * below do not (a pure filter: same choices). */
             if (!has_free_link(b, p))
                 continue;
-            if (b->missing[rn + p] == 0)
+            if (test_bit(b->full, b->mwords, r, p))
                 continue;
             if (b->opts.children == MTREE_CHILDREN_ONE &&
                 b->last_child[rn + p] == step)
@@ -732,7 +769,7 @@ static void compact_live(build_t *b, int32_t r)
 
     for (int32_t i = 0; i < b->nlive[r]; i++) {
         int32_t p = b->live[rn + i];
-        if (b->missing[rn + p] != 0)
+        if (!test_bit(b->full, b->mwords, r, p))
             b->live[rn + k++] = p;
     }
     b->nlive[r] = k;
