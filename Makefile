@@ -11,7 +11,11 @@
 #   make install PREFIX=/usr/local   (ccs.pc gets that prefix, whatever
 #                                     PREFIX the tree was built with)
 #
-# Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers),
+#   make fuzz FUZZ_TIME=N  build tests/fuzz/fuzz_*.c with clang's libFuzzer
+#                         (in build-fuzz/) and run each for N seconds
+#
+# Switches: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers; objects
+# in build-asan/ unless BUILD says otherwise),
 # CUDA=auto|0|1 (auto: compile CUDA parts when nvcc is found),
 # MPI=auto|0|1 (auto: the mpi transport and ccs-perf when mpi.h is found;
 # without, libccs has the threads transport and ccs_comm_init_mpi says
@@ -19,13 +23,17 @@
 # BUILD=dir (object directory; lets several builds share one tree),
 # WERROR=0 (drop -Werror).
 
+ASAN    ?= 0
+FUZZ    ?= 0
+ifeq ($(ASAN),1)
+BUILD   ?= build-asan
+endif
 BUILD   ?= build
 PREFIX  ?= /usr/local
 CUDA    ?= auto
 MPI     ?= auto
 CUDA_HOME ?= /usr/local/cuda
 DEBUG   ?= 0
-ASAN    ?= 0
 WERROR  ?= 1
 V       ?= 0
 
@@ -51,7 +59,14 @@ OPT     := -O2 -g
 endif
 SAN :=
 ifeq ($(ASAN),1)
-SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
+endif
+# The fuzz build (make fuzz): every object instrumented for libFuzzer's
+# coverage; only the harnesses link libFuzzer's main.
+ifeq ($(FUZZ),1)
+SAN     := -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 
 DEPFLAGS = -MMD -MP
@@ -164,15 +179,18 @@ $(BUILD)/runtime/xport_mpi.o: runtime/xport_mpi.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: # The reduction kernels need loop vectorisation with remainders (-O2's
-# very-cheap cost model leaves such loops scalar); the CPU-specific
-# variants inside pick their instruction sets with target attributes.
-$(BUILD)/runtime/reduce.o: RT_CFLAGS += -fvect-cost-model=dynamic
-
-$(BUILD)/runtime/%.o: runtime/%.c
+$(BUILD)/runtime/xport_cuda.o $(BUILD)/runtime/xport_nccl.o: $(BUILD)/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(RT_CFLAGS) $(CUDA_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The reduction kernels need loop vectorisation with remainders (gcc's -O2
+# very-cheap cost model leaves such loops scalar; clang, used by the fuzz
+# build, has no such flag and vectorises them anyway); the CPU-specific
+# variants inside pick their instruction sets with target attributes.
+VECT_FLAGS := $(shell $(CC) -fvect-cost-model=dynamic -x c -c /dev/null \
+                -o /dev/null 2>/dev/null && echo -fvect-cost-model=dynamic)
+$(BUILD)/runtime/reduce.o: RT_CFLAGS += $(VECT_FLAGS)
 
 $(BUILD)/runtime/%.cu.o: runtime/%.cu
 	@mkdir -p $(@D)
@@ -308,6 +326,33 @@ gpu-progs:
 endif
 .PHONY: gpu-progs
 
+# -- fuzzing: tests/fuzz/fuzz_<target>.c, seeds in tests/fuzz/corpus/<target>/
+FUZZ_TIME  ?= 10
+FUZZ_CC    ?= clang
+FUZZ_BUILD ?= build-fuzz
+FUZZ_C     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_PROGS := $(FUZZ_C:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) -iquote synth/topo $(RT_DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+fuzz-progs: $(FUZZ_PROGS)
+
+# A separate object directory: the fuzz build's instrumentation must not
+# mix with the normal one.  CUDA stays out (nvcc objects carry no coverage).
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+	    FUZZ=1 CUDA=0 fuzz-progs
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) BUILD=$(FUZZ_BUILD) bash scripts/fuzz.sh
+.PHONY: fuzz fuzz-progs
+
 # -- top-level jobs --
 unit-tests: $(TESTS)
 
@@ -321,8 +366,35 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory run-demo
 
+# Sanitizer runs: the programs e2e scripts compile themselves link with the
+# same flags (CCS_SAN_FLAGS), and LeakSanitizer ignores leaks that Open MPI
+# makes (tests/lsan-openmpi.supp names MPI's libraries only, never libccs).
+# For the suppressions to see those libraries, Open MPI must keep its
+# components loaded (no dlclose at MPI_Finalize) and stacks must be
+# unwound in full (Open MPI is built without frame pointers).
+ifneq ($(SAN),)
+SAN_ENV := CCS_SAN_FLAGS="$(SAN)" \
+    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan-openmpi.supp:print_suppressions=0 \
+    ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:fast_unwind_on_malloc=0 \
+    OMPI_MCA_mca_base_component_disable_dlclose=1
+# Without MPI the full unwind buys nothing and makes every malloc slow.
+SAN_ENV_UNIT := ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
+endif
+
 run-tests: all $(TESTS) $(E2E_PROGS)
-	$(Q)BUILD=$(BUILD) bash scripts/run-tests.sh
+	$(Q)BUILD=$(BUILD) $(SAN_ENV) bash scripts/run-tests.sh
+
+# The unit-test programs only, no e2e scripts: what CI runs under ASAN=1
+# (the e2e MPI runs under ASan take longer than CI's budget allows).
+unit-check: $(TESTS)
+	$(Q)rc=0; for t in $(TESTS); do \
+	    if out=$$($(SAN_ENV_UNIT) $$t 2>&1); then \
+	        printf '  %-28s %s\n' "$$(basename $$t)" "$$(printf '%s\n' "$$out" | tail -n 1)"; \
+	    else \
+	        printf '%s\n' "$$out" | tail -n 40; echo "  $$t FAILED"; rc=1; \
+	    fi; \
+	done; exit $$rc
+.PHONY: unit-check
 
 run-demo: all
 	$(Q)BUILD=$(BUILD) bash scripts/demo.sh

@@ -91,11 +91,7 @@ typedef struct operand {
 
 static uint32_t pi(const run_t *r, uint32_t q)
 {
-    if ((int64_t)q == r->sw_a)
-        return (uint32_t)r->sw_b;
-    if ((int64_t)q == r->sw_b)
-        return (uint32_t)r->sw_a;
-    return q;
+    return ccs_relabel_rank(r->sw_a, r->sw_b, q);
 }
 
 static uint8_t *chunk_ptr(const run_t *r, unsigned buf, uint32_t c)

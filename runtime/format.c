@@ -22,6 +22,7 @@
 
 #include "crc32c.h"
 #include "format.h"
+#include "ccs_out.h"
 
 /* ---- little-endian primitives ---- */
 
@@ -757,45 +758,12 @@ ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
     return st;
 }
 
-/* fsync the directory holding `path` so that the rename is durable.
- * Best effort: the new file is already in place and complete, and some file
- * systems refuse fsync on a directory. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    size_t n;
-    int fd;
-
-    if (slash == NULL) {
-        dir = strdup(".");
-    } else {
-        n = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(n + 1);
-        if (dir != NULL) {
-            memcpy(dir, path, n);
-            dir[n] = '\0';
-        }
-    }
-    if (dir == NULL)
-        return;
-    fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 ccs_status_t ccs_format_write_file(const ccs_sched_t *s, const char *path,
                                    ccs_err_t *err)
 {
-    static const char suffix[] = ".tmp.XXXXXX";
     uint8_t *data = NULL;  /* encoding; freed here */
-    char *tmp = NULL;      /* temporary path; freed here */
-    size_t len = 0, done = 0;
+    size_t len = 0;
     ccs_status_t st;
-    int fd = -1;
 
     if (s == NULL || path == NULL || path[0] == '\0')
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL or empty argument");
@@ -805,69 +773,8 @@ ccs_status_t ccs_format_write_file(const ccs_sched_t *s, const char *path,
         ccs_err_prefix(err, "%s: ", path);
         return st;
     }
-    /* Same directory as the target, so that rename() is atomic. */
-    tmp = malloc(strlen(path) + sizeof(suffix));
-    if (tmp == NULL) {
-        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        goto cleanup;
-    }
-    strcpy(tmp, path);
-    strcat(tmp, suffix);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create a temporary "
-                         "file beside it: %s", path, strerror(errno));
-        free(tmp);
-        tmp = NULL;  /* nothing was created: nothing to remove */
-        goto cleanup;
-    }
-    /* mkstemp makes the file 0600; a schedule is meant to be shared. */
-    if (fchmod(fd, 0644) != 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: chmod failed: %s", tmp,
-                         strerror(errno));
-        goto cleanup;
-    }
-    while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            st = ccs_err_set(err, CCS_ERR_IO, "%s: write failed after %zu of "
-                             "%zu bytes: %s", tmp, done, len,
-                             n < 0 ? strerror(errno) : "no progress");
-            goto cleanup;
-        }
-        done += (size_t)n;
-    }
-    if (fsync(fd) != 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: fsync failed: %s", tmp,
-                         strerror(errno));
-        goto cleanup;
-    }
-    if (close(fd) != 0) {
-        fd = -1;
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: close failed: %s", tmp,
-                         strerror(errno));
-        goto cleanup;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "cannot rename %s to %s: %s", tmp,
-                         path, strerror(errno));
-        goto cleanup;
-    }
-    free(tmp);
-    tmp = NULL;  /* renamed: nothing to remove */
-    sync_parent_dir(path);
-    st = CCS_OK;
-
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    if (tmp != NULL) {
-        unlink(tmp);
-        free(tmp);
-    }
+    /* Atomic for a regular file, written through for a device or FIFO. */
+    st = ccs_out_write_all(path, data, len, err);
     free(data);
     return st;
 }

@@ -90,8 +90,10 @@ ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
 ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err);
-/* Atomic write of the encoding to `path`: on failure `path` is untouched
- * and no temporary file is left behind.  The file gets mode 0644. */
+/* Write the encoding to `path` by outfile.h's rules: atomic for a regular
+ * file (on failure `path` is untouched and no temporary file is left
+ * behind; a new file gets mode 0644), written through for a device, FIFO
+ * or /dev/stdout, which are never replaced. */
 ccs_status_t ccs_format_write_file(const ccs_sched_t *s, const char *path,
                                    ccs_err_t *err);
 /* Read and decode a file; messages are prefixed with the path. */

@@ -9,12 +9,20 @@
  *     hold input and touches only OUT chunks backed by the user's buffer
  *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
  *     outside what the user passed;
- *   - matching: in every step, the k-th send from a to b has a k-th
- *     receive on b from a with the same chunk count, so no run can hang
- *     on an unmatched transfer or read past a message;
+ *   - matching (ccs_sched_pair, the rule the verifier uses too): in every
+ *     step, the k-th send from a to b has a k-th receive on b from a with
+ *     the same chunk count, so no run can hang on an unmatched transfer or
+ *     read past a message;
+ *   - hazards within a step (ccs_sched_step_hazard, the verifier's rule
+ *     and words): no chunk written twice or read and written, so the
+ *     order in which a transport completes a step's ops cannot matter;
  *   - groups of each rank's ops by step, the per-peer sequence number of
- *     each transfer (MPI tags), staging needs per step, and the in-place
- *     hazard (IN[c] read after OUT[c] was written).
+ *     each transfer (MPI tags), staging needs per step (summed in 64 bits
+ *     and refused past what the executor's 32-bit count holds), and the
+ *     in-place hazard (IN[c] read after OUT[c] was written).
+ * Every check costs O(ops) or O(ops log ops) of the file, never ranks x
+ * chunks: a loader that trusts nothing must not be made slow by a header
+ * either.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,66 +64,61 @@ void ccs_plan_destroy(ccs_plan_t *plan)
     free(plan);
 }
 
+/* First chunk of [c, c + n) outside [lo, hi), as an offset k < n; n when
+ * the range lies inside. */
+static uint32_t first_outside(uint32_t c, uint32_t n, uint32_t lo,
+                              uint32_t hi)
+{
+    if (lo >= hi || c < lo || c >= hi)
+        return 0;
+    return (uint64_t)c + n <= hi ? n : hi - c;
+}
+
 /* Every IN read and OUT access of every rank stays where the collective
- * says the user's buffers have data. */
+ * says the user's buffers have data.  O(ops): the valid chunks of a rank
+ * form one span (ccs_coll_valid_span), so each op is one range test. */
 static ccs_status_t check_buffers(const ccs_sched_t *s, ccs_err_t *err)
 {
     for (uint32_t r = 0; r < s->nranks; r++) {
+        uint32_t ilo, ihi, olo, ohi;
+
+        ccs_coll_valid_span(s, r, false, &ilo, &ihi);
+        ccs_coll_valid_span(s, r, true, &olo, &ohi);
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             const ccs_op_t *op = &s->rank_ops[r][i];
-            for (uint32_t k = 0; k < op->nchunks; k++) {
-                bool src = has_src(op->kind);
-                if (op->buf == CCS_BUF_IN &&
-                    !ccs_coll_in_valid(s, r, op->chunk + k))
-                    return ccs_err_set(err, CCS_ERR_FORMAT,
-                        "rank %u op %u (step %u): %s reads IN chunk %u, "
-                        "which holds no input on this rank for %s", r, i,
-                        op->step, ccs_op_kind_str(op->kind), op->chunk + k,
-                        ccs_coll_str(s->coll));
-                if (src && op->src_buf == CCS_BUF_IN &&
-                    !ccs_coll_in_valid(s, r, op->src_chunk + k))
-                    return ccs_err_set(err, CCS_ERR_FORMAT,
-                        "rank %u op %u (step %u): %s reads IN chunk %u, "
-                        "which holds no input on this rank for %s", r, i,
-                        op->step, ccs_op_kind_str(op->kind),
-                        op->src_chunk + k, ccs_coll_str(s->coll));
-                if ((op->buf == CCS_BUF_OUT &&
-                     !ccs_coll_out_valid(s, r, op->chunk + k)) ||
-                    (src && op->src_buf == CCS_BUF_OUT &&
-                     !ccs_coll_out_valid(s, r, op->src_chunk + k)))
-                    return ccs_err_set(err, CCS_ERR_FORMAT,
-                        "rank %u op %u (step %u): %s uses OUT chunk %u, "
-                        "which is not part of this rank's output for %s "
-                        "(use SCRATCH)", r, i, op->step,
-                        ccs_op_kind_str(op->kind),
-                        op->buf == CCS_BUF_OUT ? op->chunk + k
-                                               : op->src_chunk + k,
-                        ccs_coll_str(s->coll));
-            }
+            bool src = has_src(op->kind);
+            uint32_t n = op->nchunks;
+            uint32_t kin = n, ksrc = n, kout = n, ksout = n, k;
+
+            if (op->buf == CCS_BUF_IN)
+                kin = first_outside(op->chunk, n, ilo, ihi);
+            if (src && op->src_buf == CCS_BUF_IN)
+                ksrc = first_outside(op->src_chunk, n, ilo, ihi);
+            if (op->buf == CCS_BUF_OUT)
+                kout = first_outside(op->chunk, n, olo, ohi);
+            if (src && op->src_buf == CCS_BUF_OUT)
+                ksout = first_outside(op->src_chunk, n, olo, ohi);
+            k = kin < ksrc ? kin : ksrc;
+            k = kout < k ? kout : k;
+            k = ksout < k ? ksout : k;
+            if (k == n)
+                continue;
+            if (k == kin || k == ksrc)
+                return ccs_err_set(err, CCS_ERR_FORMAT,
+                    "rank %u op %u (step %u): %s reads IN chunk %u, "
+                    "which holds no input on this rank for %s", r, i,
+                    op->step, ccs_op_kind_str(op->kind),
+                    (k == kin ? op->chunk : op->src_chunk) + k,
+                    ccs_coll_str(s->coll));
+            return ccs_err_set(err, CCS_ERR_FORMAT,
+                "rank %u op %u (step %u): %s uses OUT chunk %u, "
+                "which is not part of this rank's output for %s "
+                "(use SCRATCH)", r, i, op->step, ccs_op_kind_str(op->kind),
+                (k == kout ? op->chunk : op->src_chunk) + k,
+                ccs_coll_str(s->coll));
         }
     }
     return CCS_OK;
-}
-
-/* One transfer endpoint, for the matching check. */
-typedef struct xrec {
-    uint32_t step, src, dst, seq;
-    uint32_t nchunks;
-    uint32_t is_recv;
-    uint32_t rank, op;       /* where it came from, for messages */
-} xrec_t;
-
-static int xrec_cmp(const void *pa, const void *pb)
-{
-    const xrec_t *a = pa, *b = pb;
-#define CMP_(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
-    CMP_(step);
-    CMP_(src);
-    CMP_(dst);
-    CMP_(seq);
-    CMP_(is_recv);
-#undef CMP_
-    return 0;
 }
 
 /* Number the transfers per (rank, step, peer, direction) and group ops by
@@ -138,8 +141,8 @@ static ccs_status_t index_ops(ccs_plan_t *p, ccs_err_t *err)
         uint32_t n = s->rank_nops[r];
         uint32_t ng = 0;
 
-        p->seq[r] = calloc(n ? n : 1, sizeof(uint32_t));
-        p->groups[r] = calloc(n ? n : 1, sizeof(plan_group_t));
+        p->seq[r] = malloc((n ? n : 1) * sizeof(uint32_t));
+        p->groups[r] = malloc((n ? n : 1) * sizeof(plan_group_t));
         if (p->seq[r] == NULL || p->groups[r] == NULL)
             goto nomem;
         for (uint32_t i = 0; i < n; i++) {
@@ -152,6 +155,7 @@ static ccs_status_t index_ops(ccs_plan_t *p, ccs_err_t *err)
                 group_id++;
             }
             p->groups[r][ng - 1].end = i + 1;
+            p->seq[r][i] = 0;
             if (is_xfer(op->kind)) {
                 size_t k = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
                 if (stamp[k] != group_id) {
@@ -174,107 +178,105 @@ cleanup:
     return st;
 }
 
-static ccs_status_t check_matching(const ccs_plan_t *p, ccs_err_t *err)
+/* Matching (the shared pairing rule) and the per-step hazards (the
+ * verifier's rule, same words): a plan that passes cannot hang on an
+ * unmatched transfer, read past a message, or have two ops of a step race
+ * on one chunk. */
+static ccs_status_t check_steps(const ccs_plan_t *p, ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
-    uint64_t n = 0, k = 0;
-    xrec_t *rec = NULL;       /* freed at cleanup */
-    ccs_status_t st = CCS_OK;
+    ccs_pairing_t pair;
+    ccs_status_t st;
 
-    for (uint32_t r = 0; r < s->nranks; r++)
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++)
-            n += is_xfer(s->rank_ops[r][i].kind);
-    if (n == 0)
-        return CCS_OK;
-    rec = malloc((size_t)n * sizeof(*rec));
-    if (rec == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    st = ccs_sched_pair(s, CCS_ERR_FORMAT, &pair, err);
+    if (st != CCS_OK)
+        return st;
+    ccs_pairing_free(&pair);
     for (uint32_t r = 0; r < s->nranks; r++) {
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            const ccs_op_t *op = &s->rank_ops[r][i];
-            bool send = op->kind == CCS_OP_SEND;
-            if (!is_xfer(op->kind))
-                continue;
-            rec[k].step = op->step;
-            rec[k].src = send ? r : (uint32_t)op->peer;
-            rec[k].dst = send ? (uint32_t)op->peer : r;
-            rec[k].seq = p->seq[r][i];
-            rec[k].nchunks = op->nchunks;
-            rec[k].is_recv = !send;
-            rec[k].rank = r;
-            rec[k].op = i;
-            k++;
+        for (uint32_t g = 0; g < p->ngroups[r]; g++) {
+            const plan_group_t *gr = &p->groups[r][g];
+            st = ccs_sched_step_hazard(&s->rank_ops[r][gr->first],
+                                       gr->end - gr->first, gr->step, r,
+                                       CCS_ERR_FORMAT, err);
+            if (st != CCS_OK)
+                return st;
         }
     }
-    qsort(rec, (size_t)n, sizeof(*rec), xrec_cmp);
-    for (uint64_t i = 0; i < n; i++) {
-        const xrec_t *a = &rec[i];
-        const xrec_t *b = i + 1 < n ? &rec[i + 1] : NULL;
-        bool pair = b != NULL && !a->is_recv && b->is_recv &&
-                    a->step == b->step && a->src == b->src &&
-                    a->dst == b->dst && a->seq == b->seq;
-        if (!pair) {
-            if (a->is_recv)
-                st = ccs_err_set(err, CCS_ERR_FORMAT,
-                    "step %u: rank %u op %u receives from rank %u (its "
-                    "receive #%u from that peer in the step) but rank %u "
-                    "sends nothing to match it", a->step, a->dst, a->op,
-                    a->src, a->seq, a->src);
-            else
-                st = ccs_err_set(err, CCS_ERR_FORMAT,
-                    "step %u: rank %u op %u sends to rank %u (its send #%u "
-                    "to that peer in the step) but rank %u posts no "
-                    "matching receive", a->step, a->src, a->op, a->dst,
-                    a->seq, a->dst);
-            goto cleanup;
-        }
-        if (a->nchunks != b->nchunks) {
-            st = ccs_err_set(err, CCS_ERR_FORMAT,
-                "step %u: rank %u op %u sends %u chunk(s) to rank %u but "
-                "the matching receive (rank %u op %u) takes %u",
-                a->step, a->src, a->op, a->nchunks, a->dst, b->rank, b->op,
-                b->nchunks);
-            goto cleanup;
-        }
-        i++;
-    }
-cleanup:
-    free(rec);
-    return st;
+    return CCS_OK;
 }
+
+/* Chunk-by-chunk in-place analysis stops past this much work over the
+ * whole plan: the ranks left get the conservative answer (stage the input),
+ * which is always safe, so load time stays bounded by the file. */
+#define INPLACE_EXACT_WORK (UINT64_C(1) << 26)
 
 /* Staging per step and the in-place hazard, per rank. */
 static ccs_status_t analyse(ccs_plan_t *p, ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
     uint32_t *first_w = NULL;  /* [C] first step writing OUT[c]; freed */
+    uint32_t *owner = NULL;    /* [C] 1 + the rank first_w[c] is for */
+    uint64_t budget = INPLACE_EXACT_WORK;
 
-    first_w = malloc((size_t)s->nchunks * sizeof(*first_w));
-    if (first_w == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
     for (uint32_t r = 0; r < s->nranks; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
-        uint32_t most = 0;
+        uint64_t most = 0, work = 0;
+        bool reads_in = false, writes_out = false;
 
         for (uint32_t g = 0; g < p->ngroups[r]; g++) {
             const plan_group_t *gr = &p->groups[r][g];
-            uint32_t sum = 0;
+            uint64_t sum = 0;
             for (uint32_t i = gr->first; i < gr->end; i++)
                 if (is_xfer(ops[i].kind))
                     sum += ops[i].nchunks;
             if (sum > most)
                 most = sum;
+            if (sum > UINT32_MAX)
+                return ccs_err_set(err, CCS_ERR_FORMAT,
+                    "step %u, rank %u: %llu chunks in transfer in one step, "
+                    "more than the runtime's staging can address (%u)",
+                    gr->step, r, (unsigned long long)sum, UINT32_MAX);
         }
-        p->stage_chunks[r] = most;
+        p->stage_chunks[r] = (uint32_t)most;
 
-        for (uint32_t c = 0; c < s->nchunks; c++)
-            first_w[c] = UINT32_MAX;
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &ops[i];
+            bool rin = (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN) ||
+                       (has_src(op->kind) && op->src_buf == CCS_BUF_IN);
+            bool wout = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT;
+            reads_in |= rin;
+            writes_out |= wout;
+            if (rin || wout)
+                work += op->nchunks;
+        }
+        if (!reads_in || !writes_out)
+            continue;
+        if (work > budget) {
+            p->inplace_hazard[r] = 1;
+            continue;
+        }
+        budget -= work;
+        if (first_w == NULL) {
+            /* calloc: untouched pages cost nothing, so a plan that writes
+             * few chunks of a large buffer pays for those only. */
+            first_w = malloc((size_t)s->nchunks * sizeof(*first_w));
+            owner = calloc(s->nchunks, sizeof(*owner));
+            if (first_w == NULL || owner == NULL) {
+                free(first_w);
+                free(owner);
+                return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+            }
+        }
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
                 continue;
-            for (uint32_t k = 0; k < ops[i].nchunks; k++)
-                if (first_w[ops[i].chunk + k] == UINT32_MAX)
-                    first_w[ops[i].chunk + k] = ops[i].step;
+            for (uint32_t k = 0; k < ops[i].nchunks; k++) {
+                uint32_t c = ops[i].chunk + k;
+                if (owner[c] != r + 1) {
+                    owner[c] = r + 1;
+                    first_w[c] = ops[i].step;
+                }
+            }
         }
         /* A read of IN[c] at step t is unsafe when sendbuff aliases
          * recvbuff and OUT[c] is written at a step <= t -- except by the
@@ -290,7 +292,8 @@ static ccs_status_t analyse(ccs_plan_t *p, ccs_err_t *err)
             else
                 continue;
             for (uint32_t k = 0; k < op->nchunks; k++) {
-                uint32_t w = first_w[c0 + k];
+                uint32_t c = c0 + k;
+                uint32_t w = owner[c] == r + 1 ? first_w[c] : UINT32_MAX;
                 bool self = op->kind != CCS_OP_SEND &&
                             op->buf == CCS_BUF_OUT && op->chunk == c0 &&
                             w == op->step;
@@ -302,28 +305,28 @@ static ccs_status_t analyse(ccs_plan_t *p, ccs_err_t *err)
         }
     }
     free(first_w);
+    free(owner);
     return CCS_OK;
 }
 
-ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
-                                 ccs_err_t *err)
+/* Build the plan around `sched`, which it takes over (freed on failure
+ * too) and which passed ccs_sched_validate: the load paths hand over what
+ * the reader decoded and validated instead of copying it. */
+static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
+                               ccs_err_t *err)
 {
     ccs_plan_t *p = NULL;     /* handed to *out on success */
+    const ccs_sched_t *s = sched;
     ccs_status_t st;
     uint32_t R;
 
-    if (s == NULL || out == NULL)
-        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
-    st = ccs_sched_validate(s, err);
-    if (st != CCS_OK)
-        return st;
     p = calloc(1, sizeof(*p));
-    if (p == NULL)
+    if (p == NULL) {
+        ccs_sched_destroy(sched);
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
     p->log_level = ccs_log_level_env();
-    st = ccs_sched_clone(s, &p->sched, err);
-    if (st != CCS_OK)
-        goto cleanup;
+    p->sched = sched;         /* owned by the plan from here on */
     R = s->nranks;
     p->seq = calloc(R, sizeof(*p->seq));
     p->groups = calloc(R, sizeof(*p->groups));
@@ -337,7 +340,7 @@ ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
     }
     if ((st = check_buffers(p->sched, err)) != CCS_OK ||
         (st = index_ops(p, err)) != CCS_OK ||
-        (st = check_matching(p, err)) != CCS_OK ||
+        (st = check_steps(p, err)) != CCS_OK ||
         (st = analyse(p, err)) != CCS_OK)
         goto cleanup;
     CCS_LOG(p->log_level, CCS_LOG_INFO, "PLAN", -1,
@@ -352,6 +355,23 @@ cleanup:
                 "PLAN", -1, "%s", ccs_err_msg(err, st));
     ccs_plan_destroy(p);
     return st;
+}
+
+ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
+                                 ccs_err_t *err)
+{
+    ccs_sched_t *copy = NULL;   /* handed to plan_adopt */
+    ccs_status_t st;
+
+    if (s == NULL || out == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK)
+        return st;
+    st = ccs_sched_clone(s, &copy, err);
+    if (st != CCS_OK)
+        return st;
+    return plan_adopt(copy, out, err);
 }
 
 const ccs_sched_t *ccs_plan_sched(const ccs_plan_t *plan)
@@ -383,17 +403,19 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
                                    size_t msglen)
 {
     ccs_err_t e;
-    ccs_sched_t *s = NULL;    /* freed here: the plan keeps a copy */
+    ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
     ccs_status_t st;
 
     ccs_err_clear(&e);
     if (buf == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
-    } else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK)
-        st = ccs_plan_from_sched(s, plan, &e);    /* logs its failures */
-    else
+    } else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK) {
+        st = plan_adopt(s, plan, &e);    /* takes s; logs its failures */
+        s = NULL;
+    } else {
         log_load_failure(&e, st);
+    }
     ccs_sched_destroy(s);
     copy_msg(&e, st, msg, msglen);
     return st;
@@ -403,7 +425,7 @@ ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
                                     char *msg, size_t msglen)
 {
     ccs_err_t e;
-    ccs_sched_t *s = NULL;    /* freed here */
+    ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
     ccs_status_t st;
 
     ccs_err_clear(&e);
@@ -411,7 +433,8 @@ ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
     } else if ((st = ccs_format_read_file(path, &s, &e)) == CCS_OK) {
-        st = ccs_plan_from_sched(s, plan, &e);    /* logs its failures */
+        st = plan_adopt(s, plan, &e);    /* takes s; logs its failures */
+        s = NULL;
         if (st != CCS_OK)
             ccs_err_prefix(&e, "%s: ", path);
     } else {

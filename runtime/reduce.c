@@ -24,6 +24,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CCS_X86_DISPATCH 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -361,6 +362,17 @@ static const kern_t tab_avx2[CCS_DTYPE_COUNT][4] = TABLE(avx2);
 static const kern_t tab_avx512[CCS_DTYPE_COUNT][4] = TABLE(avx512);
 #endif
 
+#ifdef CCS_X86_DISPATCH
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports has
+ * no "f16c" before clang 15, gcc's does; CPUID answers for both. */
+static bool cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
+#endif
+
 bool ccs_reduce_isa_ok(ccs_isa_t isa)
 {
     switch (isa) {
@@ -368,8 +380,7 @@ bool ccs_reduce_isa_ok(ccs_isa_t isa)
         return true;
 #ifdef CCS_X86_DISPATCH
     case CCS_ISA_AVX2:
-        return __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("f16c") &&
+        return __builtin_cpu_supports("avx2") && cpu_has_f16c() &&
                __builtin_cpu_supports("fma");
     case CCS_ISA_AVX512:
         return __builtin_cpu_supports("avx512f") &&

@@ -58,6 +58,7 @@
 #define CCS_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ccs.h"
@@ -212,5 +213,96 @@ bool ccs_coll_rooted(ccs_coll_t coll);
 bool ccs_coll_in_valid(const ccs_sched_t *s, uint32_t rank, uint32_t chunk);
 /* May `rank` write OUT chunk `chunk` (it is backed by the user's buffer)? */
 bool ccs_coll_out_valid(const ccs_sched_t *s, uint32_t rank, uint32_t chunk);
+
+/* ---- The IR's rules, once: pairing, hazards, relabeling, bus bandwidth ----
+ * The plan loader, the verifier, the simulator and the MultiTree reader
+ * all pair sends with receives and check steps through these, so a file is
+ * accepted or refused for the same reason everywhere, with the same words. */
+
+/* "out[3]" or "out[3..5]" (n chunks from chunk). */
+void ccs_buf_range_str(char *buf, size_t len, unsigned b, uint32_t chunk,
+                       uint32_t n);
+/* What element i of an op does, for messages: "send of out[3] to rank 2",
+ * "recv_reduce from rank 1 into out[4]", "copy of in[2] into scratch[0]". */
+void ccs_op_desc(char *buf, size_t len, const ccs_op_t *op, uint32_t i);
+
+#define CCS_NO_OP UINT32_MAX
+
+/* Send/receive pairing of a whole schedule.  Ops are numbered flat, rank
+ * by rank: rank r's op i is base[r] + i. */
+typedef struct ccs_pairing {
+    uint32_t *base;  /* owned; [nranks + 1] flat index of each rank's op 0 */
+    uint32_t *mate;  /* owned; [total ops] flat index of the op a transfer
+                        pairs with (a receive's send, a send's receive);
+                        CCS_NO_OP for COPY and REDUCE_LOCAL */
+} ccs_pairing_t;
+
+/* Pair every receive with its send: between one (sender, receiver) pair in
+ * one step the k-th send matches the k-th receive in op order, with the
+ * same chunk count.  `s` must pass ccs_sched_validate (peers in range, ops
+ * sorted by step).  Linear time: counting sorts by receiver and sender,
+ * O(ops + ranks).  On a mismatch returns `fail` (the caller's status:
+ * CCS_ERR_VERIFY, CCS_ERR_FORMAT) with the first one in (step, receiver,
+ * sender) order:
+ *   "step 3, rank 1: send of out[2] to rank 0 has no matching receive",
+ *   "step 3, rank 0: recv from rank 1 into out[2] has no matching send",
+ *   "step 3, rank 1: send of out[2] (1 chunk) to rank 0 is received by recv
+ *    into out[2..3] (2 chunks): size mismatch".
+ * On success *out holds owned arrays (ccs_pairing_free). */
+ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
+                            ccs_pairing_t *out, ccs_err_t *err);
+void ccs_pairing_free(ccs_pairing_t *p);    /* NULL-safe; zeroes *p */
+
+/* The send that receive `ri` of rank `dst` pairs with, by the same rule,
+ * without building a whole pairing: its index in rank_ops[peer] through
+ * *send_idx; false when there is none.  O(ops of the two ranks in that
+ * step) plus a binary search: for callers that look up a few receives. */
+bool ccs_sched_recv_send(const ccs_sched_t *s, uint32_t dst, uint32_t ri,
+                         uint32_t *send_idx);
+
+/* Hazards within one step on one rank.  ops[0..n) are `rank`'s ops of step
+ * `step` in op order.  All ops of a step read the state from before the
+ * step, so no (buffer, chunk) may be written twice, or read and written,
+ * in one step -- except a RECV_REDUCE / REDUCE_LOCAL reading exactly its
+ * own destination.  Returns `fail` with the first hazard in op order, then
+ * chunk order: "step 2, rank 0: recv_reduce from rank 1 into out[5]:
+ * out[5] is written twice in this step" (or "is read and written in the
+ * same step").  O(n log^2 n) for a large step, O(n^2) for a small one;
+ * never per chunk, so a step of huge ranges costs what its ops cost. */
+ccs_status_t ccs_sched_step_hazard(const ccs_op_t *ops, uint32_t n,
+                                   uint32_t step, uint32_t rank,
+                                   ccs_status_t fail, ccs_err_t *err);
+
+/* The valid chunk span [*lo, *hi) of IN (out = false) or OUT (out = true)
+ * of `rank`: where ccs_coll_in_valid / ccs_coll_out_valid hold (they hold
+ * on one interval, possibly empty), so range checks cost O(1). */
+void ccs_coll_valid_span(const ccs_sched_t *s, uint32_t rank, bool out,
+                         uint32_t *lo, uint32_t *hi);
+
+/* Straggler relabeling: a plan written with straggler `a`, run with
+ * straggler `b`, swaps ranks a and b (a transposition, its own inverse);
+ * a == b, or either negative, is the identity. */
+static inline uint32_t ccs_relabel_rank(int64_t a, int64_t b, uint32_t q)
+{
+    if (a < 0 || b < 0)
+        return q;
+    if ((int64_t)q == a)
+        return (uint32_t)b;
+    if ((int64_t)q == b)
+        return (uint32_t)a;
+    return q;
+}
+/* The schedule `s` relabeled for straggler `straggler` (ranks s->straggler
+ * and `straggler` swapped in every op stream and peer field; `straggler`
+ * recorded): what the executor runs when called with that straggler.  Any
+ * rank permutation of a correct schedule is correct, so one file serves
+ * every straggler.  *out owned by the caller (ccs_sched_destroy). */
+ccs_status_t ccs_sched_relabel(const ccs_sched_t *s, int32_t straggler,
+                               ccs_sched_t **out, ccs_err_t *err);
+
+/* nccl-tests' bus bandwidth factor (busbw = algbw * factor): allreduce
+ * 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n; reduce, broadcast
+ * 1; 0 for an unknown collective or no ranks. */
+double ccs_busbw_factor(ccs_coll_t coll, uint32_t nranks);
 
 #endif /* CCS_SCHED_H */

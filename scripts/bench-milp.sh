@@ -20,11 +20,14 @@ trap 'rm -rf "$tmp"' EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 simus() {  # schedule topo -> simulated us at 256 MiB
-    "$B" sim "$1" --topo "$2" --sizes 256M | tail -1 | awk '{print $4}'
+    "$B" sim "$1" --topo "$2" --sizes 256M --proto ideal | tail -1 |
+        awk '{print $4}'
 }
-refus() {  # topo algo -> simulated us at 256 MiB
-    "$B" compare --topo "$1" --coll allreduce --algos "$2" --sizes 256M |
-        tail -1 | awk '{print $2}'
+refus() {  # topo algo -> simulated us at 256 MiB (ideal alpha-beta model)
+    "$B" compare --proto ideal --topo "$1" --coll allreduce --algos "$2" \
+        --sizes 256M --csv |
+        awk -F, -v a="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                           { print $c[a "_time_us"] }'
 }
 
 bench() {   # name topo M ("-": the default) reference-algos

@@ -28,7 +28,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$BUILD/bin/ccsynth" synth --algo ring --topo switch:2 -o "$tmp/ring2.ccs" >/dev/null
-"$BUILD/bin/ccsynth" tune --topo switch:2 --sizes 1K:64K -q --emit "$tmp/tuned2" >/dev/null
+"$BUILD/bin/ccsynth" tune --topo switch:2 --sizes 1K:64K --proto ideal -q --emit "$tmp/tuned2" >/dev/null
 
 echo "# 1a. per-call cost in lockstep, 2 MPI processes, ring allreduce of 4 float32, $N calls"
 c_us=$(mpirun --oversubscribe -np 2 "$BUILD/bin/ccs-perf" -t mpi -p "$tmp/ring2.ccs" \
@@ -134,7 +134,7 @@ echo "# 2. training test: mpirun -np 4 tests/python/ddp_train.py, 30 steps"
 "$BUILD/bin/ccsynth" synth --algo ring --topo switch:4 -o "$tmp/ring4.ccs" >/dev/null
 "$BUILD/bin/ccsynth" synth --algo stragglar --topo switch:4 --straggler 3 \
     -o "$tmp/s4.ccs" >/dev/null 2>&1
-"$BUILD/bin/ccsynth" tune --topo ring:4 --sizes 1K:64K -q --emit "$tmp/tuned4" >/dev/null
+"$BUILD/bin/ccsynth" tune --topo ring:4 --sizes 1K:64K --proto ideal -q --emit "$tmp/tuned4" >/dev/null
 start=$(date +%s.%N)
 mpirun --oversubscribe -np 4 "$PYTHON" tests/python/ddp_train.py 29581 30 \
     ring="$tmp/ring4.ccs" stragglar="$tmp/s4.ccs" tuned="$tmp/tuned4" \

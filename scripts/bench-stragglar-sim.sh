@@ -83,7 +83,7 @@ cases() { # cases TOPO SIZE STRAGGLER
     awk -v t="$topo" -v n="$n" -v z="$size" -v r="$r" -v a="$a" -v b="$b" 'BEGIN {
         printf "## %s (n = %d), %s, straggler rank %d; route alpha %g us, %g GB/s\n",
             t, n, z, r, a * 1e6, 1e-9 / b }'
-    local base="$C compare --topo $topo --coll allreduce --algos $ALGOS"
+    local base="$C compare --proto ideal --topo $topo --coll allreduce --algos $ALGOS"
     base="$base --sizes $size --straggler $r --csv"
     echo "\$ $base --straggler-delay $IDEAL_D"
     $base --straggler-delay "$IDEAL_D" > "$tmp/ideal.csv"
@@ -207,8 +207,8 @@ main() {
     echo "# 4. cost of the commands (median of $RUNS wall times, ms)"
     for spec in "synth --algo stragglar --topo switch:256 -q -o $tmp/x.ccs" \
                 "sim $tmp/stragglar.ccs --sizes 4G --straggler 255 --straggler-delay 50ms" \
-                "compare --topo switch:256 --algos $ALGOS --sizes 4G --straggler 255 --straggler-delay 50ms" \
-                "compare --topo dgx-h100 --algos $ALGOS --sizes 4G --straggler 7 --straggler-delay 50ms"; do
+                "compare --proto ideal --topo switch:256 --algos $ALGOS --sizes 4G --straggler 255 --straggler-delay 50ms" \
+                "compare --proto ideal --topo dgx-h100 --algos $ALGOS --sizes 4G --straggler 7 --straggler-delay 50ms"; do
         : > "$tmp/wall"
         for _ in $(seq "$RUNS"); do
             t0=$(date +%s%N)

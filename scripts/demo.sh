@@ -27,12 +27,12 @@ step "verify"
 $C verify "$out/stragglar.ccs" "$out/ring.ccs"
 
 step "simulate: no straggler delay (StragglAR's worst case)"
-$C compare --topo "$TOPO" --coll allreduce --algos ring,rhd,dbtree,stragglar --sizes 1M:4G:16
+$C compare --proto ideal --topo "$TOPO" --coll allreduce --algos ring,rhd,dbtree,stragglar --sizes 1M:4G:16
 
 # No --algos: every algorithm that implements allreduce here, stragglar
 # included because a straggler is given (milp is named as left out).
 step "simulate: rank 7 arrives 20 ms late (longer than phase 0 at 4 GiB)"
-$C compare --topo "$TOPO" --coll allreduce --sizes 64M:4G:4 \
+$C compare --proto ideal --topo "$TOPO" --coll allreduce --sizes 64M:4G:4 \
     --straggler 7 --straggler-delay 20ms
 
 step "replay on the threads transport (8 ranks as threads), results checked"

@@ -6,6 +6,8 @@ set -euo pipefail
 
 # python3: the e2e tests check JSON and the format spec's hex dump with it;
 # bc: the MILP benchmark's arithmetic; libxml2-dev: reading MSCCL XML;
+# clang and libclang-rt-14-dev (its libFuzzer and sanitizer runtimes, not
+# pulled in without recommends): `make fuzz`;
 # python3-torch ... python3-setuptools:
 # the ccs Python package and its tests (tests/e2e/python.sh), for Debian's
 # /usr/bin/python3 (a python3 earlier on PATH, e.g. pyenv's, does not see
@@ -14,6 +16,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config libglpk-dev glpk-utils libigraph-dev libyaml-dev
       libxml2-dev
       libopenmpi-dev openmpi-bin graphviz gnuplot-nox python3 bc
+      clang libclang-rt-14-dev
       python3-torch python3-numpy python3-pytest python3-mpi4py python3-venv
       python3-pip python3-setuptools)
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 C=${CCSYNTH:-$BUILD/bin/ccsynth}
 TORUS=${1:-docs/multitree-torus8x8.svg}
 FAT=${2:-docs/multitree-fattree.svg}
-"$C" compare --topo torus:8x8 --alpha 150ns --bw 16GB/s \
+"$C" compare --proto ideal --topo torus:8x8 --alpha 150ns --bw 16GB/s \
     --algos ring,dbtree,multitree --sizes 32K:64M --plot "$TORUS"
-"$C" compare --topo fattree:4x4 \
+"$C" compare --proto ideal --topo fattree:4x4 \
     --algos ring,dbtree,multitree --sizes 32K:1G --plot "$FAT"

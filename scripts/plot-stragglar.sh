@@ -44,7 +44,7 @@ for size in 64M 1G 4G; do
     dat=$tmp/sweep-$size.dat
     echo "# delay_ms ring_ms rhd_ms dbtree_ms stragglar_ms grid" > "$dat"
     while read -r d g; do
-        "$C" compare --topo dgx-h100 --coll allreduce --algos "$ALGOS" \
+        "$C" compare --proto ideal --topo dgx-h100 --coll allreduce --algos "$ALGOS" \
             --sizes "$size" --straggler 7 --straggler-delay "${d}s" --csv > "$tmp/c.csv"
         awk -v d="$d" -v g="$g" -v r="$(col "$tmp/c.csv" ring)" \
             -v h="$(col "$tmp/c.csv" rhd)" -v t="$(col "$tmp/c.csv" dbtree)" \

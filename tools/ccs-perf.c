@@ -50,6 +50,7 @@
 #endif
 
 #include "../runtime/ccs.h"
+#include "../runtime/sched.h"  /* ccs_busbw_factor */
 #include "ccs_check.h"
 
 #define MAX_SIZES 64
@@ -444,17 +445,6 @@ free:
     free(hb);
 }
 
-static double bus_factor(ccs_coll_t coll, int R)
-{
-    switch (coll) {
-    case CCS_COLL_ALLREDUCE: return 2.0 * (R - 1) / R;
-    case CCS_COLL_REDUCESCATTER:
-    case CCS_COLL_ALLGATHER:
-    case CCS_COLL_ALLTOALL: return (double)(R - 1) / R;
-    default: return 1.0;
-    }
-}
-
 static void print_res(const result_t *r, double bytes, double bf)
 {
     double algbw = r->time_us > 0 ? bytes / r->time_us / 1e3 : 0;
@@ -532,7 +522,7 @@ static void run_rank(rank_ctx_t *c)
     bool reduces = coll == CCS_COLL_ALLREDUCE ||
                    coll == CCS_COLL_REDUCESCATTER || coll == CCS_COLL_REDUCE;
     int nop = reduces ? o->nop : 1;
-    double bf = bus_factor(coll, c->R), bwsum = 0;
+    double bf = ccs_busbw_factor(coll, (uint32_t)c->R), bwsum = 0;
     long long wrong = 0;
     int nbw = 0, errors = 0;
 

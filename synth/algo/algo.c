@@ -14,11 +14,15 @@ extern const algo_desc_t algo_dbtree;
 extern const algo_desc_t algo_stragglar;
 extern const algo_desc_t algo_multitree;
 extern const algo_desc_t algo_milp;
+extern const algo_desc_t algo_nccl_ring;
+extern const algo_desc_t algo_nccl_tree;
+extern const algo_desc_t algo_nvls;
 
 /* Order is the order of `ccsynth list`: baselines first. */
 static const algo_desc_t *const registry[] = {
     &algo_ring, &algo_rhd, &algo_allpairs, &algo_dbtree,
     &algo_stragglar, &algo_multitree, &algo_milp,
+    &algo_nccl_ring, &algo_nccl_tree, &algo_nvls,
 };
 
 void algo_params_init(algo_params_t *p)

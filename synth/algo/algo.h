@@ -64,6 +64,8 @@ typedef struct algo_params {
     double size_bytes;     /* buffer size the schedule is tuned for (MILP,
                               tuning); 0 = the algorithm's default */
     uint64_t seed;         /* deterministic tie-breaking seed */
+    uint32_t channels;     /* NCCL channels (nccl-ring, nccl-tree); 0 = the
+                              algorithm's default */
     algo_milp_params_t milp;
     algo_stragglar_params_t stragglar;
 } algo_params_t;

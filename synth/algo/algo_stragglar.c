@@ -16,8 +16,9 @@
  * Canonical labels: the plan is built for straggler sigma = n-1 and
  * non-stragglers 0..n-2 (phase-0 ring order 0, 1, ..., n-2; chunk c_i on
  * rank i).  `--straggler R` is served by swapping ranks R and n-1 when the
- * ops are emitted; stragglar_relabel applies the same rule to a finished
- * schedule (what the runtime does to serve another straggler).
+ * ops are emitted; ccs_sched_relabel (runtime/sched.h) applies the same
+ * rule to a finished schedule, as the runtime does to serve another
+ * straggler.
  *
  * Buffers.  In round r the straggler exchange is: rank r sends OUT[c_r]
  * (its partial) and sigma sends IN[c_r] (its contribution).  sigma reduces
@@ -42,6 +43,7 @@
 #include "algo.h"
 #include "ring.h"
 #include "stragglar_int.h"
+#include "stragglar_topo.h"
 
 uint32_t stragglar_lower_bound(uint32_t n)
 {
@@ -78,52 +80,6 @@ ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
 cleanup:
     stragglar_plan_destroy(p);
     return st;
-}
-
-/* ---- Relabeling ---- */
-
-ccs_status_t stragglar_relabel(const ccs_sched_t *s, int32_t straggler,
-                               ccs_sched_t **out, ccs_err_t *err)
-{
-    ccs_sched_t *c = NULL;
-    int32_t a, b = straggler;
-    ccs_status_t st;
-
-    if (s == NULL || out == NULL)
-        return ccs_err_set(err, CCS_ERR_INVALID, "stragglar: NULL argument");
-    a = s->straggler;
-    if (a < 0 || (uint32_t)a >= s->nranks)
-        return ccs_err_set(err, CCS_ERR_INVALID,
-                           "stragglar: schedule has no straggler to swap");
-    if (b < 0 || (uint32_t)b >= s->nranks)
-        return ccs_err_set(err, CCS_ERR_INVALID,
-                           "stragglar: straggler %d out of range 0..%u", b,
-                           s->nranks - 1);
-    st = ccs_sched_clone(s, &c, err);
-    if (st != CCS_OK)
-        return st;
-    if (a != b) {
-        ccs_op_t *ops = c->rank_ops[a];
-        uint32_t nops = c->rank_nops[a], cap = c->rank_cap[a];
-        c->rank_ops[a] = c->rank_ops[b];
-        c->rank_nops[a] = c->rank_nops[b];
-        c->rank_cap[a] = c->rank_cap[b];
-        c->rank_ops[b] = ops;
-        c->rank_nops[b] = nops;
-        c->rank_cap[b] = cap;
-        for (uint32_t r = 0; r < c->nranks; r++) {
-            for (uint32_t i = 0; i < c->rank_nops[r]; i++) {
-                ccs_op_t *op = &c->rank_ops[r][i];
-                if (op->peer == a)
-                    op->peer = b;
-                else if (op->peer == b)
-                    op->peer = a;
-            }
-        }
-    }
-    c->straggler = b;
-    *out = c;
-    return CCS_OK;
 }
 
 /* ---- Emitting the schedule ---- */
@@ -220,6 +176,13 @@ static ccs_status_t check_stragglar(const topo_t *t, const algo_params_t *p,
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: phase-0 algorithm '%s' not supported "
                            "(only 'ring')", p->stragglar.phase0);
+    /* The topology-aware builder plans no rounds and sizes its chunks. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return p->nchunks == 0 ? CCS_OK
+               : ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                             "stragglar: on %s the topology-aware builder "
+                             "sizes its own chunks (--pipeline, --size); "
+                             "--chunks does not apply", t->name);
     if (!stragglar_is_pow2(n) && n > PLAN_MAX_MATCHING_N)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "stragglar: %u ranks: non-powers of 2 are "
@@ -249,6 +212,10 @@ static ccs_status_t build_stragglar(const topo_t *t, const algo_params_t *p,
     st = check_stragglar(t, p, err);
     if (st != CCS_OK)
         return st;
+    /* Beyond one switch the cost after arrival is set by the servers' NICs,
+     * not by rounds: the topology-aware builder serves those. */
+    if (stragglar_topo_applies(t, p->straggler))
+        return stragglar_topo_build(t, p, out, rep, err);
     st = stragglar_plan(n, &pl, err);
     if (st != CCS_OK)
         goto cleanup;

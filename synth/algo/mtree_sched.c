@@ -70,19 +70,12 @@ static void pending(rb_t *b, uint32_t rank, uint32_t chunk, int32_t val)
 static const ccs_op_t *matching_send(const rb_t *b, uint32_t dst,
                                      const ccs_op_t *rcv)
 {
-    const ccs_sched_t *s = b->s;
-    uint32_t a = (uint32_t)rcv->peer, k = 0;
+    uint32_t si;
 
-    for (const ccs_op_t *o = &s->rank_ops[dst][b->pos[dst]]; o != rcv; o++)
-        if ((o->kind == CCS_OP_RECV || o->kind == CCS_OP_RECV_REDUCE) &&
-            o->peer == (int32_t)a)
-            k++;
-    for (uint32_t i = b->pos[a]; i < b->end[a]; i++) {
-        const ccs_op_t *o = &s->rank_ops[a][i];
-        if (o->kind == CCS_OP_SEND && o->peer == (int32_t)dst && k-- == 0)
-            return o;
-    }
-    return NULL;
+    if (!ccs_sched_recv_send(b->s, dst,
+                             (uint32_t)(rcv - b->s->rank_ops[dst]), &si))
+        return NULL;
+    return &b->s->rank_ops[rcv->peer][si];
 }
 
 /* One transfer a -> dst of block c in IR step t. */

@@ -45,12 +45,4 @@ ccs_status_t stragglar_plan(uint32_t n, stragglar_plan_t **out,
                             ccs_err_t *err);
 void stragglar_plan_destroy(stragglar_plan_t *p); /* NULL is a no-op */
 
-/* The runtime's relabeling rule: swap ranks s->straggler and `straggler`
- * (a transposition of rank ids in every op stream and peer field) and
- * record `straggler`.  Any rank permutation of a correct allreduce schedule
- * is correct, so one file serves every straggler.  *out owned by the
- * caller. */
-ccs_status_t stragglar_relabel(const ccs_sched_t *s, int32_t straggler,
-                               ccs_sched_t **out, ccs_err_t *err);
-
 #endif /* CCS_STRAGGLAR_H */

@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "msccl.h"
+#include "sim_proto.h"
+#include "units.h"
 #include "verify.h"
 
 static void export_usage(FILE *f)
@@ -45,6 +47,28 @@ enum {
     OPT_OOP, OPT_MAXSTEPS, OPT_NAME, OPT_ORDER
 };
 
+/* The protocol and channel count a plan was made or tuned for (its
+ * proto= and channels= params) travel into the XML unless the command
+ * line names them. */
+static void plan_proto_channels(const ccs_sched_t *s, bool proto_given,
+                                bool nch_given, msccl_export_opts_t *o)
+{
+    static const char *const names[][2] = {
+        { "ll", "LL" }, { "ll128", "LL128" }, { "simple", "Simple" },
+    };
+    char v[16];
+    long c;
+
+    if (!proto_given && sim_params_get(s->params, "proto", v, sizeof(v))) {
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (strcmp(v, names[i][0]) == 0)
+                (void)msccl_proto_parse(names[i][1], &o->proto);
+    }
+    if (!nch_given && sim_params_get(s->params, "channels", v, sizeof(v)) &&
+        units_parse_int(v, 1, MSCCL_MAX_CHANNELS, &c))
+        o->min_channels = (uint32_t)c;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -71,7 +95,7 @@ int cmd_export(int argc, char **argv)
     size_t len = 0;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
-    bool msccl = false, quiet = false;
+    bool msccl = false, quiet = false, proto_given = false, nch_given = false;
     double d;
     long v;
     int c, rc;
@@ -83,6 +107,7 @@ int cmd_export(int argc, char **argv)
         case OPT_MSCCL: msccl = true; break;
         case 'o': output = optarg; break;
         case OPT_PROTO:
+            proto_given = true;
             if (msccl_proto_parse(optarg, &o.proto) != CCS_OK)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --proto '%s' "
                                 "(Simple, LL or LL128)", optarg);
@@ -92,6 +117,7 @@ int cmd_export(int argc, char **argv)
                 return cli_fail(cmd, CLI_EXIT_USAGE, "bad --nchannels '%s' "
                                 "(1..%d)", optarg, MSCCL_MAX_CHANNELS);
             o.min_channels = (uint32_t)v;
+            nch_given = true;
             break;
         case OPT_MINB:
         case OPT_MAXB:
@@ -154,6 +180,7 @@ int cmd_export(int argc, char **argv)
     rc = cli_read_sched(cmd, argv[optind], &s);
     if (rc != CLI_EXIT_OK)
         return rc;
+    plan_proto_channels(s, proto_given, nch_given, &o);
     /* Verify before writing: a wrong schedule would hang or corrupt data
      * on the GPU, where nothing checks it. */
     st = verify_sched(s, NULL, &err);

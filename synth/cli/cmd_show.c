@@ -17,6 +17,7 @@
 
 #include "format.h"
 #include "cli.h"
+#include "json.h"
 #include "commands.h"
 #include "mtree.h"
 #include "options.h"
@@ -320,30 +321,6 @@ static ccs_status_t print_text(const ccs_sched_t *s, int64_t rank)
 
 /* ---- JSON (docs/json.md) ---- */
 
-/* A JSON string.  Bytes >= 0x80 are written as \u00XX (read as Latin-1):
- * the params text is not promised to be UTF-8, and the output must always
- * parse. */
-static void json_str(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        switch (ch) {
-        case '"':  fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (ch < 0x20 || ch >= 0x7f)
-                fprintf(f, "\\u%04x", ch);
-            else
-                fputc(ch, f);
-        }
-    }
-    fputc('"', f);
-}
-
 /* "key=value\n" lines as a JSON object; a line without '=' is a key with
  * an empty value; empty lines are skipped. */
 static void json_params(FILE *f, const char *params)
@@ -358,12 +335,12 @@ static void json_params(FILE *f, const char *params)
         if (n > 0) {
             size_t klen = eq ? (size_t)(eq - p) : n;
             fputs(first ? "" : ", ", f);
-            json_str(f, p, klen);
+            json_strn(f, p, klen);
             fputs(": ", f);
             if (eq != NULL)
-                json_str(f, eq + 1, n - klen - 1);
+                json_strn(f, eq + 1, n - klen - 1);
             else
-                json_str(f, "", 0);
+                json_strn(f, "", 0);
             first = false;
         }
         p += n + (nl ? 1 : 0);
@@ -394,7 +371,7 @@ static ccs_status_t print_json(const ccs_sched_t *s, int64_t rank)
     fprintf(f, "{\n  \"format\": \"ccsynth-schedule\",\n");
     fprintf(f, "  \"collective\": \"%s\",\n", ccs_coll_str(s->coll));
     fprintf(f, "  \"algorithm\": ");
-    json_str(f, s->algo, strlen(s->algo));
+    json_strn(f, s->algo, strlen(s->algo));
     fprintf(f, ",\n  \"nranks\": %u,\n  \"nchunks\": %u,\n"
             "  \"nscratch\": %u,\n  \"nsteps\": %u,\n  \"nphases\": %u,\n"
             "  \"straggler\": %d,\n  \"root\": %d,\n"
@@ -409,7 +386,7 @@ static ccs_status_t print_json(const ccs_sched_t *s, int64_t rank)
     json_params(f, s->params);
     fprintf(f, ",\n  \"params_text\": ");
     if (s->params != NULL)
-        json_str(f, s->params, strlen(s->params));
+        json_strn(f, s->params, strlen(s->params));
     else
         fputs("null", f);
     fprintf(f, ",\n  \"steps\": [");

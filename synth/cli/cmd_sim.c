@@ -8,10 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "baseline.h"
 #include "cli.h"
+#include "json.h"
 #include "commands.h"
 #include "options.h"
 #include "sim.h"
+#include "sim_bound.h"
 
 static void sim_usage(FILE *f)
 {
@@ -38,6 +41,11 @@ static void sim_usage(FILE *f)
 "      --straggler-delay D   ... at time D (e.g. 5ms); others start at 0\n"
 "      --arrivals FILE       per-rank arrival times, lines \"rank seconds\"\n"
 "      --local-bw BW         cost of COPY/REDUCE_LOCAL (default: free)\n"
+"      --proto P             ll, ll128, simple or ideal (default: the\n"
+"                            schedule's proto= param, else ideal)\n"
+"      --vs-nccl             add the nccl baseline (the best of NCCL's\n"
+"                            algorithms and protocols at each size, same\n"
+"                            straggler) and the speedup against it\n"
 "      --alpha T             override every link's latency (e.g. 3us)\n"
 "      --bw BW               override every link's bandwidth (450GB/s)\n"
 "  -j, --json | --csv        machine-readable output\n"
@@ -84,20 +92,33 @@ static bool param_value(const char *params, const char *key, char *buf,
 
 static void print_row(int fmt, bool first, double size, double count,
                       const char *type, const sim_result_t *r, double factor,
-                      const topo_t *t)
+                      const topo_t *t, const base_point_t *b)
 {
     double us = r->time_s * 1e6;
     double algbw = r->time_s > 0 ? size / r->time_s / 1e9 : 0;
     double busbw = algbw * factor;
+    bool hb = b != NULL && isfinite(b->time_s) && r->time_s > 0;
 
     if (fmt == OUT_CSV) {
-        printf("%.0f,%.0f,%s,%.6f,%.6f,%.6f\n", size, count, type, us, algbw,
+        printf("%.0f,%.0f,%s,%.6f,%.6f,%.6f", size, count, type, us, algbw,
                busbw);
+        if (b != NULL && hb)
+            printf(",%.6f,%s,%.6f", b->time_s * 1e6, b->algo,
+                   b->time_s / r->time_s);
+        else if (b != NULL)
+            printf(",,,");
+        printf("\n");
         return;
     }
     if (fmt == OUT_TEXT) {
-        printf("%13.0f %13.0f %9s %12.2f %12.2f %12.2f\n", size, count, type,
+        printf("%13.0f %13.0f %9s %12.2f %12.2f %12.2f", size, count, type,
                us, algbw, busbw);
+        if (b != NULL && hb)
+            printf(" %12.2f %16s %8.2fx", b->time_s * 1e6, b->algo,
+                   b->time_s / r->time_s);
+        else if (b != NULL)
+            printf(" %12s %16s %9s", "-", "n/a", "-");
+        printf("\n");
         return;
     }
     printf("%s\n    {\"size\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
@@ -113,11 +134,36 @@ static void print_row(int fmt, bool first, double size, double count,
         const topo_link_t *l = &t->links[r->busiest_link];
         snprintf(name, sizeof(name), "%s->%s", t->nodes[l->src].name,
                  t->nodes[l->dst].name);
-        sim_json_str(stdout, name);
+        json_str(stdout, name);
     } else {
         printf("null");
     }
-    printf(", \"busiest_util\": %.6f}", r->busiest_util);
+    printf(", \"busiest_util\": %.6f", r->busiest_util);
+    if (b != NULL && hb) {
+        printf(", \"nccl_time_us\": %.6f, \"nccl_choice\": ",
+               b->time_s * 1e6);
+        json_str(stdout, b->algo);
+        printf(", \"vs_nccl\": %.6f", b->time_s / r->time_s);
+    }
+    printf("}");
+}
+
+/* Under a row with a straggler: its time after arrival, the lower bound
+ * on it (sim_bound.h) and when phase 0 ended (the delay past which the
+ * figure means what it says). */
+static void print_after_arrival(const topo_t *t, const sim_opts_t *o,
+                                double size, const sim_result_t *r)
+{
+    sim_bound_t bd;
+    ccs_err_t err = { { 0 } };
+
+    printf("#   after rank %d arrives: %.2f us", o->straggler,
+           (r->time_s - o->straggler_delay_s) * 1e6);
+    if (sim_straggler_bound(t, o->straggler, size, &bd, &err) == CCS_OK)
+        printf(", lower bound %.2f us (%s)", bd.time_s * 1e6, bd.cut);
+    if (r->nphases > 1)
+        printf(", phase 0 ended at %.2f us", r->phase_end_s[0] * 1e6);
+    printf("\n");
 }
 
 int cmd_sim(int argc, char **argv)
@@ -125,7 +171,7 @@ int cmd_sim(int argc, char **argv)
     static const opt_id_t ids[] = {
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_STRAGGLER, OPT_SIZES, OPT_TYPE,
         OPT_MODE, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW, OPT_JSON, OPT_CSV,
-        OPT_QUIET, OPT_TIME, OPT_END
+        OPT_QUIET, OPT_TIME, OPT_PROTO, OPT_VS_NCCL, OPT_END
     };
     static const opt_cmd_t spec = { "sim", ids, sim_usage, 1 };
     const char *cmd = "sim";
@@ -139,6 +185,9 @@ int cmd_sim(int argc, char **argv)
     const double *sizes = NULL;   /* borrowed from co */
     double *arr = NULL;           /* owned */
     uint32_t nsizes = 0;
+    base_point_t *base = NULL;   /* owned; [nsizes] with --vs-nccl */
+    char note[512];
+    bool proto_auto = false;
     ccs_err_t err = { { 0 } };
     ccs_status_t st;
     bool timing = false;
@@ -216,6 +265,33 @@ int cmd_sim(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
+    if (co.own[OPT_VS_NCCL] != NULL) {
+        algo_params_t bp;
+        sim_opts_t bo = o;
+
+        base = calloc(nsizes, sizeof(*base));
+        if (base == NULL) {
+            rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory");
+            goto cleanup;
+        }
+        algo_params_init(&bp);
+        bp.coll = s->coll;
+        /* NCCL picks its protocol; a fixed --proto binds it too. */
+        bo.proto = co.sim.proto_given ? co.sim.proto : SIM_PROTO_PLAN;
+        st = base_applies(s->coll)
+                 ? base_nccl(topo, &bp, &bo, sizes, nsizes, base, &err)
+                 : CCS_ERR_UNSUPPORTED;
+        if (st == CCS_ERR_UNSUPPORTED) {
+            for (uint32_t i = 0; i < nsizes; i++)
+                base[i].time_s = INFINITY;
+        } else if (st != CCS_OK) {
+            rc = cli_fail_status(cmd, st, &err);
+            goto cleanup;
+        }
+        base_assumptions(topo, bo.proto, note, sizeof(note));
+        proto_auto = !co.sim.proto_given &&
+                     sim_proto_resolve(SIM_PROTO_PLAN, s) == SIM_PROTO_IDEAL;
+    }
     factor = sim_busbw_factor(s->coll, s->nranks);
     if (fmt == OUT_TEXT) {
         printf("# ccsynth sim: %s %s, %u ranks, %u chunks, %u steps, "
@@ -227,18 +303,27 @@ int cmd_sim(int argc, char **argv)
                    o.straggler_delay_s * 1e6);
         if (arr != NULL)
             printf("# arrivals: %s\n", arrivals);
-        printf("#\n# %11s %13s %9s %12s %12s %12s\n", "size", "count", "type",
+        printf("# protocol: %s\n",
+               proto_auto ? "best of ll, ll128, simple per size"
+                          : sim_proto_str(sim_proto_resolve(o.proto, s)));
+        if (base != NULL)
+            printf("# %s\n", note);
+        printf("#\n# %11s %13s %9s %12s %12s %12s", "size", "count", "type",
                "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+        if (base != NULL)
+            printf(" %12s %16s %9s", "nccl(us)", "nccl choice", "vs nccl");
+        printf("\n");
     } else if (fmt == OUT_CSV) {
-        printf("size,count,type,time_us,algbw_GBps,busbw_GBps\n");
+        printf("size,count,type,time_us,algbw_GBps,busbw_GBps%s\n",
+               base != NULL ? ",nccl_time_us,nccl_choice,vs_nccl" : "");
     } else {
         printf("{\"schedule\": ");
-        sim_json_str(stdout, path);
+        json_str(stdout, path);
         printf(", \"algo\": ");
-        sim_json_str(stdout, s->algo);
+        json_str(stdout, s->algo);
         printf(", \"coll\": \"%s\", \"nranks\": %u, \"topo\": ",
                ccs_coll_str(s->coll), s->nranks);
-        sim_json_str(stdout, topo->name);
+        json_str(stdout, topo->name);
         printf(", \"mode\": \"%s\", \"straggler\": %d, "
                "\"straggler_delay_s\": %.9g, \"busbw_factor\": %.9g,\n"
                " \"results\": [", sim_mode_str(o.mode), o.straggler,
@@ -250,6 +335,25 @@ int cmd_sim(int argc, char **argv)
 
         t0 = now_s();
         st = sim_exec(sim, sizes[i], &o, &r, &err);
+        /* Against the baseline, which picks NCCL's best protocol, a plan
+         * that names none is timed at its own best one too. */
+        for (int pr = SIM_PROTO_LL; st == CCS_OK && proto_auto &&
+             pr <= SIM_PROTO_SIMPLE; pr++) {
+            sim_opts_t op = o;
+            sim_result_t r2;
+
+            op.proto = (sim_proto_t)pr;
+            st = sim_exec(sim, sizes[i], &op, &r2, &err);
+            if (st == CCS_OK && (pr == SIM_PROTO_LL ||
+                                 r2.time_s < r.time_s)) {
+                sim_result_free(&r);
+                r = r2;
+            } else if (st == CCS_OK) {
+                sim_result_free(&r2);
+            } else {
+                sim_result_free(&r);   /* the error path below owns none */
+            }
+        }
         ts = now_s() - t0;
         t_run += ts;
         if (st != CCS_OK) {
@@ -265,7 +369,10 @@ int cmd_sim(int argc, char **argv)
                     (unsigned long long)r.nevents);
         print_row(fmt, i == 0, sizes[i],
                   ceil(sizes[i] / (double)o.elem_bytes),
-                  ccs_dtype_str(dtype), &r, factor, topo);
+                  ccs_dtype_str(dtype), &r, factor, topo,
+                  base != NULL ? &base[i] : NULL);
+        if (fmt == OUT_TEXT && o.straggler >= 0)
+            print_after_arrival(topo, &o, sizes[i], &r);
         sim_result_free(&r);
     }
     if (fmt == OUT_JSON)
@@ -277,6 +384,7 @@ int cmd_sim(int argc, char **argv)
         rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "write error on stdout");
 
 cleanup:
+    free(base);
     sim_destroy(sim);
     free(arr);
     opt_free(&co);

@@ -37,6 +37,11 @@ static void synth_usage(FILE *f)
 "      --chunk-sizes LIST candidate chunk sizes (milp), e.g. 1M,4M,16M\n"
 "      --write-lp FILE    dump the MILP in CPLEX LP form (milp)\n"
 "      --seed N           seed for deterministic tie-breaking\n"
+"      --channels C       channels of nccl-ring / nccl-tree (default: one\n"
+"                         per NIC of a server, else 2)\n"
+"      --proto P          protocol the plan is meant for: ll, ll128 or\n"
+"                         simple (written as proto=; the simulator uses\n"
+"                         it unless told otherwise)\n"
 "      --alpha T          override every link's latency (e.g. 3us)\n"
 "      --bw BW            override every link's bandwidth (e.g. 450GB/s)\n"
 "  -q, --quiet            print nothing on success\n"
@@ -94,7 +99,8 @@ int cmd_synth(int argc, char **argv)
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
         OPT_STRAGGLER, OPT_PHASE0, OPT_PIPELINE, OPT_CHUNKS, OPT_SEED,
         OPT_SIZE, OPT_TIME_LIMIT, OPT_MIP_GAP, OPT_MILP_M, OPT_NODE_LIMIT,
-        OPT_CHUNK_SIZES, OPT_WRITE_LP, OPT_OUTPUT, OPT_QUIET, OPT_DOT, OPT_END
+        OPT_CHUNK_SIZES, OPT_WRITE_LP, OPT_OUTPUT, OPT_QUIET, OPT_DOT,
+        OPT_PROTO, OPT_CHANNELS, OPT_END
     };
     /* Arguments are checked below, after --dot's hint. */
     static const opt_cmd_t spec = { "synth", ids, synth_usage, -1 };
@@ -160,6 +166,17 @@ int cmd_synth(int argc, char **argv)
     if (!quiet)
         algo_report_print(&arep, stderr);
     params_text(algo, topo_spec, &p, params, sizeof(params));
+    if (co.sim.proto_given && !co.sim.proto_auto &&
+        co.sim.proto != SIM_PROTO_IDEAL && co.sim.proto != SIM_PROTO_PLAN) {
+        size_t u = strlen(params);
+        snprintf(params + u, sizeof(params) - u, "proto=%s\n",
+                 sim_proto_str(co.sim.proto));
+    }
+    /* What the algorithm recorded (channels, nvls) stays in the plan. */
+    if (s->params != NULL) {
+        size_t u = strlen(params);
+        snprintf(params + u, sizeof(params) - u, "%s", s->params);
+    }
     st = ccs_sched_set_params(s, params, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);

@@ -46,6 +46,10 @@ static void tune_usage(FILE *f)
 "      --root R             root of reduce/broadcast (default 0)\n"
 "  -m, --mode rank|barrier  simulator step semantics (default rank)\n"
 "      --local-bw BW        cost of COPY/REDUCE_LOCAL (default: free)\n"
+"      --proto P            auto (default: every configuration at its\n"
+"                           best of ll, ll128, simple per size; the\n"
+"                           winner's protocol travels in its plan), or\n"
+"                           one of ll, ll128, simple, ideal\n"
 "      --alpha T, --bw BW   override every link's latency / bandwidth\n"
 "  -j, --json | --csv       print the result as JSON, or one CSV row per\n"
 "                           size, instead of the table\n"
@@ -54,6 +58,11 @@ static void tune_usage(FILE *f)
 "                           DIR/tuning.json mapping size ranges to them\n"
 "  -q, --quiet              no notes on stderr\n"
 "  -h, --help               this text\n"
+"\n"
+"Every size also gets the nccl baseline (the best of NCCL's algorithms\n"
+"and protocols there); 'vs nccl' is its time over the tuned choice's.\n"
+"NCCL's algorithms (nccl-ring, nccl-tree, nvls) are not candidates\n"
+"unless named.\n"
 "\n"
 "Times need a unit (s, ms, us, ns): --straggler-delay 20 is refused.\n"
 "\n"
@@ -72,7 +81,8 @@ int cmd_tune(int argc, char **argv)
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
         OPT_STRAGGLER, OPT_PIPELINE, OPT_CHUNKS, OPT_SIZES, OPT_TYPE,
         OPT_MODE, OPT_DELAY, OPT_LOCAL_BW, OPT_OUTPUT, OPT_JSON, OPT_CSV,
-        OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_END
+        OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_PROTO,
+        OPT_END
     };
     static const opt_cmd_t spec = { "tune", ids, tune_usage, 0 };
     const char *cmd = "tune";
@@ -138,6 +148,7 @@ int cmd_tune(int argc, char **argv)
     o.straggler_delay_s = rank >= 0 ? co.sim.delay_s : 0;
     o.mode = co.sim.mode;
     o.local_bw_Bps = co.sim.local_bw_Bps;
+    o.proto = co.sim.proto;     /* PLAN (auto) unless --proto names one */
     o.elem_bytes = (uint32_t)ccs_dtype_size(co.sim.dtype);
     if (co.synth.npipeline > 0) {
         o.pipelines = co.synth.pipeline;

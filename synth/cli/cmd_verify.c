@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "cli.h"
+#include "json.h"
 #include "commands.h"
 #include "options.h"
 #include "verify.h"
@@ -31,27 +32,6 @@ static void verify_usage(FILE *f)
 "exit: 0 all pass, 3 a file could not be read or is malformed (takes\n"
 "precedence), 4 a schedule failed verification, 1 internal error,\n"
 "2 usage.\n");
-}
-
-/* Print s as a JSON string literal. */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
 }
 
 static void json_ok(const char *path, const ccs_sched_t *s,

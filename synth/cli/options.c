@@ -40,12 +40,14 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_NODE_LIMIT]  = { OPT_GROUP_SYNTH, "node-limit", NULL, 0, true },
     [OPT_CHUNK_SIZES] = { OPT_GROUP_SYNTH, "chunk-sizes", NULL, 0, true },
     [OPT_WRITE_LP]    = { OPT_GROUP_SYNTH, "write-lp", NULL, 0, true },
+    [OPT_CHANNELS]    = { OPT_GROUP_SYNTH, "channels", NULL, 0, true },
     [OPT_SIZES]       = { OPT_GROUP_SIM, "sizes", NULL, 's', true },
     [OPT_TYPE]        = { OPT_GROUP_SIM, "type", NULL, 0, true },
     [OPT_MODE]        = { OPT_GROUP_SIM, "mode", NULL, 'm', true },
     [OPT_DELAY]       = { OPT_GROUP_SIM, "straggler-delay", NULL, 0, true },
     [OPT_ARRIVALS]    = { OPT_GROUP_SIM, "arrivals", NULL, 0, true },
     [OPT_LOCAL_BW]    = { OPT_GROUP_SIM, "local-bw", NULL, 0, true },
+    [OPT_PROTO]       = { OPT_GROUP_SIM, "proto", NULL, 0, true },
     [OPT_OUTPUT]      = { OPT_GROUP_OUT, "output", NULL, 'o', true },
     [OPT_JSON]        = { OPT_GROUP_OUT, "json", NULL, 'j', false },
     [OPT_CSV]         = { OPT_GROUP_OUT, "csv", NULL, 0, false },
@@ -62,6 +64,7 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_COARSE]      = { OPT_GROUP_OWN, "coarse", NULL, 0, true },
     [OPT_FULL_GRID]   = { OPT_GROUP_OWN, "full-grid", NULL, 0, false },
     [OPT_EMIT]        = { OPT_GROUP_OWN, "emit", NULL, 0, true },
+    [OPT_VS_NCCL]     = { OPT_GROUP_OWN, "vs-nccl", NULL, 0, false },
     [OPT_EXACT]       = { OPT_GROUP_OWN, "exact", NULL, 0, false },
 };
 
@@ -232,6 +235,13 @@ ccs_status_t opt_synth_set(opt_synth_t *s, opt_id_t id, const char *arg,
             return bad(err, id, arg, "factors 1..1024, e.g. 2 or 1,2,4,8");
         break;
     }
+    case OPT_CHANNELS: {
+        bool autoc;
+        if (!int_list(arg, false, 1, 64, s->channels, OPT_MAX_LIST,
+                      &s->nchannels, &autoc))
+            return bad(err, id, arg, "channel counts 1..64, e.g. 8 or 2,4,8");
+        break;
+    }
     case OPT_CHUNKS:
         if (!int_list(arg, true, 1, CCS_MAX_CHUNKS, s->chunks, OPT_MAX_LIST,
                       &s->nchunks, &s->chunks_auto))
@@ -276,7 +286,8 @@ ccs_status_t opt_synth_set(opt_synth_t *s, opt_id_t id, const char *arg,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is no synthesis "
                            "option", opt_name(id));
     }
-    if (st == CCS_OK && id >= OPT_SIZE && id <= OPT_WRITE_LP &&
+    /* --size also sizes stragglar's pipeline blocks (checked below). */
+    if (st == CCS_OK && id > OPT_SIZE && id <= OPT_WRITE_LP &&
         s->solver_opt == NULL)
         s->solver_opt = rows[id].name;
     return st;
@@ -316,6 +327,16 @@ ccs_status_t opt_sim_set(opt_sim_t *m, opt_id_t id, const char *arg,
     case OPT_LOCAL_BW:
         if (!units_parse_bw(arg, &m->local_bw_Bps))
             return bad(err, id, arg, "a bandwidth > 0, e.g. 200GB/s");
+        return CCS_OK;
+    case OPT_PROTO:
+        m->proto_given = true;
+        m->proto_auto = strcmp(arg, "auto") == 0;
+        if (m->proto_auto) {
+            m->proto = SIM_PROTO_PLAN;
+            return CCS_OK;
+        }
+        if (sim_proto_parse(arg, &m->proto, NULL) != CCS_OK)
+            return bad(err, id, arg, "ll, ll128, simple, ideal or auto");
         return CCS_OK;
     default:
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is no simulation "
@@ -385,6 +406,9 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
     if (s->algo == NULL && single)
         return ccs_err_set(err, CCS_ERR_INVALID, "--algo is required (see "
                            "'ccsynth list')");
+    if (single && s->nchannels > 1)
+        return ccs_err_set(err, CCS_ERR_INVALID, "--channels takes one "
+                           "count here, not a list");
     if (single && s->npipeline > 1)
         return ccs_err_set(err, CCS_ERR_INVALID, "--pipeline takes one "
                            "factor here, not a list");
@@ -425,6 +449,10 @@ ccs_status_t opt_synth_check(const opt_synth_t *s, bool single,
         return ccs_err_set(err, CCS_ERR_INVALID, "--%s is an option of "
                            "--algo milp%s", s->solver_opt,
                            single ? "" : " (name milp in --algos)");
+    if (s->size_bytes > 0 && !milp && !strag)
+        return ccs_err_set(err, CCS_ERR_INVALID, "--size is an option of "
+                           "--algo milp or stragglar%s",
+                           single ? "" : " (name one in --algos)");
     if (s->phase0 != NULL && !strag)
         return ccs_err_set(err, CCS_ERR_INVALID, "--phase0 is an option of "
                            "--algo stragglar");
@@ -505,6 +533,7 @@ void opt_fill_algo_params(const cli_opts_t *o, algo_params_t *p)
     p->pipeline = s->npipeline > 0 ? s->pipeline[0] : 1;
     p->nchunks = s->nchunks > 0 && !s->chunks_auto ? s->chunks[0] : 0;
     p->seed = s->seed;
+    p->channels = s->nchannels > 0 ? s->channels[0] : 0;
     p->size_bytes = s->size_bytes;
     p->milp.time_limit_s = s->time_limit_s;
     p->milp.mip_gap = s->mip_gap;
@@ -525,6 +554,7 @@ void opt_fill_sim_opts(const cli_opts_t *o, int32_t rank, sim_opts_t *so)
     so->straggler_delay_s = rank >= 0 ? o->sim.delay_s : 0;
     so->elem_bytes = (uint32_t)ccs_dtype_size(o->sim.dtype);
     so->local_bw_Bps = o->sim.local_bw_Bps;
+    so->proto = o->sim.proto;
 }
 
 /* ---- the parser ---- */

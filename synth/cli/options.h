@@ -8,9 +8,10 @@
  *
  *   topology    --topo --alpha --bw                    (opt_topo_t)
  *   synthesis   --algo --coll --root --straggler --phase0 --pipeline
- *               --chunks --seed and the solver's knobs  (opt_synth_t)
+ *               --chunks --channels --seed and the solver's knobs
+ *                                                      (opt_synth_t)
  *   simulation  --sizes --type --mode --straggler-delay --arrivals
- *               --local-bw                             (opt_sim_t)
+ *               --local-bw --proto                     (opt_sim_t)
  *   output      -o --json --csv --dot -q -h            (opt_out_t)
  *
  * plus a few options that belong to one command (show --rank, compare
@@ -41,14 +42,15 @@ typedef enum {
     /* synthesis */
     OPT_ALGO, OPT_COLL, OPT_ROOT, OPT_STRAGGLER, OPT_PHASE0, OPT_PIPELINE,
     OPT_CHUNKS, OPT_SEED, OPT_SIZE, OPT_TIME_LIMIT, OPT_MIP_GAP,
-    OPT_MILP_M, OPT_NODE_LIMIT, OPT_CHUNK_SIZES, OPT_WRITE_LP,
+    OPT_MILP_M, OPT_NODE_LIMIT, OPT_CHUNK_SIZES, OPT_WRITE_LP, OPT_CHANNELS,
     /* simulation */
     OPT_SIZES, OPT_TYPE, OPT_MODE, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW,
+    OPT_PROTO,
     /* output */
     OPT_OUTPUT, OPT_JSON, OPT_CSV, OPT_DOT, OPT_QUIET, OPT_HELP,
     /* one command's own; the text lands in cli_opts_t.own[] */
     OPT_RANK, OPT_PLOT, OPT_TIME, OPT_MAX_CARD, OPT_ORDER, OPT_CHILDREN,
-    OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_EXACT,
+    OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_VS_NCCL, OPT_EXACT,
     OPT_COUNT,
     OPT_END = -1            /* ends an opt_cmd_t.ids list */
 } opt_id_t;
@@ -85,6 +87,8 @@ typedef struct opt_synth {
     bool chunks_auto;       /* "auto" was in the list */
     bool chunks_given;
     uint64_t seed;          /* --seed (default 0) */
+    uint32_t channels[OPT_MAX_LIST];   /* --channels C[,C...] */
+    uint32_t nchannels;                /* 0: not given */
     /* the solver's knobs (milp only) */
     double size_bytes;      /* --size, bytes; 0: the algorithm's default */
     double time_limit_s;    /* --time-limit, s; 0: default */
@@ -107,6 +111,11 @@ typedef struct opt_sim {
     bool have_delay;
     const char *arrivals;   /* --arrivals FILE, borrowed, or NULL */
     double local_bw_Bps;    /* --local-bw; 0: local ops are free */
+    /* --proto: one protocol, or "auto" (each at its best of LL, LL128 and
+     * Simple per size; proto is then SIM_PROTO_PLAN) */
+    sim_proto_t proto;
+    bool proto_given;
+    bool proto_auto;
 } opt_sim_t;
 
 typedef enum {

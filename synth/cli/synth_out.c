@@ -8,17 +8,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "outfile.h"
 #include "synth_out.h"
+
+/* mtree_write_dot in the shape of the shared output writer. */
+typedef struct dot_job {
+    const mtree_t *m;
+    const topo_t *t;
+} dot_job_t;
+
+static ccs_status_t dot_writer(FILE *f, const void *ctx, ccs_err_t *err)
+{
+    const dot_job_t *j = ctx;
+    ccs_status_t st = mtree_write_dot(j->m, j->t, f);
+
+    return st == CCS_OK ? st : ccs_err_set(err, st, "%s", strerror(errno));
+}
 
 ccs_status_t cli_write_trees_dot(const mtree_t *m, const topo_t *t,
                                  const char *path, ccs_err_t *err)
 {
-    char *tmp = NULL;           /* owned here */
-    FILE *f = NULL;             /* owned here */
-    ccs_status_t st = CCS_OK;
-    size_t len;
+    dot_job_t job = { m, t };
+    ccs_status_t st;
 
     if (m == NULL || t == NULL || path == NULL || path[0] == '\0')
         return ccs_err_set(err, CCS_ERR_INVALID, "multitree: no DOT path");
@@ -30,49 +42,25 @@ ccs_status_t cli_write_trees_dot(const mtree_t *m, const topo_t *t,
                                     "multitree: writing DOT to stdout "
                                     "failed: %s", strerror(errno));
     }
-    len = strlen(path) + 16;
-    tmp = malloc(len);
-    if (tmp == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
-    snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: cannot write '%s': %s",
-                         tmp, strerror(errno));
-        goto cleanup;
-    }
-    st = mtree_write_dot(m, t, f);
-    if (fclose(f) != 0 && st == CCS_OK)
-        st = CCS_ERR_IO;
-    f = NULL;
-    if (st == CCS_OK && rename(tmp, path) != 0)
-        st = CCS_ERR_IO;
-    if (st != CCS_OK) {
-        st = ccs_err_set(err, CCS_ERR_IO, "multitree: writing DOT to '%s' "
-                         "failed: %s", path, strerror(errno));
-        remove(tmp);
-    }
-
-cleanup:
-    free(tmp);
+    st = outfile_write(path, dot_writer, &job, err);
+    if (st != CCS_OK)
+        ccs_err_prefix(err, "multitree: writing DOT: ");
     return st;
+}
+
+static ccs_status_t text_writer(FILE *f, const void *ctx, ccs_err_t *err)
+{
+    if (fputs((const char *)ctx, f) == EOF)
+        return ccs_err_set(err, CCS_ERR_IO, "%s", strerror(errno));
+    return CCS_OK;
 }
 
 ccs_status_t cli_write_text(const char *path, const char *text,
                             const char *what, ccs_err_t *err)
 {
-    FILE *f = fopen(path, "w");     /* owned here */
-    ccs_status_t st = CCS_OK;
+    ccs_status_t st = outfile_write(path, text_writer, text, err);
 
-    if (f == NULL)
-        return ccs_err_set(err, CCS_ERR_IO, "milp: cannot write %s '%s': %s",
-                           what, path, strerror(errno));
-    if (fputs(text, f) == EOF)
-        st = CCS_ERR_IO;
-    if (fclose(f) != 0)
-        st = CCS_ERR_IO;
     if (st != CCS_OK)
-        return ccs_err_set(err, CCS_ERR_IO, "milp: cannot write %s '%s': %s",
-                           what, path, strerror(errno));
-    return CCS_OK;
+        ccs_err_prefix(err, "milp: writing %s: ", what);
+    return st;
 }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "sched.h"
+#include "sim_proto.h"
 #include "topo.h"
 
 typedef enum {
@@ -67,6 +68,10 @@ typedef struct sim_opts {
     double local_bw_Bps;
     sim_route_fn route;      /* NULL: topo_route */
     void *route_ctx;
+    /* Protocol cost model (sim_proto.h): PLAN (the default) takes the
+     * schedule's proto= param, and the ideal alpha-beta model without
+     * one; may differ between sim_exec calls on one sim_t. */
+    sim_proto_t proto;
 } sim_opts_t;
 
 /* Defaults: per-rank mode, no straggler, bytes, free local ops. */
@@ -132,8 +137,5 @@ ccs_status_t sim_read_arrivals(const char *path, uint32_t nranks,
  * (free()); errors are CCS_ERR_INVALID quoting the list. */
 ccs_status_t sim_parse_sizes(const char *spec, double **out, uint32_t *n,
                              ccs_err_t *err);
-
-/* Write s as a JSON string literal (quotes and escapes included). */
-void sim_json_str(FILE *f, const char *s);
 
 #endif /* CCS_SIM_H */

@@ -41,6 +41,12 @@ typedef struct topo_node {
     topo_node_kind_t kind;
     int32_t server;              /* server index; -1 when in no server */
     int32_t rank;                /* GPU rank; -1 for NICs and switches */
+    /* Switches only: the switch reduces and multicasts in the fabric
+     * (NVLink SHARP, "NVLS", on H100 NVSwitch).  Not part of the
+     * fingerprint: it changes which algorithms pay off, not the graph or
+     * its routes, and a schedule made for it still runs (point to point)
+     * where the switch cannot reduce. */
+    uint8_t nvls;
     char name[TOPO_NAME_MAX];    /* unique, e.g. "gpu3", "s1.nic0", "sw0" */
 } topo_node_t;
 

@@ -267,6 +267,7 @@ ccs_status_t tb_server_nodes(topo_builder_t *b, tb_server_t *s,
                          &s->sw, err);
         if (st != CCS_OK)
             return st;
+        b->nodes[s->sw].nvls = s->switch_nvls ? 1 : 0;
     }
     if (s->nic_mode == TB_NIC_SERVER) {
         snprintf(name, sizeof(name), "%s.nic", s->name);

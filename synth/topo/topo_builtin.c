@@ -29,6 +29,7 @@ enum {
     BI_NIC = 1u << 3,
     BI_NETALPHA = 1u << 4,
     BI_NICS = 1u << 5,
+    BI_NVLS = 1u << 6,
 };
 
 typedef struct bi_args {
@@ -39,6 +40,7 @@ typedef struct bi_args {
     double nic_Bps;          /* cluster: NIC bandwidth */
     double net_alpha_s;      /* cluster: NIC -> switch -> NIC latency */
     int nics_per_gpu;        /* cluster: one NIC per GPU, not per server */
+    int nvls;                /* switches reduce in the fabric (NVLS) */
 } bi_args_t;
 
 typedef ccs_status_t (*bi_build_fn)(topo_builder_t *b, const bi_args_t *a,
@@ -150,6 +152,7 @@ static ccs_status_t build_one_switch(topo_builder_t *b, int32_t n,
     s.has_switch = 1;
     s.intra_alpha_s = a->alpha_s / 2;
     s.intra_bw_Bps = a->bw_Bps;
+    s.switch_nvls = a->nvls;
     st = tb_server_nodes(b, &s, 0, err);
     if (st == CCS_OK)
         st = tb_server_links(b, &s, -1, err);
@@ -166,6 +169,18 @@ static ccs_status_t build_dgx8(topo_builder_t *b, const bi_args_t *a,
                                ccs_err_t *err)
 {
     return build_one_switch(b, 8, a, err);
+}
+
+/* DGX H100: the third-generation NVSwitch reduces and multicasts in the
+ * switch (NVLink SHARP), which NCCL uses as its NVLS algorithm; the A100's
+ * NVSwitch cannot, so dgx-a100 stays build_dgx8 without it. */
+static ccs_status_t build_dgx_h100(topo_builder_t *b, const bi_args_t *a,
+                                   ccs_err_t *err)
+{
+    bi_args_t h = *a;
+
+    h.nvls = 1;
+    return build_one_switch(b, 8, &h, err);
 }
 
 /* DGX-1 (V100) hybrid cube-mesh: two fully connected quads {0..3} and
@@ -243,8 +258,9 @@ static ccs_status_t build_fattree(topo_builder_t *b, const bi_args_t *a,
 }
 
 /* cluster:SxG - servers "s<i>" with G GPUs on an NVSwitch "s<i>.sw"
- * (alpha/2 and nvlink bandwidth per link), a NIC "s<i>.nic" on that switch
- * (or one NIC "s<i>.nic<k>" per GPU with nics=gpu), all NICs on one
+ * (alpha/2 and nvlink bandwidth per link), one NIC "s<i>.nic<k>" per GPU
+ * (default; or one NIC "s<i>.nic" on the switch with nics=server), all
+ * NICs on one
  * network switch "net" (netalpha/2 per NIC link).  GPU-to-GPU latency is
  * alpha inside a server and alpha + netalpha across servers. */
 static ccs_status_t build_cluster(topo_builder_t *b, const bi_args_t *a,
@@ -264,6 +280,7 @@ static ccs_status_t build_cluster(topo_builder_t *b, const bi_args_t *a,
         sv[i].has_switch = 1;
         sv[i].intra_alpha_s = a->alpha_s / 2;
         sv[i].intra_bw_Bps = a->bw_Bps;
+        sv[i].switch_nvls = a->nvls;
         sv[i].nic_mode = a->nics_per_gpu ? TB_NIC_GPU : TB_NIC_SERVER;
         /* Per-GPU NICs skip the switch, so their attach link takes the
          * switch hop's latency; a per-server NIC sits on the switch. */
@@ -285,9 +302,10 @@ static const bi_spec_t builtins[] = {
     { "ring", 1, 1, BI_ALPHA | BI_BW, 150e-9, 16e9, "ring:N",
       "N GPUs in a bidirectional ring; GPUs forward (150 ns, 16 GB/s "
       "per link per direction)", build_ring },
-    { "switch", 1, 1, BI_ALPHA | BI_BW, 3e-6, 450e9, "switch:N",
+    { "switch", 1, 1, BI_ALPHA | BI_BW | BI_NVLS, 3e-6, 450e9, "switch:N",
       "N GPUs on one non-blocking switch (3 us GPU-switch-GPU, "
-      "450 GB/s per GPU per direction)", build_switch },
+      "450 GB/s per GPU per direction; nvls=on: it reduces)",
+      build_switch },
     { "torus", 2, 2, BI_ALPHA | BI_BW, 150e-9, 16e9, "torus:AxB",
       "2D torus of AxB GPUs; GPUs forward (150 ns, 16 GB/s per link per "
       "direction, MultiTree)", build_torus },
@@ -299,19 +317,21 @@ static const bi_spec_t builtins[] = {
       "full bisection (2 us per switch, 50 GB/s per GPU)", build_fattree },
     { "dgx-h100", 0, 0, BI_ALPHA | BI_BW, 3e-6, 450e9, "dgx-h100",
       "8 H100 on NVSwitch, 450 GB/s per GPU per direction, 3 us "
-      "(StragglAR)", build_dgx8 },
+      "(StragglAR); NVSwitch reduces (NVLS)", build_dgx_h100 },
     { "dgx-a100", 0, 0, BI_ALPHA | BI_BW, 3e-6, 300e9, "dgx-a100",
-      "8 A100 on NVSwitch, 300 GB/s per GPU per direction, 3 us",
+      "8 A100 on NVSwitch, 300 GB/s per GPU per direction, 3 us; no "
+      "in-switch reduction",
       build_dgx8 },
     { "dgx1", 0, 0, BI_ALPHA | BI_BW, 3e-6, 25e9, "dgx1",
       "8 V100, hybrid cube-mesh NVLink, 25 GB/s per NVLink per direction; "
       "GPUs forward", build_dgx1 },
     { "cluster", 2, 2,
-      BI_ALPHA | BI_BW | BI_NVLINK | BI_NIC | BI_NETALPHA | BI_NICS, 3e-6,
-      450e9, "cluster:SxG",
+      BI_ALPHA | BI_BW | BI_NVLINK | BI_NIC | BI_NETALPHA | BI_NICS |
+      BI_NVLS, 3e-6, 450e9, "cluster:SxG",
       "S servers of G GPUs on an NVSwitch (nvlink=450GB/s, alpha=3us), one "
-      "NIC per server (nic=50GB/s, netalpha=5us; nics=gpu for one per GPU) "
-      "on one network switch", build_cluster },
+      "NIC per GPU (nic=50GB/s, netalpha=5us; nics=server for one per "
+      "server) on one network switch; nvls=on: the NVSwitches reduce",
+      build_cluster },
 };
 
 #define NBUILTINS ((int)(sizeof(builtins) / sizeof(builtins[0])))
@@ -323,9 +343,9 @@ void topo_list_builtins(FILE *f)
     fprintf(f, "  %-18s %s\n", "FILE.yaml", "a YAML topology "
             "(docs/topology.md)");
     fprintf(f, "  options: append ,alpha=T ,bw=BW (e.g. switch:16,alpha=3us,"
-            "bw=450GB/s);\n"
+            "bw=450GB/s); switch also takes ,nvls=off|on;\n"
             "  cluster also takes ,nvlink=BW ,nic=BW ,netalpha=T "
-            ",nics=server|gpu\n");
+            ",nics=gpu|server ,nvls=off|on\n");
 }
 
 static ccs_status_t parse_dims(const char *spec, const char *s,
@@ -370,6 +390,7 @@ static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
     static const struct { const char *key; unsigned bit; } keys[] = {
         { "alpha", BI_ALPHA }, { "bw", BI_BW }, { "nvlink", BI_NVLINK },
         { "nic", BI_NIC }, { "netalpha", BI_NETALPHA }, { "nics", BI_NICS },
+        { "nvls", BI_NVLS },
     };
     const char *eq = strchr(kv, '=');
     unsigned bit = 0;
@@ -411,11 +432,20 @@ static ccs_status_t parse_option(const char *spec, const bi_spec_t *bi,
         else
             ok = 0;
         break;
+    case BI_NVLS:
+        if (strcmp(val, "on") == 0)
+            a->nvls = 1;
+        else if (strcmp(val, "off") == 0)
+            a->nvls = 0;
+        else
+            ok = 0;
+        break;
     }
     if (!ok)
         return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: bad value '%s' for "
                            "'%.*s'%s", spec, val, (int)klen, kv,
                            bit == BI_NICS ? " (server or gpu)"
+                           : bit == BI_NVLS ? " (on or off)"
                            : (bit == BI_ALPHA || bit == BI_NETALPHA)
                                ? " (a time such as 3us or 150ns)"
                                : " (a bandwidth such as 450GB/s or "
@@ -460,6 +490,10 @@ ccs_status_t topo_builtin_build(const char *spec, topo_builder_t *b,
     a.bw_Bps = bi->bw_Bps;
     a.nic_Bps = 50e9;           /* 400 Gb/s, one NDR port */
     a.net_alpha_s = 5e-6;
+    /* DGX/HGX servers have one NIC per GPU (rail-optimised), and NCCL's
+     * rings leave each server through a different one: the per-server NIC
+     * is the exception, asked for with nics=server. */
+    a.nics_per_gpu = 1;
     if (bi->max_dims == 0) {
         if (dims != NULL)
             return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: %s takes no size",

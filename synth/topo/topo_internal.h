@@ -65,6 +65,7 @@ typedef struct tb_server {
     int32_t ngpus;
     int has_switch;            /* GPUs <-> "<name>.sw" */
     int has_mesh;              /* every GPU pair directly linked */
+    int switch_nvls;           /* the switch reduces (topo_node_t.nvls) */
     double intra_alpha_s;      /* per GPU-switch or GPU-GPU link */
     double intra_bw_Bps;
     int nic_mode;              /* TB_NIC_* */

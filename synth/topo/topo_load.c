@@ -30,6 +30,9 @@ ccs_status_t topo_load(const char *spec, const topo_opts_t *opts,
         return ccs_err_set(err, CCS_ERR_INVALID, "topo_load: out is NULL");
     if (spec == NULL || spec[0] == '\0')
         return ccs_err_set(err, CCS_ERR_TOPOLOGY, "empty topology spec");
+    if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: is a directory, not "
+                           "a topology file", spec);
     tb_init(&b, spec, NULL);
     if ((stat(spec, &sb) == 0 && S_ISREG(sb.st_mode)) ||
         ends_with(spec, ".yaml") || ends_with(spec, ".yml")) {

@@ -280,7 +280,7 @@ static ccs_status_t yserver(ycx_t *cx, yaml_node_t *n, int32_t *nserver,
 {
     static const char *const keys[] = { "name", "count", "gpus", "switch",
                                         "mesh", "nic", NULL };
-    static const char *const ab[] = { "alpha", "bw", NULL };
+    static const char *const ab[] = { "alpha", "bw", "nvls", NULL };
     static const char *const nic_keys[] = { "alpha", "bw", "attach_alpha",
                                             "per_gpu", "to", NULL };
     yaml_node_t *v[YMAX_KEYS], *iv[YMAX_KEYS], *nv[YMAX_KEYS];
@@ -311,6 +311,11 @@ static ccs_status_t yserver(ycx_t *cx, yaml_node_t *n, int32_t *nserver,
         if (st == CCS_OK)
             st = yalpha_bw(cx, v[k], iv[0], iv[1], k == 3 ? "switch" : "mesh",
                            &proto.intra_alpha_s, &proto.intra_bw_Bps);
+        if (st == CCS_OK && iv[2] != NULL && k == 4)
+            st = yerr(cx, iv[2], CCS_ERR_TOPOLOGY, "'nvls' belongs to a "
+                      "switch, not a mesh");
+        if (st == CCS_OK && iv[2] != NULL)
+            st = ybool(cx, iv[2], "switch nvls", &proto.switch_nvls);
         proto.has_switch = k == 3;
         proto.has_mesh = k == 4;
     }
@@ -364,12 +369,13 @@ static ccs_status_t yserver(ycx_t *cx, yaml_node_t *n, int32_t *nserver,
 static ccs_status_t ynode_entry(ycx_t *cx, yaml_node_t *n)
 {
     static const char *const keys[] = { "name", "kind", "server", "count",
-                                        "forwards", NULL };
+                                        "forwards", "nvls", NULL };
     yaml_node_t *v[YMAX_KEYS];
     const char *name = NULL, *kind_s = NULL;
     topo_node_kind_t kind = TOPO_NODE_GPU;
     int32_t server = -1, count = 1;
-    int fwd = -1;
+    int fwd = -1, nvls = 0;
+    int32_t id = -1;
     ccs_status_t st;
 
     st = ymap(cx, n, "a node", keys, v);
@@ -398,6 +404,13 @@ static ccs_status_t ynode_entry(ycx_t *cx, yaml_node_t *n)
         st = yint(cx, v[3], "node count", 1, TOPO_MAX_GPUS, &count);
     if (st == CCS_OK && v[4] != NULL)
         st = ybool(cx, v[4], "forwards", &fwd);
+    if (st == CCS_OK && v[5] != NULL) {
+        st = ybool(cx, v[5], "nvls", &nvls);
+        if (st == CCS_OK && nvls && kind != TOPO_NODE_SWITCH)
+            st = yerr(cx, v[5], CCS_ERR_TOPOLOGY, "'nvls: true' is for "
+                      "switches (in-switch reduction), not a %s",
+                      topo_node_kind_str(kind));
+    }
     for (int32_t i = 0; i < count && st == CCS_OK; i++) {
         char nm[TOPO_NAME_MAX + 16];
 
@@ -405,8 +418,10 @@ static ccs_status_t ynode_entry(ycx_t *cx, yaml_node_t *n)
             snprintf(nm, sizeof(nm), "%s%d", name, (int)i);
         else
             snprintf(nm, sizeof(nm), "%s", name);
-        st = tb_add_node(cx->b, nm, kind, server, fwd, yloc(n), NULL,
+        st = tb_add_node(cx->b, nm, kind, server, fwd, yloc(n), &id,
                          cx->err);
+        if (st == CCS_OK)
+            cx->b->nodes[id].nvls = (uint8_t)(nvls != 0);
     }
     return st;
 }

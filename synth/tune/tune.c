@@ -20,6 +20,9 @@
  * chunk count, pipelining gain falls), which is what makes a hill climb
  * enough, and the best point moves right as the size grows, which is what
  * lets phase 3 look only between the two neighbouring optima.
+ *
+ * This file is the search and its result; the table, CSV, JSON and plan
+ * set writers are tune_write.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,7 +34,9 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "planset.h"
 #include "algo.h"
+#include "baseline.h"
 #include "sim_cost.h"
 #include "tune.h"
 #include "verify.h"
@@ -53,6 +58,7 @@ typedef struct tcand {          /* one point of an algorithm's axis */
     sim_t *sim;                 /* owned; borrows s */
     double *t;                  /* owned, [nsizes]: < 0 not simulated,
                                    INFINITY cannot run */
+    uint8_t *proto;             /* owned, [nsizes]: protocol of t[i] */
 } tcand_t;
 
 typedef struct talgo {
@@ -142,6 +148,7 @@ static void cand_free(tcand_t *k)
     sim_destroy(k->sim);        /* before the schedule it borrows */
     ccs_sched_destroy(k->s);
     free(k->t);
+    free(k->proto);
 }
 
 static void algo_free(talgo_t *a)
@@ -228,14 +235,29 @@ static ccs_status_t eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
         *out = INFINITY;
         return CCS_OK;
     }
-    st = sim_exec(cd->sim, c->sizes[i], &c->so, &res, &e);
-    if (st != CCS_OK) {
-        ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name, c->sizes[i]);
-        keep_err(c, &e);
-        return st;
+    /* The protocol axis: each configuration at its best protocol here
+     * (or the one protocol asked for). */
+    cd->t[i] = INFINITY;
+    for (int pr = SIM_PROTO_LL; pr <= SIM_PROTO_SIMPLE; pr++) {
+        sim_opts_t so = c->so;
+
+        so.proto = c->o->proto == SIM_PROTO_PLAN ? (sim_proto_t)pr
+                                                 : c->o->proto;
+        st = sim_exec(cd->sim, c->sizes[i], &so, &res, &e);
+        if (st != CCS_OK) {
+            ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name,
+                           c->sizes[i]);
+            keep_err(c, &e);
+            return st;
+        }
+        if (res.time_s < cd->t[i]) {
+            cd->t[i] = res.time_s;
+            cd->proto[i] = (uint8_t)so.proto;
+        }
+        sim_result_free(&res);
+        if (c->o->proto != SIM_PROTO_PLAN)
+            break;
     }
-    cd->t[i] = res.time_s;
-    sim_result_free(&res);
     if (c->phase == PH_REF) {
         c->st.ref_evals++;
     } else {
@@ -273,7 +295,8 @@ static ccs_status_t cand_init(tctx_t *c, tcand_t *k, uint32_t pipeline,
     k->chunks_param = chunks_param;
     k->eff = eff;
     k->t = malloc(c->nsizes * sizeof(*k->t));   /* owned by k */
-    if (k->t == NULL)
+    k->proto = calloc(c->nsizes, sizeof(*k->proto));   /* owned by k */
+    if (k->t == NULL || k->proto == NULL)
         return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
     for (uint32_t i = 0; i < c->nsizes; i++)
         k->t[i] = -1;
@@ -571,18 +594,6 @@ void tune_result_destroy(tune_result_t *r)
     free(r);
 }
 
-static void fmt_size(double bytes, char *buf, size_t len)
-{
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int u = 0;
-
-    while (bytes >= 1024.0 && u < 4 && fmod(bytes, 1024.0) == 0) {
-        bytes /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.0f %s", bytes, unit[u]);
-}
-
 /* "key=value" lines of a plan: how to regenerate it and what it won. */
 static ccs_status_t plan_params(const tctx_t *c, const tune_result_t *r,
                                 uint32_t cfg, ccs_sched_t *s, ccs_err_t *err)
@@ -607,6 +618,11 @@ static ccs_status_t plan_params(const tctx_t *c, const tune_result_t *r,
         fprintf(f, "pipeline=%u\n", g->pipeline);
     if (g->chunks_param > 0)
         fprintf(f, "chunks=%u\n", g->chunks_param);
+    if (g->proto != SIM_PROTO_PLAN && g->proto != SIM_PROTO_IDEAL)
+        fprintf(f, "proto=%s\n", sim_proto_str(g->proto));
+    /* What the algorithm recorded (channels, nvls) travels too. */
+    if (s->params != NULL)
+        fprintf(f, "%s", s->params);
     fprintf(f, "tuned=");
     for (uint32_t k = 0; k < r->nranges; k++) {
         if (r->ranges[k].config != cfg)
@@ -681,7 +697,9 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
     for (uint32_t i = 0; i < c->nsizes; i++) {
         uint32_t g = NONE;
         for (uint32_t j = 0; j < i && g == NONE; j++)
-            if (ca[j] == ca[i] && ck[j] == ck[i])
+            if (ca[j] == ca[i] && ck[j] == ck[i] &&
+                c->algos[ca[j]].cand[ck[j]].proto[j] ==
+                    c->algos[ca[i]].cand[ck[i]].proto[i])
                 g = r->points[j].config;
         if (g == NONE) {
             tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
@@ -693,13 +711,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
             cf->chunks_param = cd->chunks_param;
             cf->nchunks = cd->s->nchunks;
             cf->nsteps = cd->s->nsteps;
+            cf->proto = (sim_proto_t)cd->proto[i];
             if (cd->chunks_param > 0)
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u.ccs",
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u-%s.ccs",
                          ccs_coll_str(c->o->coll), cf->algo,
-                         cd->chunks_param);
+                         cd->chunks_param, sim_proto_str(cf->proto));
             else
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u.ccs",
-                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline);
+                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u-%s.ccs",
+                         ccs_coll_str(c->o->coll), cf->algo, cd->pipeline,
+                         sim_proto_str(cf->proto));
         }
         r->points[i].config = g;
         if (i == 0 || r->points[i - 1].config != g) {
@@ -710,17 +730,15 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
         r->ranges[r->nranges - 1].last = i;
         r->points[i].range = r->nranges - 1;
     }
-    /* The winners' schedules move into the result (their simulators,
-     * which borrow them, go first). */
+    /* The winners' schedules are copied into the result: one schedule
+     * may win under two protocols, which are two plans. */
     for (uint32_t i = 0; i < c->nsizes; i++) {
         tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
         uint32_t g = r->points[i].config;
         if (r->plans[g] != NULL)
             continue;
-        sim_destroy(cd->sim);
-        cd->sim = NULL;
-        r->plans[g] = cd->s;
-        cd->s = NULL;
+        if ((st = ccs_sched_clone(cd->s, &r->plans[g], c->err)) != CCS_OK)
+            goto cleanup;
         if ((st = plan_params(c, r, g, r->plans[g], c->err)) != CCS_OK)
             goto cleanup;
     }
@@ -743,6 +761,32 @@ static ccs_status_t assemble(tctx_t *c, tune_result_t *r)
 cleanup:
     free(ca);
     free(ck);
+    return st;
+}
+
+/* The nccl baseline at every size (baseline.h), same straggler and
+ * protocol rule as the search; absent (0) where NCCL has no algorithm. */
+static ccs_status_t nccl_column(tctx_t *c, tune_result_t *r)
+{
+    base_point_t *b = NULL;     /* owned here */
+    sim_opts_t so = c->so;
+    ccs_status_t st;
+
+    if (!base_applies(c->o->coll))
+        return CCS_OK;
+    b = calloc(c->nsizes, sizeof(*b));
+    if (b == NULL)
+        return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
+    so.proto = c->o->proto;
+    st = base_nccl(c->t, &c->base, &so, c->sizes, c->nsizes, b, c->err);
+    if (st == CCS_ERR_UNSUPPORTED)
+        st = CCS_OK;
+    for (uint32_t i = 0; st == CCS_OK && i < c->nsizes; i++) {
+        r->points[i].nccl_time_s = isfinite(b[i].time_s) ? b[i].time_s : 0;
+        snprintf(r->points[i].nccl_algo, sizeof(r->points[i].nccl_algo),
+                 "%s", b[i].algo);
+    }
+    free(b);
     return st;
 }
 
@@ -855,6 +899,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
         bool slow = false;
         for (size_t q = 0; q < sizeof(tune_slow_algos) / sizeof(char *); q++)
             slow = slow || strcmp(algo_at(j)->name, tune_slow_algos[q]) == 0;
+        /* NCCL's own algorithms are the baseline the result is measured
+         * against, not candidates (name them to tune them). */
+        slow = slow || strncmp(algo_at(j)->name, "nccl-", 5) == 0 ||
+               strcmp(algo_at(j)->name, "nvls") == 0;
         if (!slow)
             c.algos[c.nalgos++].desc = algo_at(j);
     }
@@ -898,6 +946,10 @@ ccs_status_t tune_run(const topo_t *t, const tune_opts_t *o,
     st = assemble(&c, r);
     if (st != CCS_OK)
         goto cleanup;
+    st = nccl_column(&c, r);
+    if (st != CCS_OK)
+        goto cleanup;
+    base_assumptions(t, o->proto, r->assumptions, sizeof(r->assumptions));
     r->stats.nalgos = c.st.nalgos;
     r->stats.nalgos_run = c.st.nalgos_run;
     r->stats.grid_configs = c.st.grid_configs;
@@ -921,288 +973,17 @@ cleanup:
     return st;
 }
 
+/* Start of range k: the first tuned size it won (what tuning.json's
+ * min_bytes says, but for range 0, whose start the rule makes moot). */
+static double tune_range_start(const void *ctx, uint32_t k)
+{
+    const tune_result_t *r = ctx;
+
+    return r->points[r->ranges[k].first].size_bytes;
+}
+
+/* The runtime's rule, so that the table and libccs's pick agree. */
 uint32_t tune_lookup(const tune_result_t *r, double bytes)
 {
-    uint32_t k = 0;
-
-    while (k + 1 < r->nranges &&
-           r->points[r->ranges[k + 1].first].size_bytes <= bytes)
-        k++;
-    return k;
-}
-
-/* ---- writers ---- */
-
-static ccs_status_t io_status(FILE *f, ccs_err_t *err)
-{
-    if (ferror(f))
-        return ccs_err_set(err, CCS_ERR_IO, "write error");
-    return CCS_OK;
-}
-
-static double algbw_GBps(double size, double t)
-{
-    return t > 0 ? size / t / 1e9 : 0;
-}
-
-ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
-                              ccs_err_t *err)
-{
-    const tune_stats_t *s = &r->stats;
-    char lo[32], hi[32], range[80], chunks[16], pipe[16], tm[48], bw[48],
-         sp[48];
-
-    fmt_size(r->points[0].size_bytes, lo, sizeof(lo));
-    fmt_size(r->points[r->npoints - 1].size_bytes, hi, sizeof(hi));
-    fprintf(f, "# ccsynth tune: %s on %s (%u ranks), %u sizes %s .. %s, "
-            "%u-byte elements, mode %s", ccs_coll_str(r->coll), r->topo,
-            r->nranks, r->npoints, lo, hi, r->elem_bytes,
-            sim_mode_str(r->mode));
-    if (r->straggler >= 0)
-        fprintf(f, ", rank %d arrives at %g us", r->straggler,
-                r->straggler_delay_s * 1e6);
-    fprintf(f, "\n");
-    if (r->full_grid)
-        fprintf(f, "# search: full grid, %llu simulations of %llu "
-                "configurations", (unsigned long long)s->evals,
-                (unsigned long long)s->grid_configs);
-    else
-        fprintf(f, "# search: pruned (threshold %g, coarse every %u sizes): "
-                "%llu simulations (%llu + %llu + %llu by phase) + %llu for "
-                "the ring column vs %llu for the full grid (%.1f%% fewer)",
-                r->prune, r->coarse_stride, (unsigned long long)s->evals,
-                (unsigned long long)s->evals_phase[0],
-                (unsigned long long)s->evals_phase[1],
-                (unsigned long long)s->evals_phase[2],
-                (unsigned long long)s->ref_evals,
-                (unsigned long long)s->grid_evals,
-                s->grid_evals ? 100.0 * (1.0 - (double)(s->evals +
-                                                        s->ref_evals) /
-                                         (double)s->grid_evals) : 0.0);
-    fprintf(f, "; %llu of %llu schedules built and verified; %.1f ms\n",
-            (unsigned long long)s->built,
-            (unsigned long long)s->grid_configs, s->wall_s * 1e3);
-    if (s->nalgos_pruned > 0) {
-        fprintf(f, "# pruned (never within the threshold):");
-        for (uint32_t a = 0; a < s->nalgos_pruned; a++)
-            fprintf(f, " %s", r->pruned[a]);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", "size range",
-            "algorithm", "pipe", "chunks", "time (us)", "algbw (GB/s)",
-            "vs ring");
-    for (uint32_t k = 0; k < r->nranges; k++) {
-        const tune_range_t *g = &r->ranges[k];
-        const tune_config_t *cf = &r->configs[g->config];
-        const tune_point_t *a = &r->points[g->first];
-        const tune_point_t *b = &r->points[g->last];
-
-        fmt_size(a->size_bytes, lo, sizeof(lo));
-        fmt_size(b->size_bytes, hi, sizeof(hi));
-        if (g->first == g->last)
-            snprintf(range, sizeof(range), "%s", lo);
-        else
-            snprintf(range, sizeof(range), "%s .. %s", lo, hi);
-        snprintf(pipe, sizeof(pipe), "%u", cf->pipeline);
-        if (cf->chunks_param > 0)
-            snprintf(pipe, sizeof(pipe), "-");
-        snprintf(chunks, sizeof(chunks), "%u", cf->nchunks);
-        /* One value for a one-size range, "first .. last" otherwise. */
-        snprintf(tm, sizeof(tm), "%.2f", a->time_s * 1e6);
-        snprintf(bw, sizeof(bw), "%.2f",
-                 algbw_GBps(a->size_bytes, a->time_s));
-        snprintf(sp, sizeof(sp), "-");
-        if (a->ring_time_s > 0)
-            snprintf(sp, sizeof(sp), "%.2fx", a->ring_time_s / a->time_s);
-        if (g->first != g->last) {
-            snprintf(tm + strlen(tm), sizeof(tm) - strlen(tm), " .. %.2f",
-                     b->time_s * 1e6);
-            snprintf(bw + strlen(bw), sizeof(bw) - strlen(bw), " .. %.2f",
-                     algbw_GBps(b->size_bytes, b->time_s));
-            if (a->ring_time_s > 0)
-                snprintf(sp + strlen(sp), sizeof(sp) - strlen(sp),
-                         " .. %.2fx", b->ring_time_s / b->time_s);
-        }
-        fprintf(f, "%-24s %-10s %5s %7s %21s %21s %17s\n", range, cf->algo,
-                pipe, chunks, tm, bw, sp);
-    }
-    return io_status(f, err);
-}
-
-ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
-{
-    double factor = sim_busbw_factor(r->coll, r->nranks);
-
-    fprintf(f, "size,range,algo,pipeline,chunks_param,nchunks,time_us,"
-            "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file\n");
-    for (uint32_t i = 0; i < r->npoints; i++) {
-        const tune_point_t *p = &r->points[i];
-        const tune_config_t *cf = &r->configs[p->config];
-        double al = algbw_GBps(p->size_bytes, p->time_s);
-
-        fprintf(f, "%.0f,%u,%s,%u,%u,%u,%.6f,%.6f,%.6f,", p->size_bytes,
-                p->range, cf->algo, cf->pipeline, cf->chunks_param,
-                cf->nchunks, p->time_s * 1e6, al, al * factor);
-        if (p->ring_time_s > 0)
-            fprintf(f, "%.6f,%.6f,", p->ring_time_s * 1e6,
-                    p->ring_time_s / p->time_s);
-        else
-            fprintf(f, ",,");
-        fprintf(f, "%s\n", cf->file);
-    }
-    return io_status(f, err);
-}
-
-ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
-{
-    const tune_stats_t *s = &r->stats;
-    double factor = sim_busbw_factor(r->coll, r->nranks);
-
-    fprintf(f, "{\n  \"format\": \"ccsynth-tuning\",\n  \"version\": 1,\n"
-            "  \"topo\": ");
-    sim_json_str(f, r->topo);
-    fprintf(f, ",\n  \"topo_fingerprint\": \"0x%016llx\",\n  \"coll\": "
-            "\"%s\",\n  \"nranks\": %u,\n  \"elem_bytes\": %u,\n  \"mode\": "
-            "\"%s\",\n  \"straggler\": %d,\n  \"straggler_delay_s\": %.9g,\n",
-            (unsigned long long)r->topo_fingerprint, ccs_coll_str(r->coll),
-            r->nranks, r->elem_bytes, sim_mode_str(r->mode), r->straggler,
-            r->straggler_delay_s);
-    fprintf(f, "  \"search\": {\"mode\": \"%s\", \"prune\": %.9g, "
-            "\"coarse_stride\": %u, \"algos\": %u, \"algos_run\": %u, "
-            "\"pruned\": [", r->full_grid ? "full-grid" : "pruned",
-            r->prune, r->coarse_stride, s->nalgos, s->nalgos_run);
-    for (uint32_t a = 0; a < s->nalgos_pruned; a++) {
-        fprintf(f, "%s", a ? ", " : "");
-        sim_json_str(f, r->pruned[a]);
-    }
-    fprintf(f, "],\n             \"grid_configs\": %llu, \"grid_evals\": "
-            "%llu, \"evals\": %llu, \"evals_by_phase\": [%llu, %llu, %llu], "
-            "\"ring_reference_evals\": %llu, \"schedules_built\": %llu},\n",
-            (unsigned long long)s->grid_configs,
-            (unsigned long long)s->grid_evals, (unsigned long long)s->evals,
-            (unsigned long long)s->evals_phase[0],
-            (unsigned long long)s->evals_phase[1],
-            (unsigned long long)s->evals_phase[2],
-            (unsigned long long)s->ref_evals, (unsigned long long)s->built);
-    fprintf(f, "  \"configs\": [");
-    for (uint32_t g = 0; g < r->nconfigs; g++) {
-        const tune_config_t *cf = &r->configs[g];
-        fprintf(f, "%s\n    {\"id\": %u, \"algo\": ", g ? "," : "", g);
-        sim_json_str(f, cf->algo);
-        fprintf(f, ", \"pipeline\": %u, \"chunks_param\": %u, \"nchunks\": "
-                "%u, \"nsteps\": %u, \"file\": ", cf->pipeline,
-                cf->chunks_param, cf->nchunks, cf->nsteps);
-        sim_json_str(f, cf->file);
-        fprintf(f, "}");
-    }
-    fprintf(f, "\n  ],\n  \"ranges\": [");
-    for (uint32_t k = 0; k < r->nranges; k++) {
-        const tune_range_t *g = &r->ranges[k];
-        fprintf(f, "%s\n    {\"min_bytes\": %.0f, \"max_bytes\": ",
-                k ? "," : "",
-                k == 0 ? 0.0 : r->points[g->first].size_bytes);
-        if (k + 1 < r->nranges)
-            fprintf(f, "%.0f", r->points[r->ranges[k + 1].first].size_bytes
-                               - 1);
-        else
-            fprintf(f, "null");
-        fprintf(f, ", \"first_size\": %.0f, \"last_size\": %.0f, "
-                "\"config\": %u, \"file\": ", r->points[g->first].size_bytes,
-                r->points[g->last].size_bytes, g->config);
-        sim_json_str(f, r->configs[g->config].file);
-        fprintf(f, "}");
-    }
-    fprintf(f, "\n  ],\n  \"sizes\": [");
-    for (uint32_t i = 0; i < r->npoints; i++) {
-        const tune_point_t *p = &r->points[i];
-        double al = algbw_GBps(p->size_bytes, p->time_s);
-        fprintf(f, "%s\n    {\"size\": %.0f, \"range\": %u, \"config\": %u, "
-                "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": "
-                "%.6f, ", i ? "," : "", p->size_bytes, p->range, p->config,
-                p->time_s * 1e6, al, al * factor);
-        if (p->ring_time_s > 0)
-            fprintf(f, "\"ring_time_us\": %.6f, \"speedup_vs_ring\": %.6f}",
-                    p->ring_time_s * 1e6, p->ring_time_s / p->time_s);
-        else
-            fprintf(f, "\"ring_time_us\": null, \"speedup_vs_ring\": null}");
-    }
-    fprintf(f, "\n  ]\n}\n");
-    return io_status(f, err);
-}
-
-ccs_status_t tune_save_json(const tune_result_t *r, const char *path,
-                            ccs_err_t *err)
-{
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);   /* owned here */
-    FILE *f = NULL;
-    ccs_status_t st = CCS_OK;
-    int fd;
-
-    if (tmp == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "tune: out of memory");
-    snprintf(tmp, len, "%s.tmpXXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create a temporary "
-                         "file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    (void)fchmod(fd, 0644);   /* mkstemp gives 0600 */
-    f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    st = tune_write_json(r, f, err);
-    if (st == CCS_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (fclose(f) != 0 && st == CCS_OK)
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (st == CCS_OK && rename(tmp, path) != 0)
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot rename into place: %s",
-                         path, strerror(errno));
-
-cleanup:
-    if (st != CCS_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
-}
-
-ccs_status_t tune_emit(const tune_result_t *r, const char *dir,
-                       ccs_err_t *err)
-{
-    struct stat sb;
-    size_t len = strlen(dir) + 128;
-    char *path = malloc(len);   /* owned here */
-    ccs_status_t st = CCS_OK;
-
-    if (path == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "tune: out of memory");
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: cannot create directory: %s",
-                         dir, strerror(errno));
-        goto cleanup;
-    }
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        st = ccs_err_set(err, CCS_ERR_IO, "%s: not a directory", dir);
-        goto cleanup;
-    }
-    /* Plans first, the index last: a reader of tuning.json always finds
-     * the files it names. */
-    for (uint32_t g = 0; g < r->nconfigs; g++) {
-        snprintf(path, len, "%s/%s", dir, r->configs[g].file);
-        st = ccs_format_write_file(r->plans[g], path, err);
-        if (st != CCS_OK)
-            goto cleanup;
-    }
-    snprintf(path, len, "%s/tuning.json", dir);
-    st = tune_save_json(r, path, err);
-
-cleanup:
-    free(path);
-    return st;
+    return ccs_planset_pick_range(r->nranges, bytes, tune_range_start, r);
 }

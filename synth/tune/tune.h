@@ -76,6 +76,10 @@ typedef struct tune_opts {
     uint32_t elem_bytes;        /* element size (default 4, float32) */
     sim_mode_t mode;            /* step semantics (default rank) */
     double local_bw_Bps;        /* COPY/REDUCE_LOCAL cost (0: free) */
+    /* Protocol axis: SIM_PROTO_PLAN (default) tries LL, LL128 and Simple
+     * for every configuration and keeps the best per size; any other
+     * value fixes that protocol (IDEAL: the pure alpha-beta model). */
+    sim_proto_t proto;
     const char *topo_spec;      /* written as topo= into the plans' params;
                                    NULL: the topology's name */
     FILE *report;               /* notes (algorithms left out, ...);
@@ -91,6 +95,8 @@ typedef struct tune_config {
     uint32_t chunks_param;      /* algo_params_t.nchunks (0: from pipeline) */
     uint32_t nchunks;           /* the schedule's chunk count C */
     uint32_t nsteps;
+    sim_proto_t proto;          /* protocol it was timed with (params
+                                   proto=) */
     char file[96];              /* plan file name under --emit */
 } tune_config_t;
 
@@ -100,6 +106,9 @@ typedef struct tune_point {     /* one buffer size */
     uint32_t range;             /* index into ranges */
     double time_s;              /* the winner's simulated time */
     double ring_time_s;         /* ring at its default; 0: ring cannot run */
+    double nccl_time_s;         /* the nccl baseline (baseline.h); 0: no
+                                   NCCL algorithm applies */
+    char nccl_algo[32];         /* its choice, e.g. "nvls/simple" */
 } tune_point_t;
 
 typedef struct tune_range {     /* sizes first..last share a winner */
@@ -140,6 +149,7 @@ typedef struct tune_result {
     uint32_t nranges;
     tune_range_t *ranges;       /* owned, [nranges], contiguous */
     char **pruned;              /* owned, [stats.nalgos_pruned] names */
+    char assumptions[512];      /* what the numbers rest on (baseline.h) */
     tune_stats_t stats;
 } tune_result_t;
 

@@ -7,27 +7,26 @@
  * contains.  IN is read-only, so its values are implied (IN_r[c] = (c, {r})
  * where ccs_coll_in_valid says so, else unwritten) and never stored.
  *
- * The schedule is executed one step at a time, in three passes:
- *   1. match: the step's SENDs and RECV/RECV_REDUCEs are ordered by
- *      (receiver, sender, op order) -- stable counting sorts when the step is
- *      large, qsort when it is small, so a step costs O(ops) either way --
- *      and the k-th send of a pair is paired with its k-th receive;
- *   2. reads: every operand read must hold a value; it is stamped with the
- *      step, except the own-destination read of RECV_REDUCE / REDUCE_LOCAL,
- *      which sched.h allows;
- *   3. writes: each destination cell is checked against the stamps (read
- *      and written, or written twice, in one step) and the OUT range, then
- *      the new value is computed and stored at once.  Storing at once is
- *      sound: a cell written in this step was read by no other op of the
- *      step (else pass 3 reports the hazard before storing), so every value
- *      computed in pass 3 is the pre-step one.
+ * Sends are paired with receives once, up front, by the IR's own rule
+ * (ccs_sched_pair: the plan loader, the simulator and this verifier say
+ * the same about the same file).  Then the schedule is executed one step
+ * at a time:
+ *   1. reads: every operand read must hold a value;
+ *   2. hazards: no chunk of a rank is written twice, or read and written,
+ *      in one step (ccs_sched_step_hazard, the loader's check too);
+ *   3. writes: each destination cell is checked against the OUT range,
+ *      then the new value is computed and stored at once.  Storing at once
+ *      is sound: a cell written in this step was read by no other op of the
+ *      step (pass 2), so every value computed in pass 3 is the pre-step one.
  * At the end the collective's postcondition is checked on every valid OUT
  * chunk.
  *
  * Cost: O(total ops x chunks per op x W) time with W = ceil(R / 64) words
- * per rank set, plus O(ranks x chunks x W) for the final check.  Memory:
- * (8W + 12) bytes per OUT/SCRATCH cell, allocated per (rank, buffer) at its
- * first write, capped at VERIFY_MEM_LIMIT.
+ * per rank set; the final check visits only the cells that were written
+ * (a rank x chunk table the schedule does not fill is never walked).
+ * Memory: (8W + 4) bytes per OUT/SCRATCH cell, allocated zeroed per (rank,
+ * buffer) at its first write (pages are touched only where cells are
+ * written), capped at VERIFY_MEM_LIMIT, plus 4 bytes per written OUT cell.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,26 +35,24 @@
 
 #include "verify.h"
 
-#define UNWRITTEN UINT32_MAX
 /* Cell state beyond this is refused rather than risking the OOM killer:
  * 1024 ranks x 1024 chunks need ~140 MiB; 8 GiB is far past any schedule
  * we synthesize. */
 #define VERIFY_MEM_LIMIT (UINT64_C(8) << 30)
 /* Rank lists in messages stop after this many. */
 #define LISTED_RANKS 8
-/* Below ranks / SMALL_STEP_DIV comm ops, a step is sorted with qsort rather
- * than counting sorts over all ranks. */
-#define SMALL_STEP_DIV 4
 
 enum { VB_OUT = 0, VB_SCRATCH = 1, VB_COUNT = 2 };
 
 /* The stored state of one (rank, buffer). */
 typedef struct vcells {
     uint64_t *bits;    /* [ncells * W] contributing ranks; owns the block
-                          that also holds the three arrays below */
-    uint32_t *origin;  /* [ncells] origin chunk, UNWRITTEN until written */
-    uint32_t *rstamp;  /* [ncells] 1 + the last step that read the cell */
-    uint32_t *wstamp;  /* [ncells] 1 + the last step that wrote the cell */
+                          that also holds origin1 */
+    uint32_t *origin1; /* [ncells] 1 + origin chunk; 0 until written, so a
+                          zeroed block is "all unwritten" */
+    uint32_t *written; /* owned; OUT only: chunks in the order they were
+                          first written, nwritten of them */
+    uint32_t nwritten, wcap;
 } vcells_t;
 
 /* A value as read: a stored cell's set, or the singleton {single}. */
@@ -69,11 +66,6 @@ typedef struct vref {
     uint32_t rank, idx;   /* s->rank_ops[rank][idx] */
 } vref_t;
 
-typedef struct vcomm {
-    uint32_t dst, src;    /* receiver, sender */
-    uint32_t pos;         /* index in order[] */
-} vcomm_t;
-
 typedef struct vctx {
     const ccs_sched_t *s;
     ccs_err_t *err;
@@ -84,11 +76,7 @@ typedef struct vctx {
     vref_t *order;        /* [nops], owned: ops by (step, rank, op order) */
     uint32_t *step_start; /* [nsteps + 1], owned: step t is
                              order[step_start[t] .. step_start[t + 1]) */
-    uint32_t *match;      /* [nops], owned: recv pos -> its send's pos */
-    vcomm_t *sends;       /* [max ops in a step], owned */
-    vcomm_t *recvs;       /* [max ops in a step], owned */
-    vcomm_t *tmp;         /* [max ops in a step], owned */
-    uint32_t *cnt;        /* [R + 1], owned: counting-sort buckets */
+    ccs_pairing_t pair;   /* owned: each receive's send */
 } vctx_t;
 
 /* ---- Messages ---- */
@@ -96,47 +84,6 @@ typedef struct vctx {
 static const ccs_op_t *op_at(const vctx_t *v, uint32_t pos)
 {
     return &v->s->rank_ops[v->order[pos].rank][v->order[pos].idx];
-}
-
-/* "out[3]" or "out[3..5]". */
-static void fmt_range(char *buf, size_t len, unsigned b, uint32_t chunk,
-                      uint32_t n)
-{
-    if (n <= 1)
-        snprintf(buf, len, "%s[%u]", ccs_buf_str((ccs_buf_t)b), chunk);
-    else
-        snprintf(buf, len, "%s[%u..%u]", ccs_buf_str((ccs_buf_t)b), chunk,
-                 chunk + n - 1);
-}
-
-/* What element i of an op does, for messages: "send of out[3] to rank 2",
- * "recv_reduce from rank 1 into out[4]", "copy of in[2] into scratch[0]". */
-static void op_desc(char *buf, size_t len, const ccs_op_t *op, uint32_t i)
-{
-    char dst[48], src[48];
-    const char *kind = ccs_op_kind_str((ccs_op_kind_t)op->kind);
-
-    fmt_range(dst, sizeof(dst), op->buf, op->chunk + i, 1);
-    fmt_range(src, sizeof(src), op->src_buf, op->src_chunk + i, 1);
-    switch (op->kind) {
-    case CCS_OP_SEND:
-        snprintf(buf, len, "send of %s to rank %d", dst, op->peer);
-        break;
-    case CCS_OP_RECV:
-        snprintf(buf, len, "recv from rank %d into %s", op->peer, dst);
-        break;
-    case CCS_OP_RECV_REDUCE:
-        if (op->src_buf == op->buf && op->src_chunk == op->chunk)
-            snprintf(buf, len, "recv_reduce from rank %d into %s", op->peer,
-                     dst);
-        else
-            snprintf(buf, len, "recv_reduce from rank %d into %s (with %s)",
-                     op->peer, dst, src);
-        break;
-    default:
-        snprintf(buf, len, "%s of %s into %s", kind, src, dst);
-        break;
-    }
 }
 
 /* Fail with "step T, rank R: <op element i>: <problem>". */
@@ -150,7 +97,7 @@ static ccs_status_t op_fail(vctx_t *v, uint32_t t, uint32_t rank,
     char what[160], problem[320];
     va_list ap;
 
-    op_desc(what, sizeof(what), op, i);
+    ccs_op_desc(what, sizeof(what), op, i);
     va_start(ap, fmt);
     vsnprintf(problem, sizeof(problem), fmt, ap);
     va_end(ap);
@@ -205,7 +152,7 @@ static ccs_status_t cells_alloc(vctx_t *v, uint32_t rank, unsigned b,
 {
     vcells_t *c = cells_of(v, rank, b);
     uint64_t n = buf_len(v->s, b);
-    uint64_t bytes = n * ((uint64_t)v->W * 8 + 3 * sizeof(uint32_t));
+    uint64_t bytes = n * ((uint64_t)v->W * 8 + sizeof(uint32_t));
 
     if (c->bits == NULL) {
         if (v->mem + bytes > VERIFY_MEM_LIMIT)
@@ -215,8 +162,8 @@ static ccs_status_t cells_alloc(vctx_t *v, uint32_t rank, unsigned b,
                                (unsigned long long)(VERIFY_MEM_LIMIT >> 20),
                                v->s->nranks, v->s->nchunks, v->s->nscratch);
         /* One block owned by c->bits: the sets first (8-byte aligned),
-         * then origin, rstamp, wstamp.  calloc leaves the set pages
-         * untouched until a cell is written. */
+         * then origin1.  calloc leaves the pages untouched until a cell is
+         * written. */
         c->bits = calloc(1, (size_t)bytes);
         if (c->bits == NULL)
             return ccs_err_set(v->err, CCS_ERR_NOMEM,
@@ -224,10 +171,7 @@ static ccs_status_t cells_alloc(vctx_t *v, uint32_t rank, unsigned b,
                                "bytes for rank %u %s)",
                                (unsigned long long)bytes, rank,
                                ccs_buf_str((ccs_buf_t)b));
-        c->origin = (uint32_t *)(c->bits + n * v->W);
-        c->rstamp = c->origin + n;
-        c->wstamp = c->rstamp + n;
-        memset(c->origin, 0xff, (size_t)n * sizeof(uint32_t));
+        c->origin1 = (uint32_t *)(c->bits + n * v->W);
         v->mem += bytes;
     }
     *out = c;
@@ -250,9 +194,9 @@ static bool val_get(const vctx_t *v, uint32_t rank, unsigned b,
     }
     c = &v->cells[(size_t)rank * VB_COUNT +
                   (b == CCS_BUF_OUT ? VB_OUT : VB_SCRATCH)];
-    if (c->bits == NULL || c->origin[chunk] == UNWRITTEN)
+    if (c->bits == NULL || c->origin1[chunk] == 0)
         return false;
-    out->origin = c->origin[chunk];
+    out->origin = c->origin1[chunk] - 1;
     out->bits = c->bits + (size_t)chunk * v->W;
     out->single = 0;
     return true;
@@ -307,7 +251,6 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
 {
     const ccs_sched_t *s = v->s;
     uint64_t total = ccs_sched_total_ops(s);
-    uint32_t maxstep = 0;
 
     if (total >= UINT32_MAX)
         return ccs_err_set(v->err, CCS_ERR_UNSUPPORTED,
@@ -316,10 +259,7 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
     /* All owned by v, freed by vctx_free. */
     v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
     v->order = malloc((size_t)(total ? total : 1) * sizeof(vref_t));
-    v->match = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
-    v->cnt = malloc(((size_t)s->nranks + 1) * sizeof(uint32_t));
-    if (v->step_start == NULL || v->order == NULL || v->match == NULL ||
-        v->cnt == NULL)
+    if (v->step_start == NULL || v->order == NULL)
         return ccs_err_set(v->err, CCS_ERR_NOMEM,
                            "out of memory indexing %llu ops",
                            (unsigned long long)total);
@@ -353,11 +293,8 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
 
     /* Counting sort by step; ranks and their ops in order, so it is stable:
      * step t holds (rank, op order). */
-    for (uint32_t t = 0; t < s->nsteps; t++) {
-        if (v->step_start[t + 1] > maxstep)
-            maxstep = v->step_start[t + 1];
+    for (uint32_t t = 0; t < s->nsteps; t++)
         v->step_start[t + 1] += v->step_start[t];
-    }
     for (uint32_t r = 0; r < s->nranks; r++) {
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             uint32_t p = v->step_start[s->rank_ops[r][i].step]++;
@@ -368,148 +305,15 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
     for (uint32_t t = s->nsteps; t > 0; t--)
         v->step_start[t] = v->step_start[t - 1];
     v->step_start[0] = 0;
-
-    v->sends = malloc((size_t)(maxstep ? maxstep : 1) * sizeof(vcomm_t));
-    v->recvs = malloc((size_t)(maxstep ? maxstep : 1) * sizeof(vcomm_t));
-    v->tmp = malloc((size_t)(maxstep ? maxstep : 1) * sizeof(vcomm_t));
-    if (v->sends == NULL || v->recvs == NULL || v->tmp == NULL)
-        return ccs_err_set(v->err, CCS_ERR_NOMEM,
-                           "out of memory for a step of %u ops", maxstep);
     return CCS_OK;
 }
 
-/* ---- Pass 1: matching ---- */
+/* ---- Pass 1: reads ---- */
 
-static int comm_cmp(const void *pa, const void *pb)
-{
-    const vcomm_t *a = pa, *b = pb;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    return a->pos < b->pos ? -1 : (a->pos > b->pos);
-}
-
-/* Stable counting sort of a[0..k) by dst (by_dst) or src, through tmp. */
-static void comm_csort(vctx_t *v, vcomm_t *a, uint32_t k, bool by_dst)
-{
-    uint32_t R = v->s->nranks;
-    uint32_t *cnt = v->cnt;
-
-    memset(cnt, 0, ((size_t)R + 1) * sizeof(uint32_t));
-    for (uint32_t i = 0; i < k; i++)
-        cnt[(by_dst ? a[i].dst : a[i].src) + 1]++;
-    for (uint32_t r = 0; r < R; r++)
-        cnt[r + 1] += cnt[r];
-    for (uint32_t i = 0; i < k; i++)
-        v->tmp[cnt[by_dst ? a[i].dst : a[i].src]++] = a[i];
-    memcpy(a, v->tmp, (size_t)k * sizeof(vcomm_t));
-}
-
-/* Order a[0..k) by (dst, src, pos).  `src_sorted`: a is already in (src,
- * pos) order (sends, gathered rank by rank), else in (dst, pos) order. */
-static void comm_sort(vctx_t *v, vcomm_t *a, uint32_t k, bool src_sorted)
-{
-    if ((uint64_t)k * SMALL_STEP_DIV < v->s->nranks) {
-        qsort(a, k, sizeof(*a), comm_cmp);
-        return;
-    }
-    if (!src_sorted)
-        comm_csort(v, a, k, false);  /* (dst, pos) -> (src, dst, pos) */
-    comm_csort(v, a, k, true);       /* -> (dst, src, pos) */
-}
-
-static int comm_key_cmp(const vcomm_t *a, const vcomm_t *b)
-{
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    return 0;
-}
-
-static ccs_status_t match_step(vctx_t *v, uint32_t t)
-{
-    uint32_t lo = v->step_start[t], hi = v->step_start[t + 1];
-    uint32_t ns = 0, nr = 0, i = 0, j = 0;
-
-    for (uint32_t p = lo; p < hi; p++) {
-        const ccs_op_t *op = op_at(v, p);
-        uint32_t rank = v->order[p].rank;
-        if (op->kind == CCS_OP_SEND) {
-            v->sends[ns].dst = (uint32_t)op->peer;
-            v->sends[ns].src = rank;
-            v->sends[ns++].pos = p;
-        } else if (op->kind == CCS_OP_RECV ||
-                   op->kind == CCS_OP_RECV_REDUCE) {
-            v->recvs[nr].dst = rank;
-            v->recvs[nr].src = (uint32_t)op->peer;
-            v->recvs[nr++].pos = p;
-        }
-    }
-    comm_sort(v, v->sends, ns, true);
-    comm_sort(v, v->recvs, nr, false);
-
-    while (i < ns || j < nr) {
-        int c = (i < ns && j < nr) ? comm_key_cmp(&v->sends[i], &v->recvs[j])
-                                   : (i < ns ? -1 : 1);
-        if (c == 0) {
-            const ccs_op_t *so = op_at(v, v->sends[i].pos);
-            const ccs_op_t *ro = op_at(v, v->recvs[j].pos);
-            if (so->nchunks != ro->nchunks) {
-                char sr[48], rr[48];
-                fmt_range(sr, sizeof(sr), so->buf, so->chunk, so->nchunks);
-                fmt_range(rr, sizeof(rr), ro->buf, ro->chunk, ro->nchunks);
-                return ccs_err_set(v->err, CCS_ERR_VERIFY,
-                                   "step %u, rank %u: send of %s (%u chunk%s) "
-                                   "to rank %u is received by %s into %s (%u "
-                                   "chunk%s): size mismatch", t,
-                                   v->sends[i].src, sr, so->nchunks,
-                                   so->nchunks == 1 ? "" : "s",
-                                   v->sends[i].dst,
-                                   ccs_op_kind_str((ccs_op_kind_t)ro->kind),
-                                   rr, ro->nchunks,
-                                   ro->nchunks == 1 ? "" : "s");
-            }
-            v->match[v->recvs[j].pos] = v->sends[i].pos;
-            i++;
-            j++;
-        } else if (c < 0) {
-            const ccs_op_t *so = op_at(v, v->sends[i].pos);
-            char sr[48];
-            fmt_range(sr, sizeof(sr), so->buf, so->chunk, so->nchunks);
-            return ccs_err_set(v->err, CCS_ERR_VERIFY,
-                               "step %u, rank %u: send of %s to rank %u has "
-                               "no matching receive", t, v->sends[i].src, sr,
-                               v->sends[i].dst);
-        } else {
-            const ccs_op_t *ro = op_at(v, v->recvs[j].pos);
-            char rr[48];
-            fmt_range(rr, sizeof(rr), ro->buf, ro->chunk, ro->nchunks);
-            return ccs_err_set(v->err, CCS_ERR_VERIFY,
-                               "step %u, rank %u: %s from rank %u into %s "
-                               "has no matching send", t, v->recvs[j].dst,
-                               ccs_op_kind_str((ccs_op_kind_t)ro->kind),
-                               v->recvs[j].src, rr);
-        }
-    }
-    return CCS_OK;
-}
-
-/* ---- Pass 2: reads ---- */
-
-/* True when element reads of the local operand are the op's own
- * destination (allowed to be read and written in one step). */
-static bool src_is_dst(const ccs_op_t *op)
-{
-    return op->src_buf == op->buf && op->src_chunk == op->chunk;
-}
-
-/* Check that (rank, b, chunk) holds a value; stamp it as read in step t
- * unless it is the op's own destination. */
+/* Check that (rank, b, chunk) holds a value. */
 static ccs_status_t read_cell(vctx_t *v, uint32_t t, uint32_t rank,
                               const ccs_op_t *op, uint32_t i, unsigned b,
-                              uint32_t chunk, bool stamp)
+                              uint32_t chunk)
 {
     vval_t val;
 
@@ -523,8 +327,6 @@ static ccs_status_t read_cell(vctx_t *v, uint32_t t, uint32_t rank,
                        "reads %s[%u], which was never written",
                        ccs_buf_str((ccs_buf_t)b), chunk);
     }
-    if (stamp && b != CCS_BUF_IN)
-        cells_of(v, rank, b)->rstamp[chunk] = t + 1;
     return CCS_OK;
 }
 
@@ -536,7 +338,6 @@ static ccs_status_t read_step(vctx_t *v, uint32_t t)
     for (uint32_t p = v->step_start[t]; p < v->step_start[t + 1]; p++) {
         const ccs_op_t *op = op_at(v, p);
         uint32_t rank = v->order[p].rank;
-        bool own = src_is_dst(op);
 
         if ((op->kind == CCS_OP_RECV_REDUCE ||
              op->kind == CCS_OP_REDUCE_LOCAL) && !reduces)
@@ -546,24 +347,20 @@ static ccs_status_t read_step(vctx_t *v, uint32_t t)
         for (uint32_t i = 0; i < op->nchunks; i++) {
             switch (op->kind) {
             case CCS_OP_SEND:
-                st = read_cell(v, t, rank, op, i, op->buf, op->chunk + i,
-                               true);
+                st = read_cell(v, t, rank, op, i, op->buf, op->chunk + i);
                 break;
             case CCS_OP_RECV_REDUCE:
             case CCS_OP_COPY:
-                /* A COPY onto itself is a read and write of one cell. */
                 st = read_cell(v, t, rank, op, i, op->src_buf,
-                               op->src_chunk + i,
-                               !(own && op->kind == CCS_OP_RECV_REDUCE));
+                               op->src_chunk + i);
                 break;
             case CCS_OP_REDUCE_LOCAL:
                 /* Reducing a cell with itself is left to the data check,
                  * which reports it as reduced twice. */
-                st = read_cell(v, t, rank, op, i, op->buf, op->chunk + i,
-                               false);
+                st = read_cell(v, t, rank, op, i, op->buf, op->chunk + i);
                 if (st == CCS_OK)
                     st = read_cell(v, t, rank, op, i, op->src_buf,
-                                   op->src_chunk + i, !own);
+                                   op->src_chunk + i);
                 break;
             default: /* RECV reads only the wire */
                 st = CCS_OK;
@@ -572,6 +369,28 @@ static ccs_status_t read_step(vctx_t *v, uint32_t t)
             if (st != CCS_OK)
                 return st;
         }
+    }
+    return CCS_OK;
+}
+
+/* ---- Pass 2: hazards ---- */
+
+/* Every rank's ops of step t, one rank at a time (order[] holds them in
+ * (rank, op order), and a rank's ops of one step are contiguous). */
+static ccs_status_t hazard_step(vctx_t *v, uint32_t t)
+{
+    uint32_t p = v->step_start[t], end = v->step_start[t + 1];
+
+    while (p < end) {
+        uint32_t rank = v->order[p].rank, q = p;
+        ccs_status_t st;
+        while (q < end && v->order[q].rank == rank)
+            q++;
+        st = ccs_sched_step_hazard(op_at(v, p), q - p, t, rank,
+                                   CCS_ERR_VERIFY, v->err);
+        if (st != CCS_OK)
+            return st;
+        p = q;
     }
     return CCS_OK;
 }
@@ -613,23 +432,28 @@ static ccs_status_t write_elem(vctx_t *v, uint32_t t, uint32_t p,
     st = cells_alloc(v, rank, op->buf, &c);
     if (st != CCS_OK)
         return st;
-    if (c->wstamp[dc] == t + 1)
-        return op_fail(v, t, rank, op, i,
-                       "%s[%u] is written twice in this step",
-                       ccs_buf_str((ccs_buf_t)op->buf), dc);
-    if (c->rstamp[dc] == t + 1)
-        return op_fail(v, t, rank, op, i,
-                       "%s[%u] is read and written in the same step",
-                       ccs_buf_str((ccs_buf_t)op->buf), dc);
+    if (c->origin1[dc] == 0 && op->buf == CCS_BUF_OUT) {
+        if (c->nwritten == c->wcap) {
+            uint32_t ncap = c->wcap ? 2 * c->wcap : 64;
+            uint32_t *nw = realloc(c->written, (size_t)ncap * sizeof(*nw));
+            if (nw == NULL)
+                return ccs_err_set(v->err, CCS_ERR_NOMEM, "out of memory");
+            c->written = nw;
+            c->wcap = ncap;
+        }
+        c->written[c->nwritten++] = dc;
+    }
 
     /* x: the incoming operand; a: the local one when the op reduces.  Both
      * were checked readable in pass 2 (sends by their own op). */
     switch (op->kind) {
     case CCS_OP_RECV:
     case CCS_OP_RECV_REDUCE: {
-        const ccs_op_t *so = op_at(v, v->match[p]);
-        if (!val_get(v, v->order[v->match[p]].rank, so->buf, so->chunk + i,
-                     &x))
+        uint32_t peer = (uint32_t)op->peer;
+        uint32_t mate = v->pair.mate[v->pair.base[rank] + v->order[p].idx];
+        const ccs_op_t *so =
+            &v->s->rank_ops[peer][mate - v->pair.base[peer]];
+        if (!val_get(v, peer, so->buf, so->chunk + i, &x))
             return ccs_err_set(v->err, CCS_ERR_INTERNAL,
                                "step %u: matched send not readable", t);
         if (op->kind == CCS_OP_RECV_REDUCE &&
@@ -654,7 +478,7 @@ static ccs_status_t write_elem(vctx_t *v, uint32_t t, uint32_t p,
     d = c->bits + (size_t)dc * v->W;
     if (op->kind == CCS_OP_RECV || op->kind == CCS_OP_COPY) {
         set_store(d, &x, v->W);
-        c->origin[dc] = x.origin;
+        c->origin1[dc] = x.origin + 1;
     } else {
         int64_t dup;
         if (a.origin != x.origin)
@@ -669,9 +493,8 @@ static ccs_status_t write_elem(vctx_t *v, uint32_t t, uint32_t p,
         /* d is a's storage or a cell no operand lives in (pass 3 order). */
         set_store(d, &a, v->W);
         set_or(d, &x, v->W);
-        c->origin[dc] = a.origin;
+        c->origin1[dc] = a.origin + 1;
     }
-    c->wstamp[dc] = t + 1;
     return CCS_OK;
 }
 
@@ -774,6 +597,44 @@ static bool check_out(vctx_t *v, uint32_t r, uint32_t c,
     return true;
 }
 
+/* Rank r's OUT: how many valid chunks are wrong (*wrong) and, when any
+ * is, the message for the first in chunk order (into msg).  Visits only
+ * cells that were written: an unwritten valid chunk is wrong by count,
+ * and the first one is found by walking up from the span's start over
+ * written cells only. */
+static void check_rank_out(vctx_t *v, uint32_t r, const uint64_t *all,
+                           uint64_t *want, char *msg, size_t len,
+                           uint64_t *wrong, uint64_t *valid)
+{
+    const vcells_t *c = cells_of(v, r, CCS_BUF_OUT);
+    uint32_t lo, hi, first = UINT32_MAX, nvalid;
+    char tmp[CCS_ERR_MSG_MAX];
+
+    ccs_coll_valid_span(v->s, r, true, &lo, &hi);
+    nvalid = hi > lo ? hi - lo : 0;
+    *valid = nvalid;
+    *wrong = 0;
+    if (nvalid == 0)
+        return;
+    /* Every written OUT cell is valid (pass 3 refuses the others). */
+    *wrong = nvalid - (c->bits ? c->nwritten : 0);
+    if (*wrong > 0) {
+        first = lo;
+        while (c->bits != NULL && c->origin1[first] != 0)
+            first++;
+    }
+    for (uint32_t k = 0; c->bits != NULL && k < c->nwritten; k++) {
+        uint32_t ch = c->written[k];
+        if (check_out(v, r, ch, all, want, tmp, sizeof(tmp))) {
+            (*wrong)++;
+            if (ch < first)
+                first = ch;
+        }
+    }
+    if (*wrong > 0)
+        check_out(v, r, first, all, want, msg, len);
+}
+
 static ccs_status_t check_end(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
@@ -789,14 +650,11 @@ static ccs_status_t check_end(vctx_t *v)
         all[q / 64] |= UINT64_C(1) << (q % 64);
     first[0] = '\0';
     for (uint32_t r = 0; r < s->nranks; r++) {
-        for (uint32_t c = 0; c < s->nchunks; c++) {
-            if (!ccs_coll_out_valid(s, r, c))
-                continue;
-            valid++;
-            if (check_out(v, r, c, all, want, wrong ? msg : first,
-                          sizeof(first)))
-                wrong++;
-        }
+        uint64_t w, n;
+        check_rank_out(v, r, all, want, wrong ? msg : first, sizeof(first),
+                       &w, &n);
+        wrong += w;
+        valid += n;
     }
     free(all);
     if (wrong == 0)
@@ -814,17 +672,15 @@ static ccs_status_t check_end(vctx_t *v)
 static void vctx_free(vctx_t *v)
 {
     if (v->cells != NULL) {
-        for (size_t i = 0; i < (size_t)v->s->nranks * VB_COUNT; i++)
+        for (size_t i = 0; i < (size_t)v->s->nranks * VB_COUNT; i++) {
             free(v->cells[i].bits);
+            free(v->cells[i].written);
+        }
     }
     free(v->cells);
     free(v->order);
     free(v->step_start);
-    free(v->match);
-    free(v->sends);
-    free(v->recvs);
-    free(v->tmp);
-    free(v->cnt);
+    ccs_pairing_free(&v->pair);
 }
 
 ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
@@ -849,12 +705,14 @@ ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
         goto cleanup;
     }
     st = index_ops(&v, &r);
+    if (st == CCS_OK)
+        st = ccs_sched_pair(s, CCS_ERR_VERIFY, &v.pair, err);
     if (st != CCS_OK)
         goto cleanup;
     for (uint32_t t = 0; t < s->nsteps; t++) {
-        st = match_step(&v, t);
+        st = read_step(&v, t);
         if (st == CCS_OK)
-            st = read_step(&v, t);
+            st = hazard_step(&v, t);
         if (st == CCS_OK)
             st = write_step(&v, t);
         if (st != CCS_OK)

@@ -29,6 +29,9 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
 src=tests/e2e/install_consumer.c
 cflags=(-std=c11 -Wall -Wextra -Werror -pthread)
+# A sanitizer build's libraries need the sanitizer runtime at link time.
+# shellcheck disable=SC2206
+cflags+=(${CCS_SAN_FLAGS-})
 # shared: only what pkg-config says
 if ! cc "${cflags[@]}" $(pkg-config --cflags ccs) "$src" \
         $(pkg-config --libs ccs) -o "$tmp/consumer-shared" 2>"$tmp/cc.log"; then

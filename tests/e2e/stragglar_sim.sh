@@ -30,9 +30,9 @@ check() {
 # ---- dgx-h100, 4 GiB: ideal and worst case through `compare` ----
 read -r a b n < <(topo_params dgx-h100) || { echo "FAIL: topo_params"; exit 1; }
 s=$(bytes 4G)
-$C compare --topo dgx-h100 --algos ring,stragglar --sizes 4G --straggler 7 \
+$C compare --proto ideal --topo dgx-h100 --algos ring,stragglar --sizes 4G --straggler 7 \
     --straggler-delay "$IDEAL_D" --csv > "$tmp/ideal.csv" || { echo "FAIL: compare ideal"; exit 1; }
-$C compare --topo dgx-h100 --algos ring,stragglar --sizes 4G --straggler 7 \
+$C compare --proto ideal --topo dgx-h100 --algos ring,stragglar --sizes 4G --straggler 7 \
     --straggler-delay 0 --csv > "$tmp/worst.csv" || { echo "FAIL: compare worst"; exit 1; }
 ring=$(closed ring "$a" "$b" "$n" "$s"); sar=$(closed sar "$a" "$b" "$n" "$s")
 worst=$(closed worst "$a" "$b" "$n" "$s"); rs=$(closed rs "$a" "$b" "$n" "$s")
@@ -52,7 +52,7 @@ check "worst case: stragglar total = T_RS + T_SAR+" \
     "t / (c * 1e6) > 0.9999 && t / (c * 1e6) < 1.0001" t="$tw_s" c="$worst"
 
 # ---- switch:256, ideal case ----
-$C compare --topo switch:256 --algos ring,stragglar --sizes 1G,4G \
+$C compare --proto ideal --topo switch:256 --algos ring,stragglar --sizes 1G,4G \
     --straggler 255 --straggler-delay "$IDEAL_D" --csv > "$tmp/s256.csv" \
     || { echo "FAIL: compare switch:256"; exit 1; }
 # size:speedup per row, by column name.

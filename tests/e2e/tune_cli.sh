@@ -27,8 +27,13 @@ expect 5 "none of the 1 algorithm" -- $C tune --topo switch:8 --algos ring \
 out=$($C tune --topo switch:8 $S -q)
 printf '%s\n' "$out" | grep -qE '^# search: pruned .* simulations .* vs 297 for the full grid' ||
     { echo "FAIL: no search line: $out"; fail=1; }
-printf '%s\n' "$out" | grep -qE '^1 KiB \.\. 1 GiB +allpairs' ||
+# allpairs throughout, with LL up to 1 MiB and Simple above (the
+# protocol axis), each against the nccl baseline
+printf '%s\n' "$out" | grep -qE '^1 KiB \.\. 1 MiB +allpairs +ll ' &&
+printf '%s\n' "$out" | grep -qE '^4 MiB \.\. 1 GiB +allpairs +simple ' ||
     { echo "FAIL: switch:8 should be allpairs throughout: $out"; fail=1; }
+printf '%s\n' "$out" | grep -qE 'vs nccl .* nccl choice .* vs ring' ||
+    { echo "FAIL: tune table has no vs nccl column: $out"; fail=1; }
 
 # CSV: one row per size (11), pruned choices equal the full grid's.
 $C tune --topo cluster:2x8 $S -q --csv > "$tmp/p.csv" || fail=1

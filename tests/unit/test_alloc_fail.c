@@ -525,6 +525,8 @@ static const synth_case_t synth_cases[] = {
     /* The beam and its dives (threads, snapshots, the matcher inside
      * workers): 40 points spread over the run's allocations. */
     { "switch:63", "stragglar", CCS_COLL_ALLREDUCE, 40 },
+    /* The topology-aware builder (servers, lanes, blocks). */
+    { "cluster:2x4", "stragglar", CCS_COLL_ALLREDUCE, 40 },
     { "torus:2x2", "multitree", CCS_COLL_ALLGATHER, 0 },
     { "dgx1", "ring", CCS_COLL_REDUCESCATTER, 0 },
     { "mesh:2x3", "multitree", CCS_COLL_ALLREDUCE, 0 },

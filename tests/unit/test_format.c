@@ -19,9 +19,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../runtime/ccs_out.h"
 #include "../../runtime/crc32c.h"
 #include "../../runtime/format.h"
 #include "../../runtime/sched.h"
@@ -413,6 +415,14 @@ TEST(crc32c_table_matches_bitwise)
     }
     for (size_t n = 0; n <= sizeof(buf); n += 37)
         CHECK_EQ_INT(ccs_crc32c(0, buf, n), crc32c_bitwise(buf, n));
+    /* The SSE4.2 path (where the CPU has it) against the table, at every
+     * alignment and tail length, and chained. */
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n + off <= 64; n++)
+            CHECK_EQ_INT(ccs_crc32c(0, buf + off, n),
+                         ccs_crc32c_sw(0, buf + off, n));
+    CHECK_EQ_INT(ccs_crc32c(ccs_crc32c(0, buf, 333), buf + 333, 667),
+                 ccs_crc32c_sw(0, buf, 1000));
 }
 
 /* ---- encoding ---- */
@@ -1190,13 +1200,13 @@ TEST(write_is_atomic)
     CHECK_STR_CONTAINS(err.msg, path);
     CHECK(file_equals(path, ba, la));
     CHECK_EQ_INT(count_entries(tmpdir), 1);
-    /* A target that is a directory: rename fails, the temporary goes. */
+    /* A target that is a directory: refused, nothing created. */
     {
         char sub[160];
         snprintf(sub, sizeof(sub), "%s/adir", tmpdir);
         CHECK(mkdir(sub, 0755) == 0);
         CHECK_STATUS(ccs_format_write_file(a, sub, &err), CCS_ERR_IO);
-        CHECK_STR_CONTAINS(err.msg, "rename");
+        CHECK_STR_CONTAINS(err.msg, "is a directory");
         CHECK_EQ_INT(count_entries(tmpdir), 2);
         rmdir(sub);
     }
@@ -1211,6 +1221,79 @@ done:
     ccs_sched_destroy(a);
     ccs_sched_destroy(bad);
     ccs_sched_destroy(c);
+}
+
+/* The one output writer (runtime/ccs_out.h): what each kind of target
+ * becomes.  Non-regular targets are written through and stay what they
+ * were; a write that fails leaves a regular target as it was. */
+TEST(output_targets)
+{
+    static const uint8_t data[] = "CCSYNTH schedule bytes\n";
+    char path[160], link[160], dev[160], fifo[160];
+    struct stat sb;
+    ccs_err_t err = { { 0 } };
+    pid_t pid;
+    int status = -1;
+
+    snprintf(path, sizeof(path), "%s/plain", tmpdir);
+    snprintf(link, sizeof(link), "%s/link", tmpdir);
+    snprintf(dev, sizeof(dev), "%s/null", tmpdir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+
+    /* Regular: new, then replaced; mode 0644; no temporary left. */
+    CHECK_STATUS(ccs_out_write_all(path, "old", 3, &err), CCS_OK);
+    CHECK_STATUS(ccs_out_write_all(path, data, sizeof(data), &err), CCS_OK);
+    CHECK(file_equals(path, data, sizeof(data)));
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644);
+    CHECK_EQ_INT(count_entries(tmpdir), 1);
+
+    /* A symlink to a regular file: the file is replaced, the link kept. */
+    CHECK(symlink(path, link) == 0);
+    CHECK_STATUS(ccs_out_write_all(link, "new", 3, &err), CCS_OK);
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(file_equals(path, (const uint8_t *)"new", 3));
+    unlink(link);
+
+    /* A copy of /dev/null (mknod needs root; /dev/null itself otherwise,
+     * which an unprivileged rename could not replace anyway). */
+    if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) != 0)
+        snprintf(dev, sizeof(dev), "/dev/null");
+    CHECK_STATUS(ccs_out_write_all(dev, data, sizeof(data), &err), CCS_OK);
+    CHECK(stat(dev, &sb) == 0 && S_ISCHR(sb.st_mode));
+    if (strncmp(dev, tmpdir, strlen(tmpdir)) == 0)
+        unlink(dev);
+
+    /* A FIFO: a child reads it; every byte arrives, the FIFO stays. */
+    CHECK(mkfifo(fifo, 0600) == 0);
+    pid = fork();
+    if (pid == 0) {
+        char got[256];
+        FILE *f = fopen(fifo, "r");
+        size_t n = f ? fread(got, 1, sizeof(got), f) : 0;
+        _exit(n == sizeof(data) && memcmp(got, data, n) == 0 ? 0 : 1);
+    }
+    CHECK_STATUS(ccs_out_write_all(fifo, data, sizeof(data), &err), CCS_OK);
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    CHECK(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    unlink(fifo);
+
+    /* A full device: an I/O error naming it. */
+    CHECK_STATUS(ccs_out_write_all("/dev/full", data, sizeof(data), &err),
+                 CCS_ERR_IO);
+    CHECK_STR_CONTAINS(err.msg, "/dev/full");
+    CHECK_STR_CONTAINS(err.msg, "No space left");
+
+    /* A writer that gives up: the regular target keeps its old bytes. */
+    {
+        ccs_out_t *o = NULL;
+        CHECK_STATUS(ccs_out_open(path, &o, &err), CCS_OK);
+        fputs("half a fi", ccs_out_stream(o));
+        ccs_out_abort(o);
+        CHECK(file_equals(path, (const uint8_t *)"new", 3));
+        CHECK_EQ_INT(count_entries(tmpdir), 1);
+    }
+    unlink(path);
 }
 
 TEST(read_file_errors)
@@ -1294,6 +1377,7 @@ int main(int argc, char **argv)
     RUN(absurd_counts_no_huge_alloc);
     RUN(write_read_file);
     RUN(write_is_atomic);
+    RUN(output_targets);
     RUN(read_file_errors);
     rmdir(tmpdir);
     return TEST_SUMMARY();

@@ -365,6 +365,9 @@ static const struct known {
     { "torus:4x4", "dbtree", CCS_COLL_REDUCE, "step order" },
     { "torus:4x4", "multitree", CCS_COLL_ALLREDUCE, "step order" },
     { "torus:4x4", "multitree", CCS_COLL_REDUCESCATTER, "step order" },
+    /* nvls: MSCCL's XML has no in-switch reduction, so the imported plan
+     * loses nvls=1 and is timed as the point-to-point copies it spells */
+    { "dgx-h100", "nvls", CCS_COLL_ALLREDUCE, "no in-switch reduction" },
 };
 
 static bool is_known(const char *topo, const char *algo, ccs_coll_t coll)
@@ -383,6 +386,10 @@ static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
     ccs_err_t err = { { 0 } };
     sim_opts_init(&so);
     so.elem_bytes = 4;
+    /* Both sides under the ideal model: an imported plan carries the XML's
+     * proto= (Simple), the original none; the round trip is about the
+     * structure, not the protocol. */
+    so.proto = SIM_PROTO_IDEAL;
     if (sim_run(s, t, bytes, &so, &r, &err) != CCS_OK)
         return -1;
     double v = r.time_s;

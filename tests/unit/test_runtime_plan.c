@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -79,11 +80,19 @@ TEST(plan_rejects_unrunnable_schedules)
         int kind;
         const char *want;
     } cases[] = {
-        { 0, "no matching receive" },
-        { 1, "sends nothing to match" },
-        { 2, "sends 2 chunk(s) to rank 1" },
+        { 0, "step 0, rank 0: send of in[0..1] to rank 1 has no matching "
+             "receive" },
+        { 1, "step 0, rank 1: recv from rank 0 into out[0] has no matching "
+             "send" },
+        { 2, "send of in[0..1] (2 chunks) to rank 1 is received by recv into "
+             "out[0] (1 chunk): size mismatch" },
         { 3, "not part of this rank's output" },
         { 4, "holds no input" },
+        /* The verifier's hazard rules, in the verifier's words. */
+        { 5, "step 0, rank 0: copy of in[1] into out[1]: out[1] is written "
+             "twice in this step" },
+        { 6, "step 0, rank 0: copy of in[0] into out[0]: out[0] is read and "
+             "written in the same step" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ccs_sched_t *s = NULL;
@@ -117,10 +126,119 @@ TEST(plan_rejects_unrunnable_schedules)
             ccs_sched_local(s, step, 0, CCS_BUF_OUT, 1, CCS_BUF_IN, 1, 1,
                             false, NULL);
             break;
+        case 5: /* two copies into OUT[1] in one step */
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 0, CCS_BUF_IN, 0, 2,
+                            false, NULL);
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 1, CCS_BUF_IN, 1, 1,
+                            false, NULL);
+            break;
+        case 6: /* OUT[0..1] <- IN, and OUT[1] <- OUT[0] in the same step */
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 0, CCS_BUF_IN, 0, 2,
+                            false, NULL);
+            ccs_sched_local(s, step, 0, CCS_BUF_OUT, 1, CCS_BUF_OUT, 0, 1,
+                            false, NULL);
+            break;
         }
         CHECK_STATUS(ccs_plan_from_sched(s, &p, &e), CCS_ERR_FORMAT);
         CHECK(p == NULL);
         CHECK_STR_CONTAINS(e.msg, cases[i].want);
+        ccs_sched_destroy(s);
+    }
+}
+
+/* A 12 KB file that loaded before: 2 ranks, 2^24 chunks, one step in
+ * which rank 0 posts 257 RECV_REDUCEs of all chunks from rank 1 (and rank 1
+ * the 257 sends).  The staging sum wrapped in 32 bits (257 x 2^24 chunks)
+ * and a run wrote about 4 GiB into a 16 MiB arena.  The loader now refuses
+ * it with the verifier's hazard message, and would refuse the sum itself
+ * were the writes disjoint; a run is never reached. */
+TEST(plan_rejects_overlapping_reductions)
+{
+    ccs_sched_t *s = NULL;
+    ccs_plan_t *p = NULL;
+    ccs_err_t e;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint32_t step;
+    char msg[512];
+
+    ccs_err_clear(&e);
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, CCS_MAX_CHUNKS,
+                                  "overlap", &s, NULL), CCS_OK);
+    CHECK_STATUS(ccs_sched_add_step(s, 0, &step, NULL), CCS_OK);
+    for (int k = 0; k < 257; k++)
+        CHECK_STATUS(ccs_sched_xfer(s, step, 1, CCS_BUF_IN, 0, 0,
+                                    CCS_BUF_OUT, 0, CCS_MAX_CHUNKS, true,
+                                    NULL), CCS_OK);
+    CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+    CHECK(len < 16384);
+    CHECK_STATUS(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)),
+                 CCS_ERR_FORMAT);
+    CHECK(p == NULL);
+    CHECK_STR_CONTAINS(msg, "step 0, rank 0: recv_reduce from rank 1 into "
+                            "out[0]: out[0] is written twice in this step");
+    free(buf);
+    ccs_sched_destroy(s);
+}
+
+/* Transfers of one step that break no hazard rule but whose staging adds
+ * up past 32 bits: rank 0 sends all 2^24 chunks to each of 257 peers.  The
+ * sum is taken in 64 bits and refused, never wrapped. */
+TEST(plan_rejects_staging_past_32_bits)
+{
+    ccs_sched_t *s = NULL;
+    ccs_plan_t *p = NULL;
+    ccs_err_t e;
+    uint32_t step;
+
+    ccs_err_clear(&e);
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 258, CCS_MAX_CHUNKS,
+                                  "stage", &s, NULL), CCS_OK);
+    CHECK_STATUS(ccs_sched_add_step(s, 0, &step, NULL), CCS_OK);
+    for (uint32_t k = 1; k < 258; k++)
+        CHECK_STATUS(ccs_sched_xfer(s, step, 0, CCS_BUF_IN, 0, k,
+                                    CCS_BUF_OUT, 0, CCS_MAX_CHUNKS, false,
+                                    NULL), CCS_OK);
+    CHECK_STATUS(ccs_plan_from_sched(s, &p, &e), CCS_ERR_FORMAT);
+    CHECK(p == NULL);
+    CHECK_STR_CONTAINS(e.msg, "step 0, rank 0: 4311744512 chunks in "
+                              "transfer in one step");
+    ccs_sched_destroy(s);
+}
+
+/* A 65 KB file (4096 ranks, 2^24 chunks, no ops) took 17 s to load: the
+ * in-place analysis reset a 2^24-entry table per rank.  Load cost now
+ * follows the ops, not ranks x chunks. */
+TEST(load_cost_is_bounded_by_the_file)
+{
+    static const uint32_t ranks[] = { 1, 4096 };
+
+    for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+        ccs_sched_t *s = NULL;
+        ccs_plan_t *p = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        uint32_t t;
+        struct timespec a, b;
+        double dt;
+
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, ranks[i],
+                                      CCS_MAX_CHUNKS, "x", &s, NULL), CCS_OK);
+        if (s == NULL)
+            continue;
+        /* Every rank reads IN and writes OUT, so every rank is analysed. */
+        CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+        for (uint32_t r = 0; r < ranks[i]; r++)
+            CHECK_STATUS(ccs_sched_local(s, t, r, CCS_BUF_OUT, 0, CCS_BUF_IN,
+                                         0, 1, false, NULL), CCS_OK);
+        CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        CHECK_STATUS(ccs_plan_load_mem(buf, len, &p), CCS_OK);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        dt = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+        CHECK_MSG(dt < 1.0, "%u ranks: %.2f s", ranks[i], dt);
+        ccs_plan_destroy(p);
+        free(buf);
         ccs_sched_destroy(s);
     }
 }
@@ -378,6 +496,9 @@ int main(void)
     RUN(load_mem_roundtrip_and_info);
     RUN(load_errors_have_messages);
     RUN(plan_rejects_unrunnable_schedules);
+    RUN(plan_rejects_overlapping_reductions);
+    RUN(plan_rejects_staging_past_32_bits);
+    RUN(load_cost_is_bounded_by_the_file);
     RUN(run_validation);
     RUN(relabel_keeps_root);
     RUN(quiet_unless_ccs_debug);

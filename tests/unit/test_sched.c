@@ -118,6 +118,91 @@ TEST(names_and_parsers)
     CHECK(strcmp(ccs_op_kind_str(CCS_OP_RECV_REDUCE), "recv_reduce") == 0);
 }
 
+/* The one pairing rule: every receive's mate is the k-th send of its pair
+ * in its step; mismatches are reported earliest step first, whatever the
+ * ranks, in the same words for every caller. */
+TEST(pairing_rule)
+{
+    static const struct {
+        const char *what;
+        /* transfers (step, src, dst, nchunks) and lone ops */
+        uint32_t xf[6][4];
+        int nxf;
+        int lone_send_step, lone_recv_step;   /* -1: none */
+        const char *want;                     /* NULL: pairs */
+    } cases[] = {
+        { "two sends of a pair in one step keep their order",
+          { { 0, 0, 1, 1 }, { 0, 0, 1, 2 }, { 1, 1, 0, 1 } }, 3, -1, -1,
+          NULL },
+        { "lone receive at step 0 beats a lone send at step 1",
+          { { 0, 0, 1, 1 } }, 1, 1, 0,
+          "step 0, rank 3: recv from rank 2 into out[0] has no matching "
+          "send" },
+        { "lone send at step 0 beats a lone receive at step 1",
+          { { 0, 0, 1, 1 } }, 1, 0, 1,
+          "step 0, rank 2: send of in[0] to rank 3 has no matching "
+          "receive" },
+    };
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        ccs_sched_t *s = NULL;
+        ccs_pairing_t p = { NULL, NULL };
+        ccs_err_t err = { { 0 } };
+        uint32_t t;
+
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 4, 4, "p", &s,
+                                      &err), CCS_OK);
+        for (int k = 0; k < 2; k++)
+            CHECK_STATUS(ccs_sched_add_step(s, 0, &t, &err), CCS_OK);
+        for (int k = 0; k < cases[c].nxf; k++) {
+            const uint32_t *x = cases[c].xf[k];
+            CHECK_STATUS(ccs_sched_xfer(s, x[0], x[1], CCS_BUF_IN, 0, x[2],
+                                        CCS_BUF_OUT, k, x[3], false, &err),
+                         CCS_OK);
+        }
+        if (cases[c].lone_send_step >= 0) {
+            ccs_op_t o = { .step = (uint32_t)cases[c].lone_send_step,
+                           .kind = CCS_OP_SEND, .buf = CCS_BUF_IN,
+                           .peer = 3, .nchunks = 1 };
+            CHECK_STATUS(ccs_sched_add_op(s, 2, &o, &err), CCS_OK);
+        }
+        if (cases[c].lone_recv_step >= 0) {
+            ccs_op_t o = { .step = (uint32_t)cases[c].lone_recv_step,
+                           .kind = CCS_OP_RECV, .buf = CCS_BUF_OUT,
+                           .peer = 2, .nchunks = 1 };
+            CHECK_STATUS(ccs_sched_add_op(s, 3, &o, &err), CCS_OK);
+        }
+        CHECK_STATUS(ccs_sched_finalize(s, &err), CCS_OK);
+        if (cases[c].want != NULL) {
+            CHECK_STATUS(ccs_sched_pair(s, CCS_ERR_VERIFY, &p, &err),
+                         CCS_ERR_VERIFY);
+            CHECK_STR_CONTAINS(err.msg, cases[c].want);
+        } else {
+            CHECK_STATUS(ccs_sched_pair(s, CCS_ERR_VERIFY, &p, &err),
+                         CCS_OK);
+            for (uint32_t r = 0; p.mate != NULL && r < 4; r++) {
+                for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+                    const ccs_op_t *o = &s->rank_ops[r][i];
+                    uint32_t m = p.mate[p.base[r] + i], q, si;
+                    const ccs_op_t *mo;
+                    if (o->kind != CCS_OP_RECV)
+                        continue;
+                    q = (uint32_t)o->peer;
+                    mo = &s->rank_ops[q][m - p.base[q]];
+                    CHECK(mo->kind == CCS_OP_SEND && mo->step == o->step &&
+                          mo->nchunks == o->nchunks &&
+                          mo->peer == (int32_t)r);
+                    /* The single-receive lookup agrees. */
+                    CHECK(ccs_sched_recv_send(s, r, i, &si) &&
+                          si == m - p.base[q]);
+                }
+            }
+            ccs_pairing_free(&p);
+        }
+        ccs_sched_destroy(s);
+    }
+}
+
 int main(void)
 {
     RUN(builder_sorts_and_counts);
@@ -125,5 +210,6 @@ int main(void)
     RUN(validate_rejects);
     RUN(create_rejects_bad_shapes);
     RUN(names_and_parsers);
+    RUN(pairing_rule);
     return TEST_SUMMARY();
 }

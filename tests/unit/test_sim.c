@@ -535,9 +535,26 @@ TEST(arrivals_errors)
         }
         free(arr);
     }
-    CHECK_STATUS(sim_read_arrivals("/nonexistent/arrivals.txt", 8, NULL,
-                                   NULL), CCS_ERR_IO);
     unlink(path);
+    /* A missing file or a directory is bad input (exit 3 in the CLI), with
+     * a message that says which, not an internal I/O failure. */
+    {
+        ccs_err_t err = { { 0 } };
+        topo_t *t = NULL;
+        CHECK_STATUS(sim_read_arrivals("/nonexistent/arrivals.txt", 8, NULL,
+                                       &err), CCS_ERR_PARSE);
+        CHECK_STR_CONTAINS(err.msg, "/nonexistent/arrivals.txt: cannot read "
+                                    "the arrivals file: No such file");
+        CHECK_STATUS(sim_read_arrivals("/tmp", 8, NULL, &err),
+                     CCS_ERR_PARSE);
+        CHECK_STR_CONTAINS(err.msg, "/tmp: is a directory, not an arrivals "
+                                    "file");
+        /* The same for a directory given as a topology. */
+        CHECK_STATUS(topo_load("/tmp/", NULL, &t, &err), CCS_ERR_TOPOLOGY);
+        CHECK_STR_CONTAINS(err.msg, "/tmp/: is a directory, not a topology "
+                                    "file");
+        CHECK(t == NULL);
+    }
 }
 
 /* Chunks are padded as the runtime pads them; local ops cost bytes / bw. */
@@ -838,7 +855,7 @@ TEST(torus_dbtree_slower_than_ring)
 TEST(nic_shared_by_gpus)
 {
     static const struct { const char *spec; double k; } cases[] = {
-        { "cluster:2x4", 2 }, { "cluster:2x4,nics=gpu", 1 },
+        { "cluster:2x4,nics=server", 2 }, { "cluster:2x4,nics=gpu", 1 },
     };
     static const xf_t one[] = { { 0, 0, 0, 4, 1 } };
     static const xf_t two[] = { { 0, 0, 0, 4, 1 }, { 0, 0, 1, 5, 1 } };

@@ -254,7 +254,7 @@ TEST(relabel_every_straggler)
                 /* From a file written for straggler r to every other. */
                 for (int32_t q = 0; q < (int32_t)n; q++) {
                     ccs_sched_t *x = NULL;
-                    CHECK_STATUS(stragglar_relabel(direct, q, &x, &err),
+                    CHECK_STATUS(ccs_sched_relabel(direct, q, &x, &err),
                                  CCS_OK);
                     if (x == NULL)
                         continue;
@@ -264,7 +264,7 @@ TEST(relabel_every_straggler)
                     ccs_sched_destroy(x);
                 }
             }
-            CHECK_STATUS(stragglar_relabel(base, r, &swapped, &err), CCS_OK);
+            CHECK_STATUS(ccs_sched_relabel(base, r, &swapped, &err), CCS_OK);
             if (swapped != NULL) {
                 /* The build's own mapping is the same swap rule. */
                 CHECK(direct == NULL ||
@@ -281,7 +281,7 @@ TEST(relabel_every_straggler)
         }
         ccs_sched_destroy(base);
     }
-    CHECK_STATUS(stragglar_relabel(NULL, 0, NULL, NULL), CCS_ERR_INVALID);
+    CHECK_STATUS(ccs_sched_relabel(NULL, 0, NULL, NULL), CCS_ERR_INVALID);
 }
 
 /* The chunk a receive lands in (the straggler exchange reduces into

@@ -56,8 +56,9 @@ static const struct {
     { "dgx-h100", 8, 9, 16, 1, 1, 1, 1, 0 },
     { "dgx-a100", 8, 9, 16, 1, 1, 1, 1, 0 },
     { "dgx1", 8, 8, 48, 1, 6, 6, 0, 1 },
-    { "cluster:2x8", 16, 21, 40, 2, 1, 1, 0, 0 },
-    { "cluster:4x8,nvlink=450GB/s,nic=50GB/s", 32, 41, 80, 4, 1, 1, 0, 0 },
+    { "cluster:2x8,nics=server", 16, 21, 40, 2, 1, 1, 0, 0 },
+    { "cluster:4x8,nvlink=450GB/s,nic=50GB/s,nics=server", 32, 41, 80, 4, 1,
+      1, 0, 0 },
     { "cluster:2x4,nics=gpu", 8, 19, 48, 2, 2, 2, 0, 0 },
 };
 
@@ -216,7 +217,7 @@ static const struct {
     { "topologies/dgx-h100.yaml", "dgx-h100" },
     { "topologies/dgx-a100.yaml", "dgx-a100" },
     { "topologies/dgx1.yaml", "dgx1" },
-    { "topologies/cluster-2x8.yaml", "cluster:2x8" },
+    { "topologies/cluster-2x8.yaml", "cluster:2x8,nics=server" },
     { "topologies/adapcc-hetero.yaml", NULL },
 };
 
@@ -353,8 +354,9 @@ TEST(test_route_hops)
         { "dgx1", 0, 3, 1 },
         { "fattree:4x4", 0, 1, 2 },       /* same leaf */
         { "fattree:4x4", 0, 4, 4 },       /* via a spine */
-        { "cluster:2x8", 0, 7, 2 },
-        { "cluster:2x8", 0, 8, 6 },       /* gpu sw nic net nic sw gpu */
+        { "cluster:2x8,nics=server", 0, 7, 2 },
+        /* gpu sw nic net nic sw gpu */
+        { "cluster:2x8,nics=server", 0, 8, 6 },
         { "cluster:2x4,nics=gpu", 0, 4, 4 },
         { "topologies/adapcc-hetero.yaml", 0, 1, 1 },
         { "topologies/adapcc-hetero.yaml", 0, 23, 4 },
@@ -391,7 +393,7 @@ TEST(test_route_all_pairs)
         { "mesh:8x8", 14, 2, 8, 8 },
         { "dgx1", 2, 0, 0, 0 },
         { "fattree:4x4", 4, 0, 0, 0 },
-        { "cluster:2x8", 6, 0, 0, 0 },
+        { "cluster:2x8,nics=server", 6, 0, 0, 0 },
         { "topologies/adapcc-hetero.yaml", 4, 0, 0, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -751,7 +753,8 @@ TEST(test_overrides)
     topo_opts_t o = { 1e-6, 100e9 }, only_bw = { 0, 25e9 };
     topo_t *plain = load("switch:8", NULL), *t = load("switch:8", &o);
     topo_t *b = load("dgx1", &only_bw);
-    topo_t *c = load("cluster:2x4,nvlink=100GB/s,nic=100Gb/s,netalpha=10us",
+    topo_t *c = load("cluster:2x4,nvlink=100GB/s,nic=100Gb/s,netalpha=10us,"
+                     "nics=server",
                      NULL);
 
     if (plain == NULL || t == NULL || b == NULL || c == NULL)
@@ -805,7 +808,7 @@ TEST(test_fingerprints)
     static const char *const specs[] = {
         "ring:8", "switch:16", "torus:4x4", "torus:8x8", "mesh:4x4",
         "mesh:8x8", "fattree:4x4", "dgx-h100", "dgx-a100", "dgx1",
-        "cluster:2x8", "cluster:2x8,nics=gpu", "switch:8,alpha=1us",
+        "cluster:2x8,nics=server", "cluster:2x8,nics=gpu", "switch:8,alpha=1us",
         "topologies/adapcc-hetero.yaml",
     };
     enum { N = sizeof(specs) / sizeof(specs[0]) };
@@ -925,7 +928,8 @@ TEST(test_summary_sampled)
 
 TEST(test_summary_and_dot)
 {
-    topo_t *tor = load("torus:8x8", NULL), *cl = load("cluster:2x8", NULL);
+    topo_t *tor = load("torus:8x8", NULL);
+    topo_t *cl = load("cluster:2x8,nics=server", NULL);
     topo_t *d1 = load("dgx1", NULL);
     char *s = NULL, *d = NULL, *e = NULL, *lst = NULL;
     size_t len = 0;

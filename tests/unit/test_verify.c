@@ -2,6 +2,7 @@
  * collective pass, one broken schedule per class of error is caught with
  * the right status and a message naming it, and the report is right. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "verify.h"
 #include "harness.h"
@@ -525,6 +526,64 @@ TEST(long_rank_lists_are_truncated)
     ccs_sched_destroy(s);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Tiny files that declare a huge rank x chunk table and fill almost none
+ * of it.  The final check used to visit (and format a message for) every
+ * cell: 5 s for 1 rank x 2^24 chunks, hours for 4096 ranks.  Now it costs
+ * what the ops wrote; the message and the count are the same. */
+TEST(cost_is_bounded_by_what_is_written)
+{
+    static const struct {
+        ccs_coll_t coll;
+        uint32_t nranks;
+        bool one_copy;      /* rank 0 copies IN[0] -> OUT[0] */
+        const char *want;
+    } cases[] = {
+        { CCS_COLL_ALLREDUCE, 1, false,
+          "end: rank 0 out[0] was never written (allreduce needs it) "
+          "(16777216 of 16777216 output chunks wrong)" },
+        { CCS_COLL_ALLREDUCE, 4096, false,
+          "(68719476736 of 68719476736 output chunks wrong)" },
+        { CCS_COLL_ALLREDUCE, 64, true,
+          "end: rank 0 out[0] (allreduce) misses contributions of ranks 1, "
+          "2, 3" },
+        { CCS_COLL_ALLREDUCE, 1, true,
+          "end: rank 0 out[1] was never written (allreduce needs it) "
+          "(16777215 of 16777216 output chunks wrong)" },
+        { CCS_COLL_REDUCESCATTER, 4096, false,
+          "end: rank 0 out[0] was never written (reducescatter needs it) "
+          "(16777216 of 16777216 output chunks wrong)" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        uint32_t t;
+        double t0;
+
+        CHECK_STATUS(ccs_sched_create(cases[i].coll, cases[i].nranks,
+                                      CCS_MAX_CHUNKS, "x", &s, &err), CCS_OK);
+        if (s == NULL)
+            continue;
+        if (cases[i].one_copy) {
+            CHECK_STATUS(ccs_sched_add_step(s, 0, &t, &err), CCS_OK);
+            CHECK_STATUS(ccs_sched_local(s, t, 0, CCS_BUF_OUT, 0, CCS_BUF_IN,
+                                         0, 1, false, &err), CCS_OK);
+        }
+        t0 = now_s();
+        CHECK_STATUS(verify_sched(s, NULL, &err), CCS_ERR_VERIFY);
+        CHECK_MSG(now_s() - t0 < 1.0, "case %zu: %.2f s", i, now_s() - t0);
+        CHECK_STR_CONTAINS(err.msg, cases[i].want);
+        ccs_sched_destroy(s);
+    }
+}
+
 int main(void)
 {
     RUN(correct_schedules_pass);
@@ -534,5 +593,6 @@ int main(void)
     RUN(every_ring_mutation_is_caught);
     RUN(null_and_empty);
     RUN(long_rank_lists_are_truncated);
+    RUN(cost_is_bounded_by_what_is_written);
     return TEST_SUMMARY();
 }

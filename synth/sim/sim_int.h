@@ -1,0 +1,144 @@
+/*
+ * sim_int.h - the simulator's internal state, shared by its engine
+ * (sim.c: events, flows, steps, running) and its preparation (sim_prep.c:
+ * pipes, routes, transfers).  Not for use outside synth/sim/.
+ */
+#ifndef CCS_SIM_INT_H
+#define CCS_SIM_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+/* ---- prepared, size-independent data ---- */
+
+typedef struct xfer {
+    uint32_t src, dst;    /* ranks */
+    uint32_t step;
+    uint32_t nchunks;
+    uint32_t route;       /* index into the route table */
+} xfer_t;
+
+typedef struct group {    /* one rank's ops in one step */
+    uint32_t step;
+    uint32_t rank;
+    uint32_t out_off;     /* transfers sent: tr[out_off .. out_off+nout) */
+    uint32_t nout;
+    uint32_t in_off;      /* received: in_list[in_off .. in_off+nin) */
+    uint32_t nin;
+    uint64_t local_chunks; /* chunks moved by COPY / REDUCE_LOCAL */
+} group_t;
+
+typedef struct event {
+    double t;             /* seconds */
+    uint64_t seq;         /* insertion order: deterministic ties */
+    uint32_t type;
+    uint32_t a;           /* rank, step, transfer or slot */
+    uint32_t v;           /* slot version (EV_DONE) */
+} event_t;
+
+enum {
+    EV_ENTER,   /* rank mode: rank a enters its current group;
+                   barrier mode: step a may start */
+    EV_LOCAL,   /* local ops of rank a's group (rank) / step a (barrier) */
+    EV_BW,      /* transfer a ends its alpha, enters the bandwidth phase */
+    EV_ZDONE,   /* transfer a completes with no bandwidth phase */
+    EV_DONE     /* flow slot a (version v) completes */
+};
+
+typedef struct flow {
+    uint32_t xfer;
+    uint32_t version;
+    uint32_t mark;        /* component epoch */
+    uint32_t frozen;      /* epoch in which its rate was fixed */
+    double rem;           /* bytes left at `last` */
+    double rate;          /* bytes/s */
+    double last;          /* seconds */
+    double newrate;
+} flow_t;
+
+typedef struct pent {     /* entry of a pipe's flow list */
+    uint32_t slot;
+    uint32_t hop;
+} pent_t;
+
+typedef struct pipe_st {
+    pent_t *ent;          /* owned */
+    uint32_t cnt, cap;
+    uint32_t mark;        /* component epoch */
+    uint32_t nunf;
+    int dirty;
+    double cap_rem;
+    double bytes;         /* carried in this run */
+} pipe_st_t;
+
+struct sim {
+    const ccs_sched_t *s;  /* borrowed */
+    const topo_t *t;       /* borrowed */
+    uint32_t n, nsteps, nphases;
+
+    /* pipes */
+    int32_t npipes;
+    int32_t *link_pipe;    /* owned; [nlinks] */
+    int32_t *pipe_link;    /* owned; [npipes] lowest link id of the pipe */
+    double *pipe_bw;       /* owned; [npipes] bytes/s */
+
+    /* routes */
+    uint32_t nroutes, routes_cap;
+    uint32_t *route_off;   /* owned; [routes_cap] into route_pipes */
+    uint32_t *route_len;   /* owned; [routes_cap] hops */
+    double *route_alpha;   /* owned; [routes_cap] seconds */
+    uint8_t *route_hw;     /* owned; [routes_cap] SIM_HW_* (protocols) */
+    int32_t *route_pipes;  /* owned; [rp_cap] */
+    uint32_t rp_len, rp_cap;
+    uint64_t *hkey;        /* owned; [hcap] (src node << 32 | dst node) + 1 */
+    uint32_t *hval;        /* owned; [hcap] route index */
+    uint32_t hcap;
+    uint32_t maxhops;
+
+    /* transfers and groups */
+    uint32_t ntr;
+    xfer_t *tr;            /* owned; [ntr] by (src, step, op order) */
+    uint32_t *in_list;     /* owned; [ntr] transfer ids by (dst, step) */
+    uint32_t *step_tr_start; /* owned; [nsteps+1] */
+    uint32_t *step_tr;     /* owned; [ntr] transfer ids by step */
+    uint32_t ngrp;
+    group_t *grp;          /* owned; [ngrp] by (rank, step) */
+    uint32_t *rank_grp;    /* owned; [n+1] */
+    uint32_t *step_grp_start; /* owned; [nsteps+1] */
+    uint32_t *step_grp;    /* owned; [ngrp] group ids by step */
+
+    /* run state, reused between runs (all owned) */
+    double chunk_bytes;
+    double local_bw;
+    sim_mode_t mode;
+    double *arrival;       /* [n] */
+    uint8_t *tr_ready;     /* [ntr] bit 0 sender, bit 1 receiver */
+    uint32_t *cur;         /* [n] rank mode: current group */
+    uint32_t *pending;     /* [n] rank mode; [nsteps] barrier mode */
+    double *rank_finish;   /* [n] */
+    double *step_end;      /* [nsteps] */
+    pipe_st_t *pipes;      /* [npipes] */
+    uint32_t *dirty;       /* [npipes] dirty pipe ids */
+    uint32_t ndirty;
+    uint32_t *comp_pipes;  /* [npipes] */
+    uint32_t *comp_flows;  /* [flows_cap] */
+    flow_t *flows;         /* [flows_cap] */
+    uint32_t *pos;         /* [flows_cap * maxhops] index in pipe list */
+    uint32_t *free_slots;  /* [flows_cap] */
+    uint32_t nfree, flows_used, flows_cap, pos_cap;
+    uint32_t epoch;
+    event_t *heap;
+    uint32_t heap_len, heap_cap;
+    uint64_t seq, nevents;
+    uint32_t ranks_done;
+    uint32_t barrier_step; /* barrier mode: the running step */
+    sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
+    bool failed;           /* out of memory inside the event loop */
+};
+
+/* Grow *p (elements of `size` bytes) to hold at least `need`. */
+bool sim_grow(void **p, uint32_t *cap, uint32_t need, size_t size);
+
+#endif /* CCS_SIM_INT_H */

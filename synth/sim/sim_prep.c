@@ -1,0 +1,573 @@
+/*
+ * sim_prep.c - the simulator's size-independent preparation: pipes (the
+ * parallel links between two nodes as one), routes (cached per node pair),
+ * the transfers of the schedule (paired by the IR's rule) and the groups
+ * of ops per rank and step; sim_create / sim_destroy.  The model is in
+ * sim.c's header and docs/simulator.md.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+#include "sim_int.h"
+
+
+/* ---- pipes ---- */
+
+typedef struct link_key {
+    int32_t src, dst, id;
+} link_key_t;
+
+static int link_key_cmp(const void *a, const void *b)
+{
+    const link_key_t *x = a, *y = b;
+
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static ccs_status_t build_pipes(sim_t *sim, ccs_err_t *err)
+{
+    const topo_t *t = sim->t;
+    link_key_t *keys = NULL;   /* owned here; freed below */
+    ccs_status_t st = CCS_OK;
+    int32_t np = 0;
+    size_t nl;
+
+    if (t->nlinks < 0 || t->nnodes < 0)
+        return ccs_err_set(err, CCS_ERR_TOPOLOGY, "%s: negative counts",
+                           t->name);
+    nl = (size_t)t->nlinks + 1;
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        const topo_link_t *k = &t->links[l];
+        if (!(k->bw_Bps > 0) || !isfinite(k->bw_Bps) || !(k->alpha_s >= 0) ||
+            !isfinite(k->alpha_s))
+            return ccs_err_set(err, CCS_ERR_TOPOLOGY,
+                               "%s: link %d (%d -> %d) has alpha %g s and "
+                               "bandwidth %g B/s; need alpha >= 0, bw > 0",
+                               t->name, l, k->src, k->dst, k->alpha_s,
+                               k->bw_Bps);
+    }
+    keys = malloc(sizeof(*keys) * nl);
+    sim->link_pipe = malloc(sizeof(int32_t) * nl);
+    sim->pipe_link = malloc(sizeof(int32_t) * nl);
+    sim->pipe_bw = malloc(sizeof(double) * nl);
+    if (keys == NULL || sim->link_pipe == NULL || sim->pipe_link == NULL ||
+        sim->pipe_bw == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (pipes)");
+        goto cleanup;
+    }
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        keys[l].src = t->links[l].src;
+        keys[l].dst = t->links[l].dst;
+        keys[l].id = l;
+    }
+    qsort(keys, (size_t)t->nlinks, sizeof(*keys), link_key_cmp);
+    for (int32_t i = 0; i < t->nlinks; i++) {
+        if (i == 0 || keys[i].src != keys[i - 1].src ||
+            keys[i].dst != keys[i - 1].dst) {
+            sim->pipe_link[np] = keys[i].id;
+            sim->pipe_bw[np] = 0;
+            np++;
+        }
+        sim->link_pipe[keys[i].id] = np - 1;
+        sim->pipe_bw[np - 1] += t->links[keys[i].id].bw_Bps;
+    }
+    sim->npipes = np;
+
+cleanup:
+    free(keys);
+    return st;
+}
+
+/* ---- routes ---- */
+
+static uint64_t hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static ccs_status_t default_route(const topo_t *t, int32_t src, int32_t dst,
+                                  int32_t *links, int32_t cap, int32_t *nhops,
+                                  void *ctx, ccs_err_t *err)
+{
+    (void)ctx;
+    return topo_route(t, src, dst, links, cap, nhops, err);
+}
+
+/* Double the route hash table. */
+static bool hash_grow(sim_t *sim)
+{
+    uint32_t ncap = sim->hcap * 2, mask = ncap - 1;
+    uint64_t *nk = calloc(ncap, sizeof(uint64_t));   /* becomes sim's */
+    uint32_t *nv = calloc(ncap, sizeof(uint32_t));   /* becomes sim's */
+
+    if (nk == NULL || nv == NULL) {
+        free(nk);
+        free(nv);
+        return false;
+    }
+    for (uint32_t i = 0; i < sim->hcap; i++) {
+        uint32_t j;
+        if (sim->hkey[i] == 0)
+            continue;
+        for (j = (uint32_t)hash64(sim->hkey[i]) & mask; nk[j] != 0;
+             j = (j + 1) & mask)
+            ;
+        nk[j] = sim->hkey[i];
+        nv[j] = sim->hval[i];
+    }
+    free(sim->hkey);
+    free(sim->hval);
+    sim->hkey = nk;
+    sim->hval = nv;
+    sim->hcap = ncap;
+    return true;
+}
+
+/* Route index for node pair (u, v), computed on first use. */
+static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
+                              int32_t v, int32_t *buf, uint32_t *out,
+                              ccs_err_t *err)
+{
+    uint64_t key = (((uint64_t)(uint32_t)u << 32) | (uint32_t)v) + 1;
+    uint32_t mask, i;
+    sim_route_fn fn = (o != NULL && o->route != NULL) ? o->route
+                                                     : default_route;
+    void *ctx = (o != NULL) ? o->route_ctx : NULL;
+    int32_t nh = 0;
+    ccs_status_t st;
+    double alpha = 0;
+
+    if ((uint64_t)(sim->nroutes + 1) * 2 > sim->hcap && !hash_grow(sim))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    mask = sim->hcap - 1;
+    for (i = (uint32_t)hash64(key) & mask; sim->hkey[i] != 0;
+         i = (i + 1) & mask) {
+        if (sim->hkey[i] == key) {
+            *out = sim->hval[i];
+            return CCS_OK;
+        }
+    }
+    st = fn(sim->t, u, v, buf, sim->t->nnodes, &nh, ctx, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "routing node %d -> %d: ", u, v);
+        return st;
+    }
+    if (nh < 0 || nh > sim->t->nnodes)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "route %d -> %d: bad hop count %d", u, v, nh);
+    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap,
+              sim->rp_len + (uint32_t)nh, sizeof(int32_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    if (sim->nroutes == sim->routes_cap) {
+        uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
+                 c3 = sim->routes_cap, c4 = sim->routes_cap;
+        if (!sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
+                  sizeof(uint32_t)) ||
+            !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
+                  sizeof(uint32_t)) ||
+            !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
+                  sizeof(double)))
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+        /* identical growth; never differs */
+        if (c1 != c2 || c2 != c3 || c3 != c4)
+            return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
+        sim->routes_cap = c1;
+    }
+    for (int32_t h = 0; h < nh; h++) {
+        int32_t l = buf[h];
+        if (l < 0 || l >= sim->t->nlinks)
+            return ccs_err_set(err, CCS_ERR_INTERNAL,
+                               "route %d -> %d: bad link id %d", u, v, l);
+        alpha += sim->t->links[l].alpha_s;
+        sim->route_pipes[sim->rp_len + (uint32_t)h] = sim->link_pipe[l];
+    }
+    sim->route_off[sim->nroutes] = sim->rp_len;
+    sim->route_len[sim->nroutes] = (uint32_t)nh;
+    sim->route_alpha[sim->nroutes] = alpha;
+    sim->route_hw[sim->nroutes] = (uint8_t)sim_route_hw(sim->t, buf, nh);
+    sim->rp_len += (uint32_t)nh;
+    if ((uint32_t)nh > sim->maxhops)
+        sim->maxhops = (uint32_t)nh;
+    sim->hkey[i] = key;
+    sim->hval[i] = sim->nroutes;
+    *out = sim->nroutes++;
+    return CCS_OK;
+}
+
+/* ---- preparation ---- */
+
+static bool is_recv(uint8_t kind)
+{
+    return kind == CCS_OP_RECV || kind == CCS_OP_RECV_REDUCE;
+}
+
+static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
+                                ccs_err_t *err)
+{
+    const ccs_sched_t *s = sim->s;
+    uint32_t n = sim->n, ns = sim->nsteps;
+    uint32_t *cnt = NULL;     /* owned here: counting-sort buckets */
+    uint32_t *nrecv = NULL;   /* owned here: [ngrp] receive ops */
+    int32_t *rbuf = NULL;     /* owned here: route buffer */
+    ccs_status_t st = CCS_OK;
+    uint64_t nsend = 0, ngrp = 0;
+    uint32_t x = 0, g = 0;
+    ccs_pairing_t pair;
+
+    /* The IR's pairing rule decides whether the transfers match; past it,
+     * each receiver's incoming sends per step are exactly its receives. */
+    st = ccs_sched_pair(s, CCS_ERR_VERIFY, &pair, err);
+    if (st != CCS_OK)
+        return st;
+    ccs_pairing_free(&pair);
+    for (uint32_t r = 0; r < n; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            if (ops[i].kind == CCS_OP_SEND)
+                nsend++;
+            if (i == 0 || ops[i].step != ops[i - 1].step)
+                ngrp++;
+        }
+    }
+    if (nsend >= UINT32_MAX || ngrp >= UINT32_MAX)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "schedule too large to simulate (%llu sends)",
+                           (unsigned long long)nsend);
+    sim->ntr = (uint32_t)nsend;
+    sim->ngrp = (uint32_t)ngrp;
+    sim->tr = malloc(sizeof(xfer_t) * (nsend + 1));
+    sim->in_list = malloc(sizeof(uint32_t) * (nsend + 1));
+    sim->step_tr = malloc(sizeof(uint32_t) * (nsend + 1));
+    sim->step_tr_start = calloc((size_t)ns + 2, sizeof(uint32_t));
+    sim->grp = malloc(sizeof(group_t) * (ngrp + 1));
+    sim->rank_grp = malloc(sizeof(uint32_t) * ((size_t)n + 1));
+    sim->step_grp = malloc(sizeof(uint32_t) * (ngrp + 1));
+    sim->step_grp_start = calloc((size_t)ns + 2, sizeof(uint32_t));
+    nrecv = calloc(ngrp + 1, sizeof(uint32_t));
+    cnt = calloc((size_t)(ns > n ? ns : n) + 2, sizeof(uint32_t));
+    rbuf = malloc(sizeof(int32_t) * ((size_t)sim->t->nnodes + 1));
+    sim->hcap = 64;
+    while (sim->hcap < 2 * (uint32_t)(n < 1u << 20 ? n : 1u << 20) + 64)
+        sim->hcap *= 2;
+    sim->hkey = calloc(sim->hcap, sizeof(uint64_t));
+    sim->hval = calloc(sim->hcap, sizeof(uint32_t));
+    if (sim->tr == NULL || sim->in_list == NULL || sim->step_tr == NULL ||
+        sim->step_tr_start == NULL || sim->grp == NULL ||
+        sim->rank_grp == NULL || sim->step_grp == NULL ||
+        sim->step_grp_start == NULL || nrecv == NULL || cnt == NULL ||
+        rbuf == NULL || sim->hkey == NULL || sim->hval == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (transfers)");
+        goto cleanup;
+    }
+
+    /* Transfers in (src, step, op order); groups in (rank, step). */
+    for (uint32_t r = 0; r < n; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        sim->rank_grp[r] = g;
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &ops[i];
+            if (i == 0 || op->step != ops[i - 1].step) {
+                group_t *gp = &sim->grp[g++];
+                memset(gp, 0, sizeof(*gp));
+                gp->step = op->step;
+                gp->rank = r;
+                gp->out_off = x;
+            }
+            if (op->kind == CCS_OP_SEND) {
+                xfer_t *xt = &sim->tr[x++];
+                xt->src = r;
+                xt->dst = (uint32_t)op->peer;
+                xt->step = op->step;
+                xt->nchunks = op->nchunks;
+                st = route_get(sim, o, sim->t->rank_node[r],
+                               sim->t->rank_node[op->peer], rbuf, &xt->route,
+                               err);
+                if (st != CCS_OK)
+                    goto cleanup;
+                sim->grp[g - 1].nout++;
+            } else if (is_recv(op->kind)) {
+                nrecv[g - 1]++;
+            } else {
+                sim->grp[g - 1].local_chunks += op->nchunks;
+            }
+        }
+    }
+    sim->rank_grp[n] = g;
+
+    /* Counting sort by step, then a stable one by destination. */
+    for (x = 0; x < sim->ntr; x++)
+        sim->step_tr_start[sim->tr[x].step + 1]++;
+    for (uint32_t t = 0; t < ns; t++)
+        sim->step_tr_start[t + 1] += sim->step_tr_start[t];
+    memcpy(cnt, sim->step_tr_start, sizeof(uint32_t) * ((size_t)ns + 1));
+    for (x = 0; x < sim->ntr; x++)
+        sim->step_tr[cnt[sim->tr[x].step]++] = x;
+    memset(cnt, 0, sizeof(uint32_t) * ((size_t)n + 1));
+    for (x = 0; x < sim->ntr; x++)
+        cnt[sim->tr[x].dst + 1]++;
+    for (uint32_t r = 0; r < n; r++)
+        cnt[r + 1] += cnt[r];
+    for (uint32_t i = 0; i < sim->ntr; i++) {
+        uint32_t id = sim->step_tr[i];
+        sim->in_list[cnt[sim->tr[id].dst]++] = id;
+    }
+    /* Now cnt[r] is the end of rank r's incoming list (start: cnt[r-1]). */
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t cur = r == 0 ? 0 : cnt[r - 1], end = cnt[r];
+        for (g = sim->rank_grp[r]; g < sim->rank_grp[r + 1]; g++) {
+            group_t *gp = &sim->grp[g];
+            if (cur < end && sim->tr[sim->in_list[cur]].step < gp->step) {
+                st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
+                                 "paired send without a receive",
+                                 sim->tr[sim->in_list[cur]].step);
+                goto cleanup;
+            }
+            gp->in_off = cur;
+            while (cur < end && sim->tr[sim->in_list[cur]].step == gp->step)
+                cur++;
+            gp->nin = cur - gp->in_off;
+            if (gp->nin != nrecv[g]) {
+                st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
+                                 "rank %u: %u receive(s), %u paired send(s)",
+                                 gp->step, r, nrecv[g], gp->nin);
+                goto cleanup;
+            }
+        }
+        if (cur < end) {
+            st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: paired "
+                             "send without a receive",
+                             sim->tr[sim->in_list[cur]].step);
+            goto cleanup;
+        }
+    }
+    /* Groups by step (barrier mode). */
+    for (g = 0; g < sim->ngrp; g++)
+        sim->step_grp_start[sim->grp[g].step + 1]++;
+    for (uint32_t t = 0; t < ns; t++)
+        sim->step_grp_start[t + 1] += sim->step_grp_start[t];
+    memcpy(cnt, sim->step_grp_start, sizeof(uint32_t) * ((size_t)ns + 1));
+    for (g = 0; g < sim->ngrp; g++)
+        sim->step_grp[cnt[sim->grp[g].step]++] = g;
+
+cleanup:
+    free(cnt);
+    free(nrecv);
+    free(rbuf);
+    return st;
+}
+
+/* Append route r's hops [off, off+len) as a new route (not cached: only
+ * the NVLS pass asks) with r's full latency and class. */
+static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
+                              uint32_t len, uint32_t *out, ccs_err_t *err)
+{
+    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
+             c3 = sim->routes_cap, c4 = sim->routes_cap;
+
+    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap, sim->rp_len + len,
+              sizeof(int32_t)) ||
+        !sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
+              sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
+              sizeof(double)) ||
+        !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+              sizeof(uint8_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    if (c1 != c2 || c2 != c3 || c3 != c4)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
+    sim->routes_cap = c1;
+    memmove(&sim->route_pipes[sim->rp_len],
+            &sim->route_pipes[sim->route_off[r] + off],
+            sizeof(int32_t) * len);
+    sim->route_off[sim->nroutes] = sim->rp_len;
+    sim->route_len[sim->nroutes] = len;
+    sim->route_alpha[sim->nroutes] = sim->route_alpha[r];
+    sim->route_hw[sim->nroutes] = sim->route_hw[r];
+    sim->rp_len += len;
+    *out = sim->nroutes++;
+    return CCS_OK;
+}
+
+/* In-switch reduction and multicast (sim_proto.h): transfers that the
+ * switch merges keep only their side of it.  Transfers are numbered as
+ * build_xfers numbers them: SENDs in (rank, op) order. */
+static ccs_status_t nvls_routes(sim_t *sim, ccs_err_t *err)
+{
+    const ccs_sched_t *s = sim->s;
+    sim_nvls_xfer_t *nx = NULL;   /* owned here */
+    uint32_t *off = NULL, *len = NULL;  /* owned here */
+    int32_t *links = NULL;        /* owned here: one route's links */
+    ccs_status_t st = CCS_OK;
+    uint32_t x = 0;
+
+    nx = malloc(sizeof(*nx) * ((size_t)sim->ntr + 1));
+    off = malloc(sizeof(*off) * ((size_t)sim->ntr + 1));
+    len = malloc(sizeof(*len) * ((size_t)sim->ntr + 1));
+    links = malloc(sizeof(*links) * ((size_t)sim->maxhops + 1));
+    if (nx == NULL || off == NULL || len == NULL || links == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (nvls)");
+        goto cleanup;
+    }
+    for (uint32_t r = 0; r < sim->n; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *op = &s->rank_ops[r][i];
+            const xfer_t *xt;
+            uint32_t rt, nh;
+
+            if (op->kind != CCS_OP_SEND)
+                continue;
+            xt = &sim->tr[x];
+            rt = xt->route;
+            nh = sim->route_len[rt];
+            for (uint32_t h = 0; h < nh; h++)
+                links[h] = sim->pipe_link[sim->route_pipes[sim->route_off[rt]
+                                                           + h]];
+            nx[x] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
+                                       op->chunk, op->buf,
+                                       sim_nvls_hop(sim->t, links,
+                                                    (int32_t)nh), nh };
+            x++;
+        }
+    }
+    st = sim_nvls_trim(nx, sim->ntr, off, len, err);
+    for (x = 0; st == CCS_OK && x < sim->ntr; x++) {
+        if (len[x] != nx[x].nhops)
+            st = route_sub(sim, sim->tr[x].route, off[x], len[x],
+                           &sim->tr[x].route, err);
+    }
+
+cleanup:
+    free(nx);
+    free(off);
+    free(len);
+    free(links);
+    return st;
+}
+
+static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
+{
+    size_t n = sim->n, ns = sim->nsteps ? sim->nsteps : 1;
+    size_t np = sim->npipes ? (size_t)sim->npipes : 1;
+    size_t pend = n > ns ? n : ns;
+
+    sim->arrival = calloc(n, sizeof(double));
+    sim->tr_ready = calloc((size_t)sim->ntr + 1, 1);
+    sim->cur = calloc(n, sizeof(uint32_t));
+    sim->pending = calloc(pend, sizeof(uint32_t));
+    sim->rank_finish = calloc(n, sizeof(double));
+    sim->step_end = calloc(ns, sizeof(double));
+    sim->pipes = calloc(np, sizeof(pipe_st_t));
+    sim->dirty = calloc(np, sizeof(uint32_t));
+    sim->comp_pipes = calloc(np, sizeof(uint32_t));
+    if (sim->arrival == NULL || sim->tr_ready == NULL || sim->cur == NULL ||
+        sim->pending == NULL || sim->rank_finish == NULL ||
+        sim->step_end == NULL || sim->pipes == NULL || sim->dirty == NULL ||
+        sim->comp_pipes == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim state)");
+    return CCS_OK;
+}
+
+void sim_destroy(sim_t *sim)
+{
+    if (sim == NULL)
+        return;
+    free(sim->link_pipe);
+    free(sim->pipe_link);
+    free(sim->pipe_bw);
+    free(sim->route_off);
+    free(sim->route_len);
+    free(sim->route_alpha);
+    free(sim->route_hw);
+    free(sim->route_pipes);
+    free(sim->hkey);
+    free(sim->hval);
+    free(sim->tr);
+    free(sim->in_list);
+    free(sim->step_tr_start);
+    free(sim->step_tr);
+    free(sim->grp);
+    free(sim->rank_grp);
+    free(sim->step_grp_start);
+    free(sim->step_grp);
+    free(sim->arrival);
+    free(sim->tr_ready);
+    free(sim->cur);
+    free(sim->pending);
+    free(sim->rank_finish);
+    free(sim->step_end);
+    if (sim->pipes != NULL) {
+        for (int32_t p = 0; p < sim->npipes; p++)
+            free(sim->pipes[p].ent);
+    }
+    free(sim->pipes);
+    free(sim->dirty);
+    free(sim->comp_pipes);
+    free(sim->comp_flows);
+    free(sim->flows);
+    free(sim->pos);
+    free(sim->free_slots);
+    free(sim->heap);
+    free(sim);
+}
+
+ccs_status_t sim_create(const ccs_sched_t *s, const topo_t *t,
+                        const sim_opts_t *o, sim_t **out, ccs_err_t *err)
+{
+    sim_t *sim = NULL;   /* owned here until handed to *out */
+    ccs_status_t st;
+
+    if (s == NULL || t == NULL || out == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "sim_create: NULL argument");
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK)
+        return st;
+    if (t->ngpus < 0 || (uint32_t)t->ngpus != s->nranks)
+        return ccs_err_set(err, CCS_ERR_MISMATCH,
+                           "schedule has %u ranks but topology '%s' has %d "
+                           "GPUs", s->nranks, t->name, t->ngpus);
+    sim = calloc(1, sizeof(*sim));
+    if (sim == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim)");
+    sim->s = s;
+    sim->t = t;
+    sim->n = s->nranks;
+    sim->nsteps = s->nsteps;
+    sim->nphases = s->nphases ? s->nphases : 1;
+    st = build_pipes(sim, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    st = build_xfers(sim, o, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    if (sim_sched_nvls(s)) {
+        st = nvls_routes(sim, err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
+    st = alloc_run_state(sim, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    *out = sim;
+    sim = NULL;
+
+cleanup:
+    sim_destroy(sim);
+    return st;
+}
+
