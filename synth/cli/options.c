@@ -65,6 +65,7 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_FULL_GRID]   = { OPT_GROUP_OWN, "full-grid", NULL, 0, false },
     [OPT_EMIT]        = { OPT_GROUP_OWN, "emit", NULL, 0, true },
     [OPT_VS_NCCL]     = { OPT_GROUP_OWN, "vs-nccl", NULL, 0, false },
+    [OPT_EXACT]       = { OPT_GROUP_OWN, "exact", NULL, 0, false },
 };
 
 /* getopt_long's value for an option: its letter, or 256 + id. */

@@ -50,7 +50,7 @@ typedef enum {
     OPT_OUTPUT, OPT_JSON, OPT_CSV, OPT_DOT, OPT_QUIET, OPT_HELP,
     /* one command's own; the text lands in cli_opts_t.own[] */
     OPT_RANK, OPT_PLOT, OPT_TIME, OPT_MAX_CARD, OPT_ORDER, OPT_CHILDREN,
-    OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_VS_NCCL,
+    OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_VS_NCCL, OPT_EXACT,
     OPT_COUNT,
     OPT_END = -1            /* ends an opt_cmd_t.ids list */
 } opt_id_t;
