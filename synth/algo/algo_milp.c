@@ -477,8 +477,9 @@ ccs_status_t milp_emit(const topo_t *t, const milp_plan_t *pl, int32_t root,
  * cheapest wins (ties: the earlier).  Deterministic. */
 static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
                                   const milp_spec_t *sp, milp_plan_t *pl,
-                                  double size, double *t_model_s,
-                                  double *t_best_s, ccs_err_t *err)
+                                  double size, double deadline,
+                                  double *t_model_s, double *t_best_s,
+                                  ccs_err_t *err)
 {
     uint32_t keep[MILP_MAX_M], best[MILP_MAX_M];
     double best_t = INFINITY;
@@ -504,6 +505,10 @@ static ccs_status_t refine_pieces(const topo_t *t, const algo_params_t *p,
             best_t = time_s;
             memcpy(best, pl->piece, (size_t)pl->m * sizeof(uint32_t));
         }
+        /* The time limit covers this check too: past it, the model's
+         * own piece sizes (or the best tried) stand. */
+        if (milp_now_s() >= deadline)
+            break;
     }
     memcpy(pl->piece, best, (size_t)pl->m * sizeof(uint32_t));
     *t_best_s = best_t;
@@ -629,8 +634,8 @@ static ccs_status_t run_solve(const topo_t *t, const algo_params_t *p,
     if (st != CCS_OK || p->coll == CCS_COLL_ALLTOALL ||
         p->milp.cost == NULL)
         return st;
-    return refine_pieces(t, p, sp, run_plan(r), size, &r->t_model_s,
-                         &r->t_best_s, err);
+    return refine_pieces(t, p, sp, run_plan(r), size, so->deadline_s,
+                         &r->t_model_s, &r->t_best_s, err);
 }
 
 static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
@@ -648,6 +653,8 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     double size = p->size_bytes > 0 ? p->size_bytes : MILP_DEFAULT_SIZE;
     ccs_status_t st;
 
+    double t0 = milp_now_s();   /* every phase counts against the limit */
+
     st = milp_net_build(t, &net, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -662,6 +669,7 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
         so.time_limit_s = p->milp.time_limit_s;
     if (p->milp.mip_gap >= 0)          /* 0 asks for a proven optimum */
         so.mip_gap = p->milp.mip_gap;
+    so.deadline_s = t0 + so.time_limit_s;
     /* Deterministic, sized by the model, unless asked otherwise. */
     so.node_limit = p->milp.nodes == 0 ? -1
                                        : (p->milp.nodes < 0 ? 0
@@ -677,15 +685,23 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
     st = run_solve(t, p, net, &sp, &so, size, &run, err);
     if (st != CCS_OK)
         goto cleanup;
+    if (alt.heur != NULL && milp_now_s() >= so.deadline_s) {
+        /* No time left for the second solve: the first one stands. */
+        run_free(&alt);
+        if (rep != NULL)
+            algo_report_addf(rep, "milp: time limit reached after the "
+                             "first solve: the second warm start was not "
+                             "tried");
+    }
     if (alt.heur != NULL) {
         /* A second solve from the external trees (a different frozen
          * concurrency, so a different model): the LNS ends in different
          * places from the two starts (torus:4x4: MultiTree's far better;
          * dgx1: the built-in shapes').  The simulator picks; ties keep
-         * the first.  The time limit covers both. */
+         * the first.  The time limit covers both (so.deadline_s). */
         milp_solve_opts_t so2 = so;
 
-        so2.time_limit_s = fmax(so.time_limit_s - run.stats.time_s, 0.1);
+        so2.time_limit_s = fmax(so.deadline_s - milp_now_s(), 1e-3);
         so2.lp_out = NULL;
         st = run_solve(t, p, net, &sp, &so2, size, &alt, err);
         if (st != CCS_OK)
@@ -740,7 +756,10 @@ static ccs_status_t build_milp(const topo_t *t, const algo_params_t *p,
                                 stats->obj_us),
                     stats->lp_us, stats->fill_us,
                     stats->nodes, stats->time_s,
-                    stats->warm_accepted
+                    stats->proven_early
+                        ? "proven within the gap by the bounds (no branch "
+                          "and bound)"
+                        : stats->warm_accepted
                         ? "accepted"
                         : (stats->warm_offered ? "offered" : "not offered"),
                     run.heur->cost_us,

@@ -132,9 +132,6 @@ ccs_status_t milp_validate_spec(const milp_net_t *net,
 /* Milliseconds to the deadline, at least 1 (GLPK's tm_lim). */
 int milp_ms_left(double deadline);
 
-/* Monotonic clock, seconds. */
-double milp_now_s(void);
-
 /* The model lp as CPLEX LP text that glp_read_lp reads back
  * (milp_glpk.c); *out owned by the caller (free).  Call under
  * milp_glpk_call. */

@@ -33,9 +33,16 @@ typedef struct milp_solve_opts {
                                 and about four rows each) is neither built
                                 nor solved: stats.too_large, outcome
                                 MILP_OUT_NOSOL; 0: no limit */
+    double deadline_s;       /* absolute end (milp_now_s's clock) shared
+                                with the caller's other phases; 0: start
+                                + time_limit_s.  The earlier of the two
+                                stops the solve */
 } milp_solve_opts_t;
 
 void milp_solve_opts_init(milp_solve_opts_t *o);
+
+/* Monotonic clock, seconds: the clock of milp_solve_opts_t.deadline_s. */
+double milp_now_s(void);
 
 /* Automatic node limit: about this many rows x nodes of work (a few
  * seconds of GLPK on one core for the instances in the bench). */
@@ -87,6 +94,9 @@ typedef struct milp_stats {
     int32_t rows, cols, ints;
     int32_t arcs;            /* tree model: arcs over all subs */
     bool too_large;          /* arcs above opts.max_arcs: not solved */
+    bool proven_early;       /* the bounds proved the warm start (or the
+                                LNS's incumbent) within the gap: no
+                                branch and bound */
 } milp_stats_t;
 
 /* Build the model for (net, sp) with per-pipe concurrency `conc` (see

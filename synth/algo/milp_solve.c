@@ -27,12 +27,18 @@ typedef struct cbinfo {
     bool node_hit;
     double bound;
     int32_t nodes;
+    double deadline;      /* milp_now_s() at which to stop; 0: none */
+    bool time_hit;        /* stopped here by the deadline */
+    double fill_us;       /* a bound GLPK does not know (NAN: none) */
+    double gap;           /* stop once the incumbent is this close to it */
+    bool gap_hit;         /* stopped here: the incumbent is proven */
 } cbinfo_t;
 
 static void mip_cb(glp_tree *tree, void *info)
 {
     cbinfo_t *ci = info;
-    int a, nn, t, best;
+    int a, nn, t, best, mst;
+    glp_prob *P = glp_ios_get_prob(tree);
 
     if (glp_ios_reason(tree) == GLP_IHEUR && ci->warm != NULL &&
         !ci->warm_tried) {
@@ -47,6 +53,27 @@ static void mip_cb(glp_tree *tree, void *info)
     if (ci->node_limit > 0 && t > ci->node_limit && !ci->node_hit) {
         ci->node_hit = true;
         glp_ios_terminate(tree);
+        return;
+    }
+    /* GLPK reads its clock between some phases only (a node's branching
+     * choice can run for seconds past tm_lim): every callback checks. */
+    if (ci->deadline > 0 && milp_now_s() >= ci->deadline && !ci->time_hit) {
+        ci->time_hit = true;
+        glp_ios_terminate(tree);
+        return;
+    }
+    /* The fill bound may prove the incumbent within the gap when GLPK's
+     * own LP bound cannot: then there is nothing left to search for. */
+    mst = glp_mip_status(P);
+    if (isfinite(ci->fill_us) && (mst == GLP_FEAS || mst == GLP_OPT) &&
+        !ci->gap_hit) {
+        double inc = glp_mip_obj_val(P);
+        double lb = ci->fill_us > ci->bound ? ci->fill_us : ci->bound;
+
+        if (inc > 0 && (inc - lb) / inc <= ci->gap) {
+            ci->gap_hit = true;
+            glp_ios_terminate(tree);
+        }
     }
 }
 
@@ -85,6 +112,8 @@ static void iocp_init(glp_iocp *io, double deadline, double gap,
     io->mip_gap = gap;
     io->cb_func = mip_cb;
     io->cb_info = ci;
+    ci->deadline = deadline;
+    ci->gap = gap;
     io->br_tech = GLP_BR_DTH;
     io->bt_tech = GLP_BT_BLB;
     io->sr_heur = glpk_heur ? GLP_ON : GLP_OFF;
@@ -127,11 +156,12 @@ static void lns_try(solve_ctx_t *c, int32_t nodes, bool *better)
     glp_set_mat_row(c->sub, row, 1, ind, val);
     glp_set_row_bnds(c->sub, row, GLP_UP, 0, inc * (1 - LNS_EPS));
     ci.node_limit = nodes;
+    ci.fill_us = NAN;           /* the cutoff row changes the model */
     iocp_init(&io, c->deadline, c->o->mip_gap, &ci, c->o->glpk_heuristics);
     io.presolve = GLP_ON;
     rc = glp_intopt(c->sub, &io);
     c->s.lns_nodes += ci.nodes;
-    if (rc == GLP_ETMLIM)
+    if (rc == GLP_ETMLIM || ci.time_hit)
         c->s.time_limit_hit = true;
     mst = glp_mip_status(c->sub);
     if ((mst != GLP_OPT && mst != GLP_FEAS) ||
@@ -456,6 +486,32 @@ static bool gap_met(const milp_stats_t *s, const milp_solve_opts_t *o)
     return s->gap <= o->mip_gap;
 }
 
+/* Whether the incumbent in c->x already lies within the gap target of
+ * the best proven bound: then neither the LNS nor branch and bound can
+ * pay for themselves, and the solve ends with it (decoded from c->x as
+ * when GLPK returns the offered warm start unimproved). */
+static bool proven_early(solve_ctx_t *c)
+{
+    milp_stats_t *s = &c->s;
+    double inc = c->x[c->mp.T];
+    double lb = best_bound(s->lp_us, s->fill_us);
+
+    return s->warm_offered && inc > 0 && (inc - lb) / inc <= c->o->mip_gap;
+}
+
+static ccs_status_t finish_early(solve_ctx_t *c, ccs_err_t *err)
+{
+    milp_stats_t *s = &c->s;
+
+    s->obj_us = c->x[c->mp.T];
+    s->bound_us = fmin(best_bound(s->lp_us, s->fill_us), s->obj_us);
+    s->glpk_bound_us = fmin(s->lp_us, s->obj_us);
+    s->gap = s->obj_us > 0 ? (s->obj_us - s->bound_us) / s->obj_us : 0;
+    s->outcome = MILP_OUT_OPTIMAL;
+    s->proven_early = true;
+    return milp_decode(&c->b, &c->mp, c->net, c->sp, c->x, &c->out, err);
+}
+
 static ccs_status_t solve_body(void *arg, ccs_err_t *err)
 {
     solve_ctx_t *c = arg;
@@ -503,6 +559,14 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
             s->warm_us = c->x[c->mp.T];
     }
 
+    /* Building the model takes a while on big instances: past the
+     * deadline there is no time for the LP. */
+    if (milp_now_s() >= c->deadline) {
+        s->time_limit_hit = true;
+        s->outcome = MILP_OUT_NOSOL;
+        return CCS_OK;
+    }
+
     /* Root LP.  Chunk counts, big-M ready times and piece counts differ
      * by orders of magnitude: let GLPK scale rows and columns (as glpsol
      * does). */
@@ -545,21 +609,27 @@ static ccs_status_t solve_body(void *arg, ccs_err_t *err)
     }
     s->node_limit = ci.node_limit;
 
-    /* Improve the warm start by sub-MIPs, then branch from it. */
+    /* Improve the warm start by sub-MIPs, then branch from it, unless
+     * the bounds already prove it (or, after the LNS, its result). */
     s->lns_us = s->warm_us;
+    if (proven_early(c))
+        return finish_early(c, err);
     if (s->warm_offered && o->lns) {
         lns_run(c, ci.node_limit);
         s->lns_us = c->x[c->mp.T];
+        if (proven_early(c))
+            return finish_early(c, err);
     }
 
     ci.bound = s->lp_us;
+    ci.fill_us = s->fill_us;
     ci.warm = s->warm_offered ? c->x : NULL;
     iocp_init(&io, c->deadline, o->mip_gap, &ci, o->glpk_heuristics);
     rc = glp_intopt(c->b.lp, &io);
     s->nodes = ci.nodes;
     s->node_limit_hit = ci.node_hit;
     s->warm_accepted = ci.warm_accepted;
-    if (rc == GLP_ETMLIM)
+    if (rc == GLP_ETMLIM || ci.time_hit)
         s->time_limit_hit = true;
     else if (rc != 0 && rc != GLP_ESTOP && rc != GLP_EMIPGAP)
         return ccs_err_set(err, CCS_ERR_SOLVER,
@@ -617,6 +687,8 @@ ccs_status_t milp_solve(const milp_net_t *net, const milp_spec_t *sp,
     c.o = o;
     c.t0 = milp_now_s();
     c.deadline = c.t0 + o->time_limit_s;
+    if (o->deadline_s > 0 && o->deadline_s < c.deadline)
+        c.deadline = o->deadline_s;
     c.s.obj_us = NAN;
     c.s.gap = NAN;
     c.s.bound_us = NAN;

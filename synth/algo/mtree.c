@@ -35,6 +35,7 @@
  * topo_route calls once.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,24 @@ typedef struct build {
     int32_t *order;        /* [n] turn order */
     int64_t *keys;         /* [n] sort keys */
     bool *step_done;       /* [n] */
+    /* cursor[r * (maxhops + 1) + h]: where tree r's scan of its live
+     * parents for routes of h links resumes in this step.  Within a step
+     * a failed probe stays failed (capacity only shrinks, members only
+     * join, `missing` only falls), so a turn need not rescan the parents
+     * before the last winner: the same choices at O(live) per tree and
+     * step instead of O(live) per turn. */
+    int32_t *cursor;
+    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r (as
+     * join_step >= 0), n^2 / 8 bytes: the membership test of every probe
+     * stays in cache, where join_step's 4 n^2 bytes do not. */
+    uint64_t *member;
+    /* full: the same layout, bit p set when missing[r][p] == 0 (p has no
+     * GPU neighbour left outside tree r), tested where missing would be */
+    uint64_t *full;
+    int32_t mwords;
+    int32_t *nparents;     /* [n] live members at the step's start: those
+                              after them joined in this step and may not
+                              parent yet (the live list is in join order) */
     int32_t path_cap;
 } build_t;
 
@@ -160,11 +179,29 @@ static void build_free(build_t *b)
     free(b->order);
     free(b->keys);
     free(b->step_done);
+    free(b->cursor);
+    free(b->nparents);
+    free(b->member);
+    free(b->full);
 }
 
 static bool is_gpu(const topo_t *t, int32_t v)
 {
     return t->nodes[v].kind == TOPO_NODE_GPU && t->nodes[v].rank >= 0;
+}
+
+/* Bit c of row r in an n x words bit matrix. */
+static bool test_bit(const uint64_t *bits, int32_t words, int32_t r,
+                     int32_t c)
+{
+    return (bits[(size_t)r * (size_t)words + (size_t)c / 64] >> (c % 64)) &
+           1u;
+}
+
+static void set_bit(uint64_t *bits, int32_t words, int32_t r, int32_t c)
+{
+    bits[(size_t)r * (size_t)words + (size_t)c / 64] |= UINT64_C(1)
+                                                         << (c % 64);
 }
 
 /* Rule 1: capacity units per link. */
@@ -512,7 +549,24 @@ static ccs_status_t build_init(build_t *b, const topo_t *t,
                        b->dist[(size_t)r * n + v]]++;
         b->far_top[r] = b->maxd;
     }
+    b->cursor = calloc((size_t)n * (size_t)(b->maxhops + 1),
+                       sizeof(int32_t));
+    b->nparents = calloc((size_t)n, sizeof(int32_t));
+    b->mwords = (n + 63) / 64;
+    b->member = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
+    b->full = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
+    if (b->cursor == NULL || b->nparents == NULL || b->member == NULL ||
+        b->full == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+    for (int32_t p = 0; p < n; p++)     /* no GPU neighbour at all */
+        for (int32_t r = 0; b->missing[p] == 0 && r < n; r++)
+            set_bit(b->full, b->mwords, r, p);
     return CCS_OK;
+}
+
+static bool is_member(const build_t *b, int32_t r, int32_t c)
+{
+    return test_bit(b->member, b->mwords, r, c);
 }
 
 /* Rank c joins tree r at `step` (bookkeeping shared by roots and
@@ -524,12 +578,14 @@ static void join(build_t *b, mtree_t *m, int32_t r, int32_t c, int32_t step)
     int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
 
     m->join_step[rn + c] = step;
+    b->member[(size_t)r * (size_t)b->mwords + (size_t)c / 64] |=
+        UINT64_C(1) << (c % 64);
     b->members[rn + b->nmem[r]++] = c;
     b->live[rn + b->nlive[r]++] = c;
     for (int32_t i = b->nbr_start[c]; i < b->nbr_start[c + 1]; i++) {
         int32_t q = b->nbr[i];
-        if (b->missing[rn + q] > 0)
-            b->missing[rn + q]--;
+        if (b->missing[rn + q] > 0 && --b->missing[rn + q] == 0)
+            set_bit(b->full, b->mwords, r, q);
     }
     fc[b->dist[rn + c]]--;
     while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
@@ -564,7 +620,6 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
                      ccs_err_t *err, ccs_status_t *st)
 {
     const topo_t *t = b->t;
-    size_t rn = (size_t)r * b->n;
     int32_t src = t->rank_node[p];
     int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
@@ -572,7 +627,7 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
          hops == 1 && i < t->out_start[src + 1]; i++) {
         int32_t l = t->out_links[i], y = t->links[l].dst;
         if (b->cap[l] > 0 && is_gpu(t, y) &&
-            m->join_step[rn + t->nodes[y].rank] < 0) {
+            !is_member(b, r, t->nodes[y].rank)) {
             *path_off = m->npath_links;
             *path_len = 1;
             *st = path_append(b, m, &l, 1, err);
@@ -584,7 +639,7 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
     }
     for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
         int32_t c = b->cand[i], off = b->cand_off[i], len = b->cand_len[i];
-        bool ok = m->join_step[rn + c] < 0;
+        bool ok = !is_member(b, r, c);
 
         if (len != hops) {
             if (len > hops)
@@ -619,25 +674,43 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
     return -1;
 }
 
+/* Whether rank p has an out-link with capacity left in this step. */
+static bool has_free_link(const build_t *b, int32_t p)
+{
+    const topo_t *t = b->t;
+    int32_t src = t->rank_node[p];
+
+    for (int32_t i = t->out_start[src]; i < t->out_start[src + 1]; i++)
+        if (b->cap[t->out_links[i]] > 0)
+            return true;
+    return false;
+}
+
 /* Rule 3 and one turn of tree r in `step`: true when a rank joined. */
 static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
                  int32_t *nedges, ccs_err_t *err, ccs_status_t *st)
 {
     int32_t n = b->n;
     size_t rn = (size_t)r * n;
+    int32_t *cur = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1)];
 
     /* Nearest first over all parents (a multi-source BFS by route
-     * length), parents in join order within one length. */
+     * length), parents in join order within one length; each length's
+     * scan resumes at its cursor (build_t). */
     for (int32_t hops = 1; hops <= b->maxhops; hops++) {
         if (hops > 1 && !b->has_hops[hops])
             continue;
-        for (int32_t i = 0; i < b->nlive[r]; i++) {
+        for (int32_t i = cur[hops]; i < b->nparents[r]; cur[hops] = ++i) {
             int32_t p = b->live[rn + i], c, off = 0, len = 0;
             mtree_edge_t *e;
 
-            if (m->join_step[rn + p] >= step)
-                break;        /* joined in this step: not a parent yet */
-            if (b->missing[rn + p] == 0)
+            /* Every route from p starts on one of its out-links: with
+             * none left this step it cannot parent.  Tested first
+             * because the capacities stay in cache and the per-tree rows
+             * below do not (a pure filter: same choices). */
+            if (!has_free_link(b, p))
+                continue;
+            if (test_bit(b->full, b->mwords, r, p))
                 continue;
             if (b->opts.children == MTREE_CHILDREN_ONE &&
                 b->last_child[rn + p] == step)
@@ -696,7 +769,7 @@ static void compact_live(build_t *b, int32_t r)
 
     for (int32_t i = 0; i < b->nlive[r]; i++) {
         int32_t p = b->live[rn + i];
-        if (b->missing[rn + p] != 0)
+        if (!test_bit(b->full, b->mwords, r, p))
             b->live[rn + k++] = p;
     }
     b->nlive[r] = k;
@@ -773,6 +846,9 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         for (int32_t i = 0; i < norder; i++) {
             b.step_done[b.order[i]] = false;
             compact_live(&b, b.order[i]);
+            b.nparents[b.order[i]] = b.nlive[b.order[i]];
+            memset(&b.cursor[(size_t)b.order[i] * (size_t)(b.maxhops + 1)],
+                   0, sizeof(int32_t) * (size_t)(b.maxhops + 1));
         }
         while (progress) {
             progress = false;
@@ -815,25 +891,71 @@ cleanup:
     return CCS_OK;
 }
 
+/* One construction on its own thread (mtree_build_best). */
+typedef struct best_job {
+    const topo_t *t;
+    mtree_opts_t opts;
+    mtree_t *m;                 /* owned by the job until taken */
+    ccs_err_t err;
+    ccs_status_t st;
+} best_job_t;
+
+static void *best_work(void *arg)
+{
+    best_job_t *j = arg;
+
+    j->st = mtree_build(j->t, &j->opts, &j->m, &j->err);
+    return NULL;
+}
+
 ccs_status_t mtree_build_best(const topo_t *t, mtree_children_t children,
                               mtree_t **out, ccs_err_t *err)
 {
+    best_job_t job[MTREE_ORDER_COUNT];
+    pthread_t tid[MTREE_ORDER_COUNT];
+    bool started[MTREE_ORDER_COUNT] = { false };
     mtree_t *best = NULL;       /* owned until handed to *out */
+    ccs_status_t st = CCS_OK;
 
+    /* The orders are independent constructions: each but the first runs
+     * on a thread of its own (the first on this one), and the best is
+     * taken in order, fewest steps, the earlier order on a tie: the same
+     * choice as one after the other. */
     for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
-        mtree_opts_t opts = { (mtree_order_t)o, children };
-        mtree_t *m = NULL;
-        ccs_status_t st = mtree_build(t, &opts, &m, err);
-        if (st != CCS_OK) {
-            mtree_destroy(best);
-            return st;
+        memset(&job[o], 0, sizeof(job[o]));
+        job[o].t = t;
+        job[o].opts.order = (mtree_order_t)o;
+        job[o].opts.children = children;
+        if (o > 0)
+            started[o] = pthread_create(&tid[o], NULL, best_work,
+                                        &job[o]) == 0;
+    }
+    best_work(&job[0]);
+    for (int o = 1; o < MTREE_ORDER_COUNT; o++) {
+        if (started[o])
+            pthread_join(tid[o], NULL);
+        else
+            best_work(&job[o]);
+    }
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
+        if (st == CCS_OK && job[o].st != CCS_OK) {
+            st = job[o].st;
+            if (err != NULL)
+                *err = job[o].err;
         }
-        if (best == NULL || m->nsteps < best->nsteps) {
+        if (st != CCS_OK || job[o].m == NULL)
+            continue;
+        if (best == NULL || job[o].m->nsteps < best->nsteps) {
             mtree_destroy(best);
-            best = m;
-        } else {
-            mtree_destroy(m);
+            best = job[o].m;
+            job[o].m = NULL;
         }
+    }
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++)
+        mtree_destroy(job[o].m);
+    if (st != CCS_OK) {
+        mtree_destroy(best);
+        return st;
     }
     *out = best;
     return CCS_OK;

@@ -9,14 +9,18 @@
 static void topo_usage(FILE *f)
 {
     fprintf(f,
-"usage: ccsynth topo --topo SPEC|FILE [--dot [-o FILE]] [--alpha T] [--bw BW]\n"
+"usage: ccsynth topo --topo SPEC|FILE [--exact] [--dot [-o FILE]] [--alpha T]\n"
+"                    [--bw BW]\n"
 "\n"
 "Load a topology and print a summary: nodes by kind, servers, links,\n"
 "degrees, diameter, GPU-to-GPU route lengths, bandwidth and latency\n"
-"ranges, fingerprint.\n"
+"ranges, fingerprint.  On large topologies the diameter and route\n"
+"figures come from a sample of sources, labelled as such.\n"
 "\n"
 "  -t, --topo SPEC|FILE   built-in spec or YAML file (ccsynth list;\n"
 "                         schema in docs/topology.md)\n"
+"      --exact            diameter and routes over all pairs, however\n"
+"                         long that takes (one BFS per node)\n"
 "  -d, --dot              print Graphviz DOT instead of the summary\n"
 "  -o, --output FILE      with --dot: write the DOT to FILE and print the\n"
 "                         summary\n"
@@ -31,7 +35,8 @@ static void topo_usage(FILE *f)
 int cmd_topo(int argc, char **argv)
 {
     static const opt_id_t ids[] = {
-        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_DOT, OPT_OUTPUT, OPT_QUIET, OPT_END
+        OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_DOT, OPT_OUTPUT, OPT_QUIET, OPT_EXACT,
+        OPT_END
     };
     static const opt_cmd_t spec = { "topo", ids, topo_usage, 0 };
     const char *cmd = "topo";
@@ -55,7 +60,8 @@ int cmd_topo(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     if ((dot == NULL || strcmp(dot, "-") != 0) && !co.out.quiet) {
-        st = topo_print_summary(t, stdout, &err);
+        st = topo_print_summary_opt(t, stdout, co.own[OPT_EXACT] != NULL,
+                                    &err);
         if (st != CCS_OK) {
             rc = cli_fail_status(cmd, st, &err);
             goto cleanup;

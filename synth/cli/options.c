@@ -65,6 +65,7 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_FULL_GRID]   = { OPT_GROUP_OWN, "full-grid", NULL, 0, false },
     [OPT_EMIT]        = { OPT_GROUP_OWN, "emit", NULL, 0, true },
     [OPT_VS_NCCL]     = { OPT_GROUP_OWN, "vs-nccl", NULL, 0, false },
+    [OPT_EXACT]       = { OPT_GROUP_OWN, "exact", NULL, 0, false },
     [OPT_MSCCL]       = { OPT_GROUP_OWN, "msccl", NULL, 0, false },
     [OPT_NCHANNELS]   = { OPT_GROUP_OWN, "nchannels", NULL, 0, true },
     [OPT_MIN_BYTES]   = { OPT_GROUP_OWN, "min-bytes", NULL, 0, true },

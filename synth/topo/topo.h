@@ -108,8 +108,16 @@ ccs_status_t topo_route(const topo_t *t, int32_t src, int32_t dst,
 int32_t topo_links_between(const topo_t *t, int32_t u, int32_t v,
                            int32_t *ids, int32_t cap);
 
-/* Human summary: nodes by kind, links, degrees, diameter, bandwidths. */
+/* Human summary: nodes by kind, links, degrees, diameter, bandwidths.
+ * The diameter and GPU route statistics take one BFS per source; beyond
+ * TOPO_SUMMARY_BUDGET node+link visits they are computed from evenly
+ * spaced sources and labelled "sampled" (the diameter is then a lower
+ * bound), unless `exact` asks for all pairs.  topo_print_summary is
+ * topo_print_summary_opt with exact = 0. */
+#define TOPO_SUMMARY_BUDGET ((int64_t)1 << 24)
 ccs_status_t topo_print_summary(const topo_t *t, FILE *f, ccs_err_t *err);
+ccs_status_t topo_print_summary_opt(const topo_t *t, FILE *f, int exact,
+                                    ccs_err_t *err);
 /* Graphviz DOT of the topology. */
 ccs_status_t topo_write_dot(const topo_t *t, FILE *f, ccs_err_t *err);
 

@@ -506,22 +506,48 @@ static ccs_status_t check_gpus_connected(const topo_builder_t *b,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (connectivity)");
         goto cleanup;
     }
-    /* When every node forwards, reachability is transitive: rank 0
-     * reaching every GPU and every GPU reaching rank 0 (a BFS over the
-     * reversed links) suffice, instead of one BFS per GPU.  A failure
-     * falls through to the per-GPU search, which names the pair. */
-    if (memchr(t->graph->fwd, 0, (size_t)t->nnodes) == NULL) {
-        int32_t src = t->rank_node[0], head = 0, tail = 0, ok = 1;
+    /* Through a hub that forwards, reachability is transitive: when
+     * every GPU reaches the hub and the hub reaches every GPU (interior
+     * nodes forwarding both ways), every pair is connected through it;
+     * two BFS instead of one per GPU, which at 65536 GPUs is the
+     * difference between milliseconds and minutes.  Candidate hubs:
+     * rank 0's GPU where GPUs forward, the forwarding node of highest
+     * degree (a network's core switch), the first forwarding node rank 0
+     * links to (its switch).  When none serves, the per-GPU search
+     * decides, and names the pair that is cut. */
+    for (int c = 0; c < 3; c++) {
+        int32_t hub = -1, src = t->rank_node[0], head = 0, tail = 0, ok = 1;
+        const uint8_t *fwd = t->graph->fwd;
 
-        topo_bfs(t, t->graph->fwd, src, -1, parent, queue);
+        if (c == 0 && fwd[src])
+            hub = src;
+        for (int32_t v = 0, best = -1; c == 1 && v < t->nnodes; v++) {
+            int32_t deg = t->out_start[v + 1] - t->out_start[v];
+
+            if (fwd[v] && deg > best) {
+                best = deg;
+                hub = v;
+            }
+        }
+        for (int32_t k = t->out_start[src]; c == 2 && hub < 0 &&
+             k < t->out_start[src + 1]; k++)
+            if (fwd[t->links[t->out_links[k]].dst])
+                hub = t->links[t->out_links[k]].dst;
+        if (hub < 0)
+            continue;
+        topo_bfs(t, fwd, hub, -1, parent, queue);
         for (int32_t q = 0; q < t->ngpus; q++)
-            ok &= parent[t->rank_node[q]] != -1;
+            ok &= parent[t->rank_node[q]] != -1 || t->rank_node[q] == hub;
+        /* reverse BFS: all[u] when u reaches the hub; only a node that
+         * forwards (or the hub) passes its label on */
         memset(all, 0, (size_t)t->nnodes);
-        all[src] = 1;
-        queue[tail++] = src;
-        while (head < tail) {
+        all[hub] = 1;
+        queue[tail++] = hub;
+        while (ok && head < tail) {
             int32_t v = queue[head++];
 
+            if (v != hub && !fwd[v])
+                continue;
             for (int32_t k = t->in_start[v]; k < t->in_start[v + 1]; k++) {
                 int32_t u = t->links[t->in_links[k]].src;
 
@@ -531,7 +557,7 @@ static ccs_status_t check_gpus_connected(const topo_builder_t *b,
                 }
             }
         }
-        for (int32_t q = 0; q < t->ngpus; q++)
+        for (int32_t q = 0; ok && q < t->ngpus; q++)
             ok &= all[t->rank_node[q]];
         if (ok)
             goto cleanup;

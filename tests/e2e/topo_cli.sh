@@ -28,6 +28,10 @@ expect 0 "diameter +14 hops" -- $C topo --topo mesh:8x8
 expect 0 "uniform switch yes" -- $C topo --topo switch:16
 expect 0 "alpha +1 us \.\. 1 us" -- $C topo --topo switch:8 --alpha 1us
 expect 0 "servers +6" -- $C topo --topo topologies/adapcc-hetero.yaml
+# Large ones sample the all-pairs figures and say so; --exact does not.
+expect 0 "sampled: routes from [0-9]+ of 16384 GPUs" -- \
+    $C topo --topo switch:16384
+expect 0 "diameter +2 hops \(all nodes" -- $C topo --topo switch:4096 --exact
 
 # A YAML file and its built-in print the same fingerprint.
 fp() { "$C" topo --topo "$1" | awk '/fingerprint/ {print $2}'; }

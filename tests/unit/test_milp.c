@@ -691,6 +691,87 @@ done:
     fixture_free(&f);
 }
 
+/* Every phase answers to the one deadline, and the search stops as soon
+ * as the bounds prove the incumbent:
+ *  - a deadline already past (milp_solve_opts_t.deadline_s) ends the
+ *    solve after building the model, before any LP, whatever the limit;
+ *  - torus:4x4 with a tiny limit: the first solve runs out of time and
+ *    the second warm start (MultiTree's trees) is not tried at all;
+ *  - switch:8 and dgx-h100: the fill bound equals the heuristic's
+ *    objective, so there is no LNS and no branch and bound (0 nodes). */
+TEST(deadline_and_early_stop)
+{
+    static const struct {
+        const char *topo;
+        double limit_s;
+        const char *says;       /* in the report */
+        bool proven;            /* stats: proven_early */
+    } rows[] = {
+        { "torus:4x4", 1e-3, "second warm start was not tried", false },
+        { "switch:8", 30, "proven within the gap by the bounds", true },
+        { "dgx-h100", 30, "proven within the gap by the bounds", true },
+    };
+    fixture_t f;
+    milp_plan_t *sol = NULL;
+    milp_solve_opts_t o;
+    milp_stats_t stats;
+    ccs_err_t err = { { 0 } };
+
+    if (fixture_load(&f, "topologies/adapcc-hetero.yaml")) {
+        spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, 4, 256, 1, 4);
+        if (fixture_heur(&f)) {
+            milp_solve_opts_init(&o);
+            o.time_limit_s = 600;
+            o.deadline_s = milp_now_s() - 1;
+            CHECK_STATUS(milp_solve(f.net, &f.sp, f.conc, f.heur, &o, &sol,
+                                    &stats, &err), CCS_OK);
+            CHECK(stats.time_limit_hit);
+            CHECK_EQ_INT(stats.outcome, MILP_OUT_NOSOL);
+            CHECK(isnan(stats.lp_us));
+            CHECK(sol == NULL);
+        }
+        milp_plan_destroy(sol);
+        fixture_free(&f);
+    }
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        algo_params_t p;
+        algo_report_t ar;       /* owned here */
+        ccs_sched_t *s = NULL;
+        topo_t *t = NULL;
+        char text[8192] = "";
+        FILE *rep = tmpfile();
+
+        CHECK_STATUS(topo_load(rows[i].topo, NULL, &t, &err), CCS_OK);
+        if (t == NULL || rep == NULL) {
+            if (rep != NULL)
+                fclose(rep);
+            topo_destroy(t);
+            continue;
+        }
+        algo_params_init(&p);
+        p.coll = CCS_COLL_ALLREDUCE;
+        p.milp.time_limit_s = rows[i].limit_s;
+        p.milp.cost = sim_cost_time;
+        algo_report_init(&ar);
+        CHECK_STATUS(algo_synthesize_report("milp", t, &p, &s, &ar, &err),
+                     CCS_OK);
+        algo_report_print(&ar, rep);
+        algo_report_free(&ar);
+        CHECK(s != NULL);
+        if (s != NULL)
+            CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
+        rewind(rep);
+        text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        CHECK_MSG(strstr(text, rows[i].says) != NULL, "%s: report lacks "
+                  "'%s':\n%s", rows[i].topo, rows[i].says, text);
+        if (rows[i].proven)
+            CHECK_STR_CONTAINS(text, ", 0 nodes,");
+        ccs_sched_destroy(s);
+        fclose(rep);
+        topo_destroy(t);
+    }
+}
+
 /* A fatal GLPK error (here a column index out of range) would abort the
  * process; under milp_glpk_call it is a status with GLPK's message, and
  * GLPK works again afterwards. */
@@ -998,8 +1079,9 @@ TEST(default_m_near_ring)
         CHECK_MSG((strstr(text, "model not built") == NULL) == cases[i].built,
                   "%s: model %s built", cases[i].topo,
                   cases[i].built ? "not" : "");
-        if (i == 1) /* the fill bound proves the stars optimal */
-            CHECK_STR_CONTAINS(text, "milp: optimal (node limit); "
+        if (i == 1) /* the fill bound proves the stars optimal: no
+                     * search at all */
+            CHECK_STR_CONTAINS(text, "milp: optimal; "
                                      "objective 1175.5 us, bound 1175.5 us, "
                                      "gap 0.00%");
         if (i == 2)
@@ -1234,6 +1316,7 @@ int main(void)
     RUN(cost_is_the_callers);
     RUN(solver_beats_warm_start);
     RUN(time_limit_fallback);
+    RUN(deadline_and_early_stop);
     RUN(glpk_error_is_trapped);
     RUN(plan_check_rejects);
     RUN(options_reach_the_solver);

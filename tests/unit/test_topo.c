@@ -870,6 +870,62 @@ static char *capture(const topo_t *t, int dot)
     return buf;
 }
 
+static char *capture_exact(const topo_t *t, int exact)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ccs_err_t err = { { 0 } };
+    ccs_status_t st;
+
+    if (f == NULL)
+        return NULL;
+    st = topo_print_summary_opt(t, f, exact, &err);
+    fclose(f);
+    CHECK_STATUS(st, CCS_OK);
+    return buf;
+}
+
+/* Large topologies: the summary samples its sources and says so, and on
+ * vertex-transitive ones (every source alike) the sampled route figures
+ * are the exact ones. */
+TEST(test_summary_sampled)
+{
+    static const struct {
+        const char *spec;
+        const char *has;        /* in the default (sampled) summary */
+        int check_exact;        /* compare with --exact (cheap enough) */
+    } rows[] = {
+        { "switch:4096", "max 2 hops, mean 2.00", 1 },
+        { "torus:48x48", "max 48 hops, mean 24.01", 1 },
+        { "ring:8192", "max 4096 hops", 0 },
+        { "fattree:64x64", "max 4 hops", 0 },
+        { "cluster:1024x8,nics=gpu", "max 4 hops", 0 },
+    };
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        topo_t *t = load(rows[i].spec, NULL);
+        char *s = NULL, *x = NULL;
+
+        if (t == NULL)
+            continue;
+        s = capture_exact(t, 0);
+        CHECK_STR_CONTAINS(s, "sampled: routes from");
+        CHECK_STR_CONTAINS(s, "--exact for all");
+        CHECK_STR_CONTAINS(s, rows[i].has);
+        if (rows[i].check_exact) {
+            x = capture_exact(t, 1);
+            CHECK_STR_CONTAINS(x, rows[i].has);
+            CHECK_STR_CONTAINS(x, "(all nodes, igraph)");
+            CHECK_MSG(x == NULL || strstr(x, "sampled") == NULL,
+                      "%s: exact summary says sampled", rows[i].spec);
+        }
+        free(s);
+        free(x);
+        topo_destroy(t);
+    }
+}
+
 TEST(test_summary_and_dot)
 {
     topo_t *tor = load("torus:8x8", NULL);
@@ -982,6 +1038,7 @@ int main(void)
     RUN(test_overrides);
     RUN(test_fingerprints);
     RUN(test_summary_and_dot);
+    RUN(test_summary_sampled);
     RUN(test_misc);
     return TEST_SUMMARY();
 }
