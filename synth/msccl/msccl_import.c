@@ -1514,6 +1514,12 @@ static ccs_status_t regroup(imp_t *m, uint32_t *level)
         if (level[p] > maxl)
             maxl = level[p];
     g.L = (size_t)maxl + 1;
+    /* The (rank, level) table is R x L counters.  A program too large for
+     * it (a fuzzed file naming thousands of GPUs over a long chain) keeps
+     * its earliest layout, which is as valid, only less like the lock-step
+     * schedule it may have come from. */
+    if ((size_t)m->R * g.L > ((size_t)1 << 26))
+        return CCS_OK;
     g.off = calloc((size_t)P + 2, sizeof(uint32_t));
     g.adj = malloc(((size_t)E + 1) * sizeof(uint32_t));
     g.occ = calloc((size_t)m->R * g.L + 1, sizeof(uint32_t));
@@ -1528,9 +1534,9 @@ static ccs_status_t regroup(imp_t *m, uint32_t *level)
     if (uf != NULL)
         for (uint32_t r = 0; r < m->R; r++)
             uf[r] = UINT32_MAX;
-    if (uf == NULL || g.off == NULL || g.adj == NULL || g.occ == NULL || g.cnt == NULL ||
-        g.mark == NULL || by == NULL || lcnt == NULL || ent == NULL ||
-        xs == NULL || grp == NULL) {
+    if (uf == NULL || g.off == NULL || g.adj == NULL || g.occ == NULL ||
+        g.cnt == NULL || g.mark == NULL || by == NULL || lcnt == NULL ||
+        ent == NULL || xs == NULL || grp == NULL) {
         st = ccs_err_set(m->err, CCS_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
