@@ -20,6 +20,7 @@
  * yields x when either is NaN, which is exactly what x86 MINPS(y, x)
  * does, so the vector code and the scalar tails agree bit for bit.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -364,12 +365,22 @@ static const kern_t tab_avx512[CCS_DTYPE_COUNT][4] = TABLE(avx512);
 
 #ifdef CCS_X86_DISPATCH
 /* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports has
- * no "f16c" before clang 15, gcc's does; CPUID answers for both. */
+ * no "f16c" before clang 15, gcc's does; CPUID answers for both.  CPUID is
+ * slow (a trap to the hypervisor in a VM, tens of microseconds) and the
+ * answer never changes, so it is asked once per process and kept, as
+ * __builtin_cpu_supports keeps its own answers: 0 not asked yet, 1 no,
+ * 2 yes.  Racing first callers store the same value. */
 static bool cpu_has_f16c(void)
 {
+    static atomic_int known;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
     unsigned a, b, c, d;
 
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+    if (k == 0) {
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0 ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
 }
 #endif
 

@@ -24,7 +24,7 @@ check() { # check PLAN NRANKS ARGS...
     local plan=$1 n=$2
     shift 2
     local out
-    if ! out=$(timeout 120 mpirun --oversubscribe -np "$n" "$PERF" \
+    if ! out=$(timeout -k 10 120 mpirun --oversubscribe -np "$n" "$PERF" \
                    -P "$plan" -X mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1); then
         echo "FAIL: $(basename "$plan") np=$n $*"
         printf '%s\n' "$out" | tail -n 15
@@ -90,7 +90,7 @@ check "$tmp/syn-stragglar-allreduce-8.ccs" 8 -d bfloat16 -o avg -K 7,1000 -s 3 -
 refused() { # refused PLAN NRANKS PATTERN ARGS...
     local plan=$1 n=$2 pat=$3 out rc
     shift 3
-    out=$(timeout 60 mpirun --oversubscribe -np "$n" "$PERF" -P "$plan" \
+    out=$(timeout -k 10 60 mpirun --oversubscribe -np "$n" "$PERF" -P "$plan" \
               -X mpi -n 1 -w 0 -c 1 "$@" </dev/null 2>&1)
     rc=$?
     if [ $rc -eq 0 ] || ! printf '%s' "$out" | grep -qE -- "$pat"; then
@@ -110,7 +110,7 @@ refused "$tmp/ring1-r4.ccs" 3 "plan has 4 ranks, mpirun started 3" -K 7
 # timeout (2 s there).  Each surviving rank prints "as expected".
 fault() { # fault CASE NRANKS SURVIVORS
     local out ok
-    out=$(timeout 60 mpirun --oversubscribe -np "$2" \
+    out=$(timeout -k 10 60 mpirun --oversubscribe -np "$2" \
               "$BUILD/tests/test_faults" --mpi "$1" </dev/null 2>&1)
     ok=$(printf '%s\n' "$out" | grep -c "as expected")
     if [ "$ok" -ne "$3" ] || printf '%s' "$out" | grep -q WRONG; then
