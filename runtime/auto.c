@@ -38,6 +38,10 @@
 #define AUTO_STEP 0xfffffc00u
 /* Cost models kept per (plans, size), round robin. */
 #define AUTO_KEYS 8
+/* A plan not run for this many calls is run once to refresh its cost
+ * (a one-sample estimate must not lock a choice in forever); costs at
+ * most D* / AUTO_REPROBE per call on average. */
+#define AUTO_REPROBE 64
 /* Longest rent (calls late past the critical delay before the aware plan
  * is bought); beyond it the gain is too small to ever pay. */
 #define AUTO_MAX_RENT 8
@@ -48,6 +52,7 @@ typedef struct auto_cost {
     int64_t rs_ns;           /* aware plan's phase 0 */
     int64_t after_ns;        /* aware plan's time after the arrival */
     bool plain_known, aware_known;
+    uint32_t age_plain, age_aware; /* calls since each plan last ran */
 } auto_cost_t;
 
 struct ccs_auto {
@@ -171,11 +176,11 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     /* Learn both plans' costs first: one plain call, one aware call. */
     if (!e->plain_known)
         return -1;
-    if (!e->aware_known)
+    if (!e->aware_known || e->age_aware >= AUTO_REPROBE)
         return s >= 0 ? s : s0;
+    if (e->age_plain >= AUTO_REPROBE)
+        return -1;
     crit = critical(e);
-    if (crit == 0)
-        return s >= 0 ? s : s0;      /* the aware plan never loses */
     if (a->streak_rank < 0)
         return -1;
     /* Ski rental: a call run plain while the straggler is late pays the
@@ -222,6 +227,8 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
         e->plain_known = true;
+        e->age_plain = 0;
+        e->age_aware++;
     } else {
         /* Phase 0 is the non-stragglers' work: the last of them to
          * arrive waited for nobody in it.  It ends (from the first
@@ -245,6 +252,8 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         e->rs_ns = ewma(e->rs_ns, rs, e->aware_known);
         e->after_ns = ewma(e->after_ns, after, e->aware_known);
         e->aware_known = true;
+        e->age_aware = 0;
+        e->age_plain++;
     }
     crit = critical(e);
     if (crit >= 0 && emax - emin > crit) {
@@ -428,6 +437,7 @@ ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
         h = ccs_mix64(h, (uint64_t)c->rs_ns);
         h = ccs_mix64(h, (uint64_t)c->after_ns);
         h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
     }
     if (a->last_cost >= 0)
         e = &a->cost[a->last_cost];

@@ -18,6 +18,7 @@ ITERS=${2:-200}
 DELAY=${3:-3000}
 SMALL=${4:-300}
 cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 C=$BUILD/bin/ccsynth
 P=$BUILD/bin/ccs-perf
 T=$(mktemp -d)
