@@ -38,10 +38,13 @@
 #define AUTO_STEP 0xfffffc00u
 /* Cost models kept per (plans, size), round robin. */
 #define AUTO_KEYS 8
-/* A plan not run for this many calls is run once to refresh its cost
- * (a one-sample estimate must not lock a choice in forever); costs at
- * most D* / AUTO_REPROBE per call on average. */
+/* A plan not run for a while is run once to refresh its cost (a
+ * one-sample estimate must not lock a choice in forever).  The aware
+ * plan's probe costs up to D* over the plain call, so it waits at least
+ * AUTO_REPROBE calls and long enough that probes cost at most
+ * 1/AUTO_PROBE_SHARE of the plain plan's time on average. */
 #define AUTO_REPROBE 64
+#define AUTO_PROBE_SHARE 50
 /* Longest rent (calls late past the critical delay before the aware plan
  * is bought); beyond it the gain is too small to ever pay. */
 #define AUTO_MAX_RENT 8
@@ -176,11 +179,14 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     /* Learn both plans' costs first: one plain call, one aware call. */
     if (!e->plain_known)
         return -1;
-    if (!e->aware_known || e->age_aware >= AUTO_REPROBE)
+    if (!e->aware_known)
+        return s >= 0 ? s : s0;
+    crit = critical(e);
+    if (e->age_aware >= AUTO_REPROBE &&
+        (int64_t)e->age_aware * e->plain_ns >= AUTO_PROBE_SHARE * crit)
         return s >= 0 ? s : s0;
     if (e->age_plain >= AUTO_REPROBE)
         return -1;
-    crit = critical(e);
     if (a->streak_rank < 0)
         return -1;
     /* Ski rental: a call run plain while the straggler is late pays the
@@ -401,6 +407,13 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
             goto fail;
         }
         auto_update(a, e, pick);
+        CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
+                "call %llu ran %d; latest %d late %lld ns; plain %lld rs "
+                "%lld after %lld critical %lld ns; streak %u",
+                (unsigned long long)a->calls, pick, a->latest,
+                (long long)a->late_ns, (long long)e->plain_ns,
+                (long long)e->rs_ns, (long long)e->after_ns,
+                (long long)a->crit_ns, a->streak);
     }
     if (opts->stats != NULL)
         *opts->stats = stats;
