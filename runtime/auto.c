@@ -206,9 +206,15 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     return a->streak >= (uint64_t)rent ? a->streak_rank : -1;
 }
 
+/* EWMA of weight 1/4; a sample is first clamped to twice the estimate,
+ * so that one descheduled rank (a busy host) cannot swing a decision. */
 static int64_t ewma(int64_t old, int64_t sample, bool known)
 {
-    return known ? (3 * old + sample) / 4 : sample;
+    if (!known)
+        return sample;
+    if (sample > 2 * old)
+        sample = 2 * old;
+    return (3 * old + sample) / 4;
 }
 
 static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
