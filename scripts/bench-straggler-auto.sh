@@ -9,14 +9,18 @@
 #   none        no delay: auto vs the plain ring (target: within 5%)
 #   rotating:4  the late rank changes every 4 calls: auto vs plain (<= 5%)
 #   random      every rank late by 0..SMALL us: auto vs plain (<= 5%)
-# Usage: BUILD=build scripts/bench-straggler-auto.sh [COUNT] [ITERS] [DELAY]
-#        [SMALL]
+# The host is shared and noisy: each figure is the median of REPS runs,
+# the variants of a scenario interleaved (auto, ref, auto, ref, ...) so
+# that a slow spell hits them alike.
+# Usage: BUILD=build REPS=3 scripts/bench-straggler-auto.sh [COUNT] [ITERS]
+#        [DELAY] [SMALL]
 set -u
 BUILD=${BUILD:-build}
 COUNT=${1:-1048576}
 ITERS=${2:-200}
 DELAY=${3:-3000}
 SMALL=${4:-300}
+REPS=${REPS:-3}
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 C=$BUILD/bin/ccsynth
@@ -40,20 +44,26 @@ perf() {
     fi | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
 }
 
+med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "nan"; else printf "%.3f", a / b }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "nan" && r <= t) ? "met" : "NOT met" }'; }
 
 xps="threads"
 command -v mpirun >/dev/null 2>&1 && xps="threads mpi"
-echo "count $COUNT floats, $ITERS calls, delay $DELAY us, small $SMALL us"
+echo "count $COUNT floats, $ITERS calls, delay $DELAY us, small $SMALL us, median of $REPS"
 printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" transport scenario \
     "auto us" "ref us" "plain us" "auto/ref" target verdict
 for xp in $xps; do
     X=(-X "$xp")
     # persistent: the reference is the oracle (stragglar told rank 2)
-    a=$(perf "$xp" -s auto -Q "$T/r.ccs" -E "$DELAY" -A persistent -L 2 "$T/s.ccs")
-    o=$(perf "$xp" -s 2 -E "$DELAY" -A persistent "$T/s.ccs")
-    p=$(perf "$xp" -E "$DELAY" -A persistent -L 2 "$T/r.ccs")
+    as=() os=() ps=()
+    for i in $(seq "$REPS"); do
+        as+=("$(perf "$xp" -s auto -Q "$T/r.ccs" -E "$DELAY" -A persistent -L 2 "$T/s.ccs")")
+        os+=("$(perf "$xp" -s 2 -E "$DELAY" -A persistent "$T/s.ccs")")
+        ps+=("$(perf "$xp" -E "$DELAY" -A persistent -L 2 "$T/r.ccs")")
+    done
+    a=$(med "${as[@]}") o=$(med "${os[@]}") p=$(med "${ps[@]}")
     r=$(ratio "$a" "$o")
     printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" persistent "$a" \
         "$o" "$p" "$r" 1.10 "$(verdict "$r" 1.10)"
@@ -63,8 +73,12 @@ for xp in $xps; do
         random) d=(-E "$SMALL" -A random) ;;
         *) d=(-E "$DELAY" -A "$sc") ;;
         esac
-        a=$(perf "$xp" -s auto -Q "$T/r.ccs" "${d[@]}" "$T/s.ccs")
-        p=$(perf "$xp" "${d[@]}" "$T/r.ccs")
+        as=() ps=()
+        for i in $(seq "$REPS"); do
+            as+=("$(perf "$xp" -s auto -Q "$T/r.ccs" "${d[@]}" "$T/s.ccs")")
+            ps+=("$(perf "$xp" "${d[@]}" "$T/r.ccs")")
+        done
+        a=$(med "${as[@]}") p=$(med "${ps[@]}")
         r=$(ratio "$a" "$p")
         printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "$sc" "$a" \
             "$p" "$p" "$r" 1.05 "$(verdict "$r" 1.05)"
