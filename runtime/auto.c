@@ -12,9 +12,9 @@
  * error is the skew of the last step's completion, about one message
  * latency.  Each rank also reports how long its phase 0 took.
  *
- * Exchange.  After the call's data is complete, one allgather (Bruck:
- * ceil(log2 R) rounds, one message of at most 8R bytes each) gives every
- * rank the same vector of (elapsed, phase 0) pairs, as integer
+ * Exchange.  After the call's data is complete, one allgather (one round
+ * of R-1 16-byte messages up to 16 ranks, else Bruck's ceil(log2 R)
+ * rounds of one message) gives every rank the same vector of (elapsed, phase 0) pairs, as integer
  * nanoseconds.  That is the whole cost: no message before or during the
  * call, so a late rank delays nobody through it.
  *
@@ -32,7 +32,7 @@
 
 #include "ccs_int.h"
 
-/* The exchange's steps: above every plan step (CCS_MAX_STEPS) and apart
+/* The exchange's steps (AUTO_STEP + round): above every plan step (CCS_MAX_STEPS) and apart
  * from exec.c's agreement (0xffffff00) and small exchange (0xfffffe00),
  * so its messages never match theirs. */
 #define AUTO_STEP 0xfffffc00u
@@ -287,13 +287,40 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
     a->calls++;
 }
 
-/* Bruck allgather of two int64 per rank into a->vec[2q .. 2q+1]. */
+/* Up to this many ranks the exchange is one round of R-1 messages each
+ * way (one synchronisation point: what costs most on an oversubscribed
+ * host, where every extra round can cost a scheduler time slice); above
+ * it, Bruck's ceil(log2 R) rounds. */
+#define AUTO_DIRECT_MAX 16
+
+/* Allgather of two int64 per rank into a->vec[2q .. 2q+1]. */
 static ccs_status_t gather(ccs_comm_t *comm, struct ccs_auto *a,
                            const int64_t mine[2], ccs_err_t *err)
 {
     const ccs_xport_ops_t *xo = comm->xops;
     uint32_t R = a->R, me = (uint32_t)comm->rank;
     ccs_status_t st = CCS_OK;
+
+    if (R <= AUTO_DIRECT_MAX) {
+        a->tmp[0] = mine[0];
+        a->tmp[1] = mine[1];
+        if ((st = xo->group_begin(comm->x, AUTO_STEP, err)) != CCS_OK)
+            return st;
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != me)
+                st = xo->recv(comm->x, q, a->vec + 2 * (size_t)q,
+                              2 * sizeof(int64_t), AUTO_STEP, 0, err);
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != me)
+                st = xo->send(comm->x, q, a->tmp, 2 * sizeof(int64_t),
+                              AUTO_STEP, 0, err);
+        if (st != CCS_OK || (st = xo->group_end(comm->x, err)) != CCS_OK ||
+            (st = xo->wait(comm->x, err)) != CCS_OK)
+            return st;
+        a->vec[2 * (size_t)me] = mine[0];
+        a->vec[2 * (size_t)me + 1] = mine[1];
+        return CCS_OK;
+    }
 
     /* tmp[j] holds rank (me + j) % R's pair. */
     a->tmp[0] = mine[0];

@@ -242,8 +242,8 @@ typedef struct ccs_run_stats {
  * to pay for the straggler-aware plan (its critical delay).  Every rank
  * takes the same decision by construction: it is a function of data the
  * ranks exchanged at the end of the previous auto call.  Costs one
- * allgather of 16 bytes per rank (ceil(log2 R) rounds) at the end of each
- * call.  CPU transports (threads, mpi); docs/runtime.md, "Straggler
+ * allgather of 16 bytes per rank (one round up to 16 ranks) at the end
+ * of each call.  CPU transports (threads, mpi); docs/runtime.md, "Straggler
  * auto". */
 #define CCS_STRAGGLER_AUTO (-2)
 
