@@ -1064,10 +1064,10 @@ static int check_with_plan(const opts_t *o, const ccs_plan_t *plan, int R)
                 "US > 0)\n");
         return 0;
     }
-    if (o->late_rank >= R || o->straggler >= R) {
-        fprintf(stderr, "ccs-perf: -%c %d: the plan has ranks 0..%d\n",
-                o->late_rank >= R ? 'L' : 's',
-                o->late_rank >= R ? o->late_rank : o->straggler, R - 1);
+    /* -s out of range is the library's to refuse (its message). */
+    if (o->late_rank >= R) {
+        fprintf(stderr, "ccs-perf: -L %d: the plan has ranks 0..%d\n",
+                o->late_rank, R - 1);
         return 0;
     }
     if (o->plain_path != NULL && o->straggler != CCS_STRAGGLER_AUTO) {
