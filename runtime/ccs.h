@@ -229,20 +229,42 @@ typedef struct ccs_run_stats {
     uint64_t bytes_sent;         /* by this rank */
     uint32_t logical_rank;       /* rank of the plan this rank executed */
     int staged_input;            /* 1 when the input was copied first */
+    int32_t straggler;           /* rank that ran the plan's straggler
+                                    role (after relabelling), -1: the
+                                    plan has none (or auto ran plain) */
+    int auto_plain;              /* 1: straggler auto ran opts.plain */
 } ccs_run_stats_t;
+
+/* Straggler "auto" (ccs_run_opts_t.straggler, ccs_planset_opts_t
+ * .straggler): the library measures how late each rank arrives, predicts
+ * the next call's straggler and delay from the calls before, and runs the
+ * plan relabelled for that rank, or opts.plain when no rank is late enough
+ * to pay for the straggler-aware plan (its critical delay).  Every rank
+ * takes the same decision by construction: it is a function of data the
+ * ranks exchanged at the end of the previous auto call.  Costs one
+ * allgather of 16 bytes per rank (one round up to 16 ranks) at the end
+ * of each call.  CPU transports (threads, mpi); docs/runtime.md, "Straggler
+ * auto". */
+#define CCS_STRAGGLER_AUTO (-2)
 
 typedef struct ccs_run_opts {
     /* Straggler for this call, or -1 for the plan's own.  For a plan
      * written with straggler s0, straggler s swaps the roles of ranks s and
      * s0 (rank p runs the plan's rank pi(p), pi swapping s and s0), so one
-     * plan serves any straggler.  Needs a plan with a straggler. */
+     * plan serves any straggler.  Needs a plan with a straggler.
+     * CCS_STRAGGLER_AUTO: the library picks per call (above). */
     int32_t straggler;
     /* Check that the plan is for this collective (CCS_COLL_COUNT: any). */
     ccs_coll_t expect_coll;
     ccs_run_stats_t *stats;      /* filled on success when not NULL */
+    /* Straggler auto only: the plan to run when no rank is late enough
+     * (same collective and rank count, any algorithm, e.g. a ring); NULL:
+     * auto only chooses which rank the straggler-aware plan is relabelled
+     * for.  Ignored otherwise. */
+    const ccs_plan_t *plain;
 } ccs_run_opts_t;
 
-#define CCS_RUN_OPTS_INIT { -1, CCS_COLL_COUNT, NULL }
+#define CCS_RUN_OPTS_INIT { -1, CCS_COLL_COUNT, NULL, NULL }
 
 CCS_API ccs_status_t ccs_run(const ccs_plan_t *plan, ccs_comm_t *comm,
                              const void *sendbuff, void *recvbuff,
@@ -336,9 +358,10 @@ typedef struct ccs_planset_opts {
     ccs_run_stats_t *stats;      /* filled on success when not NULL */
     uint32_t *plan_index;        /* when not NULL: the plan picked (also
                                     written when the run then fails) */
+    const ccs_plan_t *plain;     /* as in ccs_run_opts_t (auto only) */
 } ccs_planset_opts_t;
 
-#define CCS_PLANSET_OPTS_INIT { -1, CCS_COLL_COUNT, 0, NULL, NULL }
+#define CCS_PLANSET_OPTS_INIT { -1, CCS_COLL_COUNT, 0, NULL, NULL, NULL }
 
 /* ccs_run_ex with the plan the set holds for this call's byte count.
  * The set's rank count, collective and topology are checked first
@@ -350,6 +373,30 @@ CCS_API ccs_status_t ccs_planset_run(const ccs_planset_t *set,
                                      ccs_dtype_t dtype, ccs_redop_t op,
                                      void *stream,
                                      const ccs_planset_opts_t *opts);
+
+/* What straggler auto knows on this communicator (docs/runtime.md,
+ * "Straggler auto").  Identical on every rank after every call: a test
+ * compares them. */
+typedef struct ccs_auto_info {
+    uint64_t calls;              /* auto calls completed */
+    int32_t last;                /* last call's choice: the straggler it
+                                    was relabelled for, -1 plain/none */
+    int32_t latest;              /* latest rank of the last call */
+    double lateness_s;           /* its lateness (clock-free estimate) */
+    double critical_s;           /* critical delay of the last call's plan
+                                    pair and size; < 0 not known yet */
+    double plain_s;              /* plain plan's time, no delay; 0 unknown */
+    double rs_s;                 /* aware plan's phase 0 */
+    double after_s;              /* aware plan's time after the arrival */
+    uint32_t streak;             /* calls in a row `latest` was late past
+                                    the critical delay */
+    uint64_t state_hash;         /* hash of the whole decision state */
+} ccs_auto_info_t;
+
+/* CCS_ERR_INVALID for NULL arguments; all zeros (last = -1) before the
+ * first auto call. */
+CCS_API ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
+                                        ccs_auto_info_t *info);
 
 /* ccs_comm_init_mpi on MPI_COMM_WORLD, for callers that cannot name it
  * (bindings: its handle is a symbol address in Open MPI, an int in

@@ -101,7 +101,27 @@ struct ccs_comm {
     bool ip_copy, ip_any;
     uint8_t *ip_force;       /* owned; [ip_cap] per op of the rank */
     uint32_t ip_cap;
+    struct ccs_auto *autos;  /* owned; straggler auto's state (auto.c),
+                                NULL until the first auto call */
 };
+
+/* ---- straggler auto (auto.c) ---- */
+
+/* One run with a fixed straggler (exec.c): ccs_run_ex without auto.
+ * stats (not NULL) is filled on success. */
+ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
+                           const void *sendbuff, void *recvbuff,
+                           size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                           void *stream, const ccs_run_opts_t *opts);
+/* ccs_run_ex with opts->straggler == CCS_STRAGGLER_AUTO. */
+ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
+                          const void *sendbuff, void *recvbuff, size_t count,
+                          ccs_dtype_t dtype, ccs_redop_t op, void *stream,
+                          const ccs_run_opts_t *opts);
+void ccs_auto_free(struct ccs_auto *a); /* NULL: no-op */
+/* The schedule's hash the ranks agree on (exec.c). */
+uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan);
+uint64_t ccs_mix64(uint64_t h, uint64_t v);
 
 /* Make sure the arena has `bytes`; returns it through *out. */
 ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,

@@ -54,6 +54,7 @@ void ccs_comm_destroy(ccs_comm_t *comm)
         comm->xops->mem_free(comm->x, comm->arena);
     comm->xops->destroy(comm->x);
     free(comm->ip_force);
+    ccs_auto_free(comm->autos);
     free(comm);
 }
 

@@ -381,7 +381,7 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
 /* The small-message exchange's step, above the plan's too. */
 #define SMALL_STEP 0xfffffe00u
 
-static uint64_t mix64(uint64_t h, uint64_t v)
+uint64_t ccs_mix64(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     h ^= h >> 31;
@@ -390,7 +390,7 @@ static uint64_t mix64(uint64_t h, uint64_t v)
 }
 
 /* A hash of everything in the schedule that the ranks must share. */
-static uint64_t plan_fingerprint(const ccs_plan_t *plan)
+uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan)
 {
     uint64_t fp = atomic_load_explicit(&((ccs_plan_t *)(uintptr_t)plan)
                                             ->fingerprint,
@@ -399,19 +399,19 @@ static uint64_t plan_fingerprint(const ccs_plan_t *plan)
 
     if (fp != 0)
         return fp;
-    fp = mix64(0x63637366ull, (uint64_t)s->coll);
-    fp = mix64(fp, s->nranks);
-    fp = mix64(fp, s->nchunks);
-    fp = mix64(fp, s->nscratch);
-    fp = mix64(fp, s->nsteps);
-    fp = mix64(fp, (uint64_t)(uint32_t)s->root);
-    fp = mix64(fp, (uint64_t)(uint32_t)s->straggler);
-    fp = mix64(fp, ccs_crc32c(0, s->algo, sizeof(s->algo)));
-    fp = mix64(fp, ccs_crc32c(0, s->step_phase, s->nsteps));
+    fp = ccs_mix64(0x63637366ull, (uint64_t)s->coll);
+    fp = ccs_mix64(fp, s->nranks);
+    fp = ccs_mix64(fp, s->nchunks);
+    fp = ccs_mix64(fp, s->nscratch);
+    fp = ccs_mix64(fp, s->nsteps);
+    fp = ccs_mix64(fp, (uint64_t)(uint32_t)s->root);
+    fp = ccs_mix64(fp, (uint64_t)(uint32_t)s->straggler);
+    fp = ccs_mix64(fp, ccs_crc32c(0, s->algo, sizeof(s->algo)));
+    fp = ccs_mix64(fp, ccs_crc32c(0, s->step_phase, s->nsteps));
     for (uint32_t r = 0; r < s->nranks; r++) {
         /* ccs_op_t has no padding (24 bytes of fixed-width fields). */
-        fp = mix64(fp, s->rank_nops[r]);
-        fp = mix64(fp, ccs_crc32c(0, s->rank_ops[r],
+        fp = ccs_mix64(fp, s->rank_nops[r]);
+        fp = ccs_mix64(fp, ccs_crc32c(0, s->rank_ops[r],
                                   (size_t)s->rank_nops[r] *
                                       sizeof(ccs_op_t)));
     }
@@ -434,10 +434,10 @@ static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
 
     if (R < 2 || xo->device_mem || comm->agree_off)
         return CCS_OK;
-    key = mix64(plan_fingerprint(plan), count);
-    key = mix64(key, (uint64_t)dtype);
-    key = mix64(key, (uint64_t)op);
-    key = mix64(key, (uint64_t)(uint32_t)straggler);
+    key = ccs_mix64(ccs_plan_fingerprint(plan), count);
+    key = ccs_mix64(key, (uint64_t)dtype);
+    key = ccs_mix64(key, (uint64_t)op);
+    key = ccs_mix64(key, (uint64_t)(uint32_t)straggler);
     for (unsigned i = 0; i < 8; i++)
         if (comm->agreed[i] == key)
             return CCS_OK;
@@ -501,7 +501,7 @@ static ccs_status_t inplace_analysis(ccs_comm_t *comm, const ccs_plan_t *plan,
     const ccs_sched_t *s = plan->sched;
     const ccs_op_t *ops = s->rank_ops[L];
     uint32_t n = s->rank_nops[L], C = s->nchunks;
-    uint64_t fp = plan_fingerprint(plan);
+    uint64_t fp = ccs_plan_fingerprint(plan);
     uint32_t *w = NULL;        /* [C] first step writing OUT[c]; freed */
     uint32_t *wop = NULL;      /* [C] the op that writes it; freed */
     uint8_t *f;
@@ -585,6 +585,18 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
                         const void *sendbuff, void *recvbuff, size_t count,
                         ccs_dtype_t dtype, ccs_redop_t op, void *stream,
                         const ccs_run_opts_t *opts)
+{
+    if (opts != NULL && opts->straggler == CCS_STRAGGLER_AUTO)
+        return ccs_auto_run(plan, comm, sendbuff, recvbuff, count, dtype, op,
+                            stream, opts);
+    return ccs_run_fixed(plan, comm, sendbuff, recvbuff, count, dtype, op,
+                         stream, opts);
+}
+
+ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
+                           const void *sendbuff, void *recvbuff,
+                           size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                           void *stream, const ccs_run_opts_t *opts)
 {
     static const ccs_run_opts_t defaults = CCS_RUN_OPTS_INIT;
     ccs_err_t *err;
@@ -680,6 +692,8 @@ ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
     r.es = ccs_dtype_size(dtype);
     stats.logical_rank = r.L;
     stats.nphases = s->nphases;
+    stats.straggler = s->straggler < 0 ? -1
+                                       : (int32_t)pi(&r, (uint32_t)s->straggler);
     if (count == 0)
         goto done;                  /* nothing to move, like NCCL */
 

@@ -881,6 +881,7 @@ ccs_status_t ccs_planset_run(const ccs_planset_t *set, ccs_comm_t *comm,
     ro.straggler = opts->straggler;
     ro.expect_coll = opts->expect_coll;
     ro.stats = opts->stats;
+    ro.plain = opts->plain;
     return ccs_run_ex(set->plans[idx], comm, sendbuff, recvbuff, count,
                       dtype, op, stream, &ro);
 fail:

@@ -60,6 +60,13 @@
 #define MAX_BUF_BYTES ((size_t)1 << 40)
 
 typedef enum { XP_THREADS, XP_MPI, XP_CUDA, XP_NCCL } xp_t;
+
+/* Delay patterns (-A): the straggler's rank each call, or random delays
+ * on every rank. */
+enum { PAT_DEFAULT, PAT_PERSIST, PAT_ROTATE, PAT_RANDOM, PAT_NONE };
+
+/* The plain plan of -s auto (--plain); loaded once, shared by the ranks. */
+static ccs_plan_t *g_plain;
 static const char *const xp_names[] = { "threads", "mpi", "cuda", "nccl" };
 
 typedef struct opts {
@@ -71,8 +78,12 @@ typedef struct opts {
     double timeout_s;          /* < 0: library default */
     const char *json_path;
     int ngpus, nthreads, root;
-    int straggler;
+    int straggler;             /* CCS_STRAGGLER_AUTO with -s auto */
     unsigned delay_us;
+    int pattern;               /* PAT_*: which rank is late, per call */
+    int period;                /* rotating: calls per late rank */
+    int late_rank;             /* persistent: the late rank, -1 default */
+    const char *plain_path;    /* -s auto: the plain plan */
     int ndt, nop;
     ccs_dtype_t dts[CCS_DTYPE_COUNT];
     ccs_redop_t ops[CCS_REDOP_COUNT];
@@ -98,6 +109,7 @@ typedef struct rank_ctx {
     int json_rows;
     int rank, R;
     int rc;                   /* 0, 1 wrong, 3 error */
+    long ncalls;              /* calls made: the delay pattern's clock */
     int failed;               /* this rank saw an error (reported once) */
     char errmsg[512];
 } rank_ctx_t;
@@ -247,6 +259,35 @@ static int buf_sync(const opts_t *o)
     return 1;
 }
 
+/* This call's delay for this rank under the -A pattern (the same
+ * function of (call, rank) on every rank). */
+static unsigned delay_us_of(rank_ctx_t *c)
+{
+    const opts_t *o = c->o;
+    long k = c->ncalls++;
+    int late = o->late_rank;
+    uint64_t x;
+
+    if (o->delay_us == 0 || o->pattern == PAT_NONE)
+        return 0;
+    if (late < 0)
+        late = o->straggler >= 0 ? o->straggler : ccs_plan_straggler(c->plan);
+    if (late < 0)
+        late = c->R - 1;
+    switch (o->pattern) {
+    case PAT_ROTATE:
+        return c->rank == (int)((k / o->period) % c->R) ? o->delay_us : 0;
+    case PAT_RANDOM:
+        x = (uint64_t)k * 0x9e3779b97f4a7c15ull + (uint64_t)c->rank;
+        x ^= x >> 29;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 32;
+        return (unsigned)(x % ((uint64_t)o->delay_us + 1));
+    default:
+        return c->rank == late ? o->delay_us : 0;
+    }
+}
+
 /* One call of the collective: the plan, or MPI's own (baseline). */
 static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
                              void *recv, size_t count, ccs_dtype_t dt,
@@ -260,12 +301,11 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
     if (!mpi_base) {
         ccs_run_opts_t ro = CCS_RUN_OPTS_INIT;
         ccs_status_t st;
+        unsigned d = delay_us_of(c);
         ro.straggler = c->o->straggler;
-        if (c->o->delay_us > 0 && c->rank == (c->o->straggler >= 0
-                                                  ? c->o->straggler
-                                                  : ccs_plan_straggler(
-                                                        c->plan)))
-            usleep(c->o->delay_us);
+        ro.plain = g_plain;
+        if (d > 0)
+            usleep(d);
         st = ccs_run_ex(c->plan, c->comm, send, recv, count, dt, op, NULL,
                         &ro);
         if (st == CCS_OK && c->o->blocking && !buf_sync(c->o))
@@ -708,8 +748,15 @@ static void usage(FILE *f)
 "  -X, --transport NAME       threads (default), mpi, cuda, nccl\n"
 "  -B, --baseline             mpi: time MPI's own collective after the\n"
 "                             plan, side by side, with plan / MPI ratios\n"
-"  -s, --straggler R          run with rank R as the straggler\n"
+"  -s, --straggler R|auto     run with rank R as the straggler; auto: the\n"
+"                             library finds it (CCS_STRAGGLER_AUTO)\n"
+"  -Q, --plain FILE           -s auto: the plan to run when nobody is late\n"
 "  -E, --delay US             the straggler arrives US microseconds late\n"
+"  -A, --pattern P            who is late: persistent (default: -L, else\n"
+"                             -s, else the plan's straggler), rotating:N\n"
+"                             (rank (call/N) %% R), random (every rank,\n"
+"                             uniform 0..US), none; needs -E\n"
+"  -L, --late R               persistent: the late rank\n"
 "  -K, --counts C1,C2,...     element counts instead of -b/-e\n"
 "  -h, --help                 this text\n"
 "Exit status: 0 correct, 1 wrong elements, 2 usage, 3 runtime error.\n");
@@ -780,6 +827,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         { "baseline", no_argument, NULL, 'B' },
         { "straggler", required_argument, NULL, 's' },
         { "delay", required_argument, NULL, 'E' },
+        { "pattern", required_argument, NULL, 'A' },
+        { "late", required_argument, NULL, 'L' },
+        { "plain", required_argument, NULL, 'Q' },
         { "counts", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -801,6 +851,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->timeout_s = -1;
     o->root = -1;
     o->straggler = -1;
+    o->late_rank = -1;
     o->ndt = 1;
     o->dts[0] = CCS_FLOAT32;
     o->nop = 1;
@@ -808,7 +859,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
                              ":b:e:i:f:n:w:m:c:d:o:r:a:z:T:J:t:g:P:X:Bs:E:"
-                             "K:hp:N:D:", longs, NULL)) != -1) {
+                             "K:hp:N:D:A:L:Q:", longs, NULL)) != -1) {
         switch (ch) {
         case 'b':
             if (!parse_size(optarg, &o->minb))
@@ -892,8 +943,37 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         case 'B': o->baseline = 1; break;
         case 's':
-            if (!parse_int(optarg, 0, 65535, &o->straggler))
-                return bad("-s", optarg, "want a rank");
+            if (strcmp(optarg, "auto") == 0)
+                o->straggler = CCS_STRAGGLER_AUTO;
+            else if (!parse_int(optarg, 0, 65535, &o->straggler))
+                return bad("-s", optarg, "want a rank or auto");
+            break;
+        case 'Q': o->plain_path = optarg; break;
+        case 'L':
+            if (!parse_int(optarg, 0, 65535, &o->late_rank))
+                return bad("-L", optarg, "want a rank");
+            break;
+        case 'A':
+            if (strcmp(optarg, "persistent") == 0) {
+                o->pattern = PAT_PERSIST;
+            } else if (strcmp(optarg, "random") == 0) {
+                o->pattern = PAT_RANDOM;
+            } else if (strcmp(optarg, "none") == 0) {
+                o->pattern = PAT_NONE;
+            } else if (strncmp(optarg, "rotating", 8) == 0) {
+                o->pattern = PAT_ROTATE;
+                o->period = 1;
+                if (optarg[8] == ':' &&
+                    !parse_int(optarg + 9, 1, 1000000, &o->period))
+                    return bad("-A", optarg, "rotating:N wants N >= 1 "
+                               "calls per late rank");
+                if (optarg[8] != ':' && optarg[8] != '\0')
+                    return bad("-A", optarg, "want persistent, rotating[:N], "
+                               "random or none");
+            } else {
+                return bad("-A", optarg, "want persistent, rotating[:N], "
+                           "random or none");
+            }
             break;
         case 'E': {
             int us;
@@ -978,6 +1058,30 @@ static int check_with_plan(const opts_t *o, const ccs_plan_t *plan, int R)
                       ? chk_in_elems(coll, R, 1) : chk_out_elems(coll, R, 1));
     size_t maxes = 8, bytes;   /* the largest element size */
 
+    if (o->pattern != PAT_DEFAULT && o->pattern != PAT_NONE &&
+        o->delay_us == 0) {
+        fprintf(stderr, "ccs-perf: -A: a delay pattern needs a delay (-E "
+                "US > 0)\n");
+        return 0;
+    }
+    /* -s out of range is the library's to refuse (its message). */
+    if (o->late_rank >= R) {
+        fprintf(stderr, "ccs-perf: -L %d: the plan has ranks 0..%d\n",
+                o->late_rank, R - 1);
+        return 0;
+    }
+    if (o->plain_path != NULL && o->straggler != CCS_STRAGGLER_AUTO) {
+        fprintf(stderr, "ccs-perf: -Q: a plain plan is for -s auto\n");
+        return 0;
+    }
+    if (o->plain_path != NULL && g_plain == NULL) {
+        char msg[512];
+        if (ccs_plan_load_file_msg(o->plain_path, &g_plain, msg,
+                                   sizeof(msg)) != CCS_OK) {
+            fprintf(stderr, "ccs-perf: -Q: %s\n", msg);
+            return 0;
+        }
+    }
     if (o->root >= 0 && o->root != ccs_plan_root(plan)) {
         fprintf(stderr, "ccs-perf: -r %d: the plan's root is %d (a plan is "
                 "made for one root)\n", o->root, ccs_plan_root(plan));
@@ -1195,6 +1299,7 @@ static int main_mpi(opts_t *o, int *argc, char ***argv)
 #endif
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     ccs_plan_destroy(plan);
+    ccs_plan_destroy(g_plain);
     MPI_Finalize();
     return worst;
 }
@@ -1310,5 +1415,6 @@ out:
     free(comms);
     free(sy);
     ccs_plan_destroy(plan);
+    ccs_plan_destroy(g_plain);
     return rc;
 }

@@ -441,8 +441,9 @@ PlansLike = Union[Plan, PlanSet]
 
 
 def _run(coll: str, plans: PlansLike, comm: Comm, src: _Buf, out: Any,
-         count: int, out_n: int, op: str, straggler: Optional[int],
-         topo_fingerprint: Optional[int]) -> Any:
+         count: int, out_n: int, op: str, straggler: Union[int, str, None],
+         topo_fingerprint: Optional[int],
+         plain: Optional["Plan"] = None) -> Any:
     if comm is None or not isinstance(comm, Comm):
         raise Error(L.ERR_INVALID, f"{coll}: no communicator (make one with "
                     "ccs.Comm.from_mpi / threads / from_torch first)")
@@ -476,10 +477,21 @@ def _run(coll: str, plans: PlansLike, comm: Comm, src: _Buf, out: Any,
     elif comm.transport in ("nccl", "cuda"):
         raise Error(L.ERR_INVALID, f"{coll}: CPU buffer on the "
                     f"{comm.transport} transport (move it to the GPU)")
+    if straggler == "auto":
+        # The library finds the straggler per call (ccs.h,
+        # CCS_STRAGGLER_AUTO); `plain` runs when nobody is late enough.
+        straggler = L.STRAGGLER_AUTO
+    elif isinstance(straggler, str):
+        raise Error(L.ERR_INVALID, f"{coll}: straggler {straggler!r}: want "
+                    "a rank, None or 'auto'")
+    if plain is not None and not isinstance(plain, Plan):
+        raise Error(L.ERR_INVALID, f"{coll}: plain must be a ccs.Plan")
+    ph = plain._handle() if plain is not None else None
     lib = L.lib()
     if isinstance(plans, PlanSet):
         o = L.PlanSetOpts(-1 if straggler is None else straggler,
-                          _coll_code(coll), topo_fingerprint or 0, None, None)
+                          _coll_code(coll), topo_fingerprint or 0, None, None,
+                          ph)
         st = lib.ccs_planset_run(plans._handle(), ch, src.ptr, dst.ptr,
                                  count, src.dtype, opc, stream,
                                  ctypes.byref(o))
@@ -490,7 +502,7 @@ def _run(coll: str, plans: PlansLike, comm: Comm, src: _Buf, out: Any,
                         f"0x{plans.topo_fingerprint:016x}, the job runs on "
                         f"0x{topo_fingerprint:016x}")
         o = L.RunOpts(-1 if straggler is None else straggler,
-                      _coll_code(coll), None)
+                      _coll_code(coll), None, ph)
         st = lib.ccs_run_ex(plans._handle(), ch, src.ptr, dst.ptr, count,
                             src.dtype, opc, stream, ctypes.byref(o))
     else:
@@ -508,16 +520,20 @@ def _nranks(plans: PlansLike) -> int:
 
 
 def allreduce(plans: PlansLike, comm: Comm, x: Any, out: Any = None,
-              op: str = "sum", straggler: Optional[int] = None,
-              topo_fingerprint: Optional[int] = None) -> Any:
+              op: str = "sum", straggler: Union[int, str, None] = None,
+              topo_fingerprint: Optional[int] = None,
+              plain: Optional["Plan"] = None) -> Any:
     """Allreduce ``x`` over ``comm``; in place unless ``out`` is given.
 
     ``op``: sum, prod, min, max, avg.  ``straggler``: this call's late rank
-    for a plan with a straggler role (StragglAR).  Returns the output."""
+    for a plan with a straggler role (StragglAR), or ``"auto"``: the
+    library measures who is late and picks per call, running ``plain``
+    (e.g. a ring plan) when nobody is late enough to pay (docs/runtime.md,
+    "Straggler auto").  Returns the output."""
     src = _Buf(x, "allreduce input", False)
     n = src.n
     return _run("allreduce", plans, comm, src, out, n, n, op, straggler,
-                topo_fingerprint)
+                topo_fingerprint, plain)
 
 
 def reduce(plans: PlansLike, comm: Comm, x: Any, out: Any = None,

@@ -48,15 +48,20 @@ class PlanSetInfo(ctypes.Structure):
                 ("elem_bytes", c_uint32)]
 
 
+# ccs.h's CCS_STRAGGLER_AUTO: the library finds the straggler per call.
+STRAGGLER_AUTO = -2
+
+
 class RunOpts(ctypes.Structure):
     _fields_ = [("straggler", c_int32), ("expect_coll", c_int),
-                ("stats", c_void_p)]
+                ("stats", c_void_p), ("plain", c_void_p)]
 
 
 class PlanSetOpts(ctypes.Structure):
     _fields_ = [("straggler", c_int32), ("expect_coll", c_int),
                 ("topo_fingerprint", c_uint64), ("stats", c_void_p),
-                ("plan_index", ctypes.POINTER(c_uint32))]
+                ("plan_index", ctypes.POINTER(c_uint32)),
+                ("plain", c_void_p)]
 
 
 def _preload_mpi() -> None:

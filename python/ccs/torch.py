@@ -26,7 +26,7 @@ import ccs
 
 __all__ = ["HookState", "allreduce_hook"]
 
-Straggler = Union[None, int, Callable[[], Optional[int]]]
+Straggler = Union[None, int, str, Callable[[], Optional[int]]]
 
 
 class HookState:
@@ -35,7 +35,10 @@ class HookState:
     ``straggler``: None, a rank, or a callable returning this step's late
     rank (or None); it is asked once per bucket and must give the same
     answer on every rank.  It needs plans with a straggler role
-    (StragglAR).  ``average``: divide the sum by the number of ranks (what
+    (StragglAR).  ``straggler="auto"``: the library finds the late rank
+    itself, the same on every rank by construction, and runs ``plain`` (a
+    ccs.Plan of another algorithm, e.g. a ring) when nobody is late enough
+    to pay (docs/runtime.md, "Straggler auto").  ``average``: divide the sum by the number of ranks (what
     DDP expects; False leaves the sum).  ``topo_fingerprint``: refuse plans
     tuned for another topology.  ``calls`` counts buckets and ``plans_used``
     counts, per plan index of a plan set (0 for a single plan), the buckets
@@ -44,7 +47,8 @@ class HookState:
 
     def __init__(self, comm: ccs.Comm, plans: ccs.PlansLike,
                  straggler: Straggler = None, average: bool = True,
-                 topo_fingerprint: Optional[int] = None):
+                 topo_fingerprint: Optional[int] = None,
+                 plain: Optional[ccs.Plan] = None):
         if not isinstance(comm, ccs.Comm):
             raise ccs.Error(-1, "HookState: comm must be a ccs.Comm (make "
                             "one with ccs.Comm.from_mpi or from_torch "
@@ -58,6 +62,12 @@ class HookState:
         if plans.nranks != comm.size:
             raise ccs.Error(-11, f"HookState: plans are for {plans.nranks} "
                             f"ranks, the communicator has {comm.size}")
+        if isinstance(straggler, str) and straggler != "auto":
+            raise ccs.Error(-1, f"HookState: straggler {straggler!r}: want "
+                            "None, a rank, a callable or 'auto'")
+        if plain is not None and straggler != "auto":
+            raise ccs.Error(-1, "HookState: plain is for straggler='auto'")
+        self.plain = plain
         self.comm = comm
         self.plans = plans
         self.straggler = straggler
@@ -91,7 +101,7 @@ def allreduce_hook(state: HookState, bucket: dist.GradBucket
     state.calls += 1
     ccs.allreduce(state.plans, state.comm, t,
                   op="avg" if state.average else "sum", straggler=s,
-                  topo_fingerprint=state.topo_fingerprint)
+                  topo_fingerprint=state.topo_fingerprint, plain=state.plain)
     if t.is_cuda:
         fut = torch.futures.Future(devices=[t.device])
     else:

@@ -173,6 +173,31 @@ def test_stragglar_straggler_per_call(plans, comms):
             np.testing.assert_array_equal(xs[r], 4 * np.arange(50) + 6)
 
 
+def test_straggler_auto_through_the_ddp_hook(plans, comms):
+    import ccs.torch as ct
+    p, ring = ccs.Plan.load(plans["stragglar"]), ccs.Plan.load(plans["ring"])
+    st = [ct.HookState(comms[r], p, straggler="auto", plain=ring,
+                       average=False) for r in range(R)]
+
+    class Bucket:
+        def __init__(self, t):
+            self.t = t
+
+        def buffer(self):
+            return self.t
+    for _ in range(20):
+        xs = [torch.arange(50, dtype=torch.float32) + r for r in range(R)]
+        on_threads(comms, lambda r, c: ct.allreduce_hook(st[r],
+                                                         Bucket(xs[r])))
+        for r in range(R):
+            assert torch.equal(xs[r], 4 * torch.arange(50) + 6)
+    raises("CCS_ERR_INVALID", "want None, a rank, a callable or 'auto'",
+           ct.HookState, comms[0], p, straggler="late")
+    raises("CCS_ERR_MISMATCH", "needs a plan with a straggler role",
+           ccs.allreduce, ring, comms[0], np.zeros(8, np.float32),
+           straggler="auto")
+
+
 def raises(status, text, fn, *a, **kw):
     with pytest.raises(ccs.Error) as ei:
         fn(*a, **kw)

@@ -1,0 +1,506 @@
+/*
+ * auto.c - straggler "auto": the runtime finds the late rank and decides,
+ * per call, whether the straggler-aware plan (relabelled for that rank)
+ * or the plain plan runs.  docs/runtime.md, "Straggler auto", has the
+ * argument; this comment has the mechanics.
+ *
+ * Measurement, clock-free.  A call ends at nearly the same moment on every
+ * rank (its last steps depend on every rank), so a rank that arrived D
+ * late spent about D less inside the call: lateness_q = max_j e_j - e_q,
+ * e_q being rank q's elapsed time in the call.  No clock offsets are
+ * needed (MPI ranks on different hosts have unrelated clocks), and the
+ * error is the skew of the last step's completion, about one message
+ * latency.  Each rank also reports how long its phase 0 took.
+ *
+ * Exchange.  After the call's data is complete, one allgather (one round
+ * of R-1 16-byte messages up to 16 ranks, else Bruck's ceil(log2 R)
+ * rounds of one message) gives every rank the same vector of (elapsed, phase 0) pairs, as integer
+ * nanoseconds.  That is the whole cost: no message before or during the
+ * call, so a late rank delays nobody through it.
+ *
+ * Agreement by construction.  The state below changes only in
+ * auto_update, from that vector (the same bytes on every rank) with
+ * integer arithmetic, and the decision of the next call is a function of
+ * the state and of the call's arguments (which every rank must pass
+ * identically; exec.c's agreement checks them).  By induction every rank
+ * holds the same state before every call and takes the same decision.  A
+ * failed exchange fails the call and breaks the communicator, like any
+ * failed run, so no rank goes on with a state the others lack.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccs_int.h"
+
+/* The exchange's steps (AUTO_STEP + round): above every plan step (CCS_MAX_STEPS) and apart
+ * from exec.c's agreement (0xffffff00) and small exchange (0xfffffe00),
+ * so its messages never match theirs. */
+#define AUTO_STEP 0xfffffc00u
+/* Cost models kept per (plans, size), round robin. */
+#define AUTO_KEYS 8
+/* A plan not run for a while is run once to refresh its cost (a
+ * one-sample estimate must not lock a choice in forever).  The aware
+ * plan's probe costs up to D* over the plain call, so it waits at least
+ * AUTO_REPROBE calls and long enough that probes cost at most
+ * 1/AUTO_PROBE_SHARE of the plain plan's time on average. */
+#define AUTO_REPROBE 64
+#define AUTO_PROBE_SHARE 50
+/* Longest rent (calls late past the critical delay before the aware plan
+ * is bought); beyond it the gain is too small to ever pay. */
+#define AUTO_MAX_RENT 8
+
+typedef struct auto_cost {
+    uint64_t key;            /* (aware plan, plain plan, count, dtype) */
+    int64_t plain_ns;        /* plain plan's time from the last arrival */
+    int64_t rs_ns;           /* aware plan's phase 0 */
+    int64_t after_ns;        /* aware plan's time after the arrival */
+    bool plain_known, aware_known;
+    uint32_t age_plain, age_aware; /* calls since each plan last ran */
+} auto_cost_t;
+
+struct ccs_auto {
+    uint32_t R;
+    uint64_t calls;
+    int64_t *lam;            /* [R] EWMA of each rank's lateness, ns */
+    int64_t *vec;            /* [2R] gathered (elapsed, phase 0) */
+    int64_t *tmp;            /* [2R] Bruck's rotated buffer */
+    auto_cost_t cost[AUTO_KEYS];
+    uint32_t cost_next;
+    int32_t last_cost;       /* entry of the last call, -1 none */
+    int32_t last;            /* straggler the last call ran, -1 plain */
+    int32_t latest;          /* latest rank of the last call */
+    int64_t late_ns;         /* its lateness */
+    int64_t crit_ns;         /* last call's critical delay, -1 unknown */
+    int32_t streak_rank;     /* rank late past the critical delay ... */
+    uint32_t streak;         /* ... in this many calls in a row */
+};
+
+void ccs_auto_free(struct ccs_auto *a)
+{
+    if (a == NULL)
+        return;
+    free(a->lam);
+    free(a->vec);
+    free(a->tmp);
+    free(a);
+}
+
+static ccs_status_t auto_get(ccs_comm_t *comm, struct ccs_auto **out,
+                             ccs_err_t *err)
+{
+    uint32_t R = (uint32_t)comm->nranks;
+    struct ccs_auto *a = comm->autos;
+
+    if (a == NULL) {
+        /* Owned by comm (ccs_auto_free in ccs_comm_destroy). */
+        a = calloc(1, sizeof(*a));
+        if (a == NULL)
+            goto nomem;
+        a->R = R;
+        a->lam = calloc(R, sizeof(int64_t));
+        a->vec = calloc(2 * (size_t)R, sizeof(int64_t));
+        a->tmp = calloc(2 * (size_t)R, sizeof(int64_t));
+        if (a->lam == NULL || a->vec == NULL || a->tmp == NULL) {
+            ccs_auto_free(a);
+            goto nomem;
+        }
+        a->last = -1;
+        a->last_cost = -1;
+        a->latest = -1;
+        a->crit_ns = -1;
+        a->streak_rank = -1;
+        comm->autos = a;
+    }
+    *out = a;
+    return CCS_OK;
+nomem:
+    return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory for the "
+                       "straggler auto state");
+}
+
+/* The cost model of this call's plans and size: found, or a slot taken
+ * round robin (the same slot on every rank: the calls are the same). */
+static auto_cost_t *cost_entry(struct ccs_auto *a, uint64_t key)
+{
+    auto_cost_t *e;
+
+    for (unsigned i = 0; i < AUTO_KEYS; i++)
+        if (a->cost[i].key == key)
+            return &a->cost[i];
+    e = &a->cost[a->cost_next];
+    a->cost_next = (a->cost_next + 1) % AUTO_KEYS;
+    memset(e, 0, sizeof(*e));
+    e->key = key;
+    return e;
+}
+
+/* Critical delay: the delay at which the aware plan starts to win,
+ * D* = T_RS + T_after - T_plain (docs/stragglar-sim.md); -1 unknown. */
+static int64_t critical(const auto_cost_t *e)
+{
+    int64_t d;
+
+    if (!e->plain_known || !e->aware_known)
+        return -1;
+    d = e->rs_ns + e->after_ns - e->plain_ns;
+    return d < 0 ? 0 : d;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The rank with the largest predicted lateness (lowest on ties), or -1
+ * when nobody is predicted late at all. */
+static int32_t predicted_rank(const struct ccs_auto *a)
+{
+    int32_t best = -1;
+    int64_t bl = 0;
+
+    for (uint32_t q = 0; q < a->R; q++)
+        if (a->lam[q] > bl) {
+            bl = a->lam[q];
+            best = (int32_t)q;
+        }
+    return best;
+}
+
+/* The decision: the straggler to relabel the aware plan for, or -1 for
+ * the plain plan.  s0 is the aware plan's own straggler. */
+static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
+                      bool has_plain, int32_t s0)
+{
+    int32_t s = predicted_rank(a);
+    int64_t crit, lam, gain, rent;
+
+    if (!has_plain)
+        return s >= 0 ? s : s0;
+    /* Learn both plans' costs first: one plain call, one aware call. */
+    if (!e->plain_known)
+        return -1;
+    if (!e->aware_known)
+        return s >= 0 ? s : s0;
+    crit = critical(e);
+    if (e->age_aware >= AUTO_REPROBE &&
+        (int64_t)e->age_aware * e->plain_ns >= AUTO_PROBE_SHARE * crit)
+        return s >= 0 ? s : s0;
+    if (e->age_plain >= AUTO_REPROBE)
+        return -1;
+    if (a->streak_rank < 0)
+        return -1;
+    /* Ski rental: a call run plain while the straggler is late pays the
+     * rent G (what the aware plan would have saved); buying the aware
+     * plan risks the price D* (what it loses on a call where the rank is
+     * not late after all).  Rent while the rent paid is below the price,
+     * then buy. */
+    lam = a->lam[a->streak_rank];
+    gain = e->plain_ns + lam - max64(lam, e->rs_ns) - e->after_ns;
+    if (gain <= 0)
+        return -1;
+    rent = (crit + gain - 1) / gain;
+    if (rent < 1)
+        rent = 1;
+    if (rent > AUTO_MAX_RENT)
+        return -1;
+    return a->streak >= (uint64_t)rent ? a->streak_rank : -1;
+}
+
+/* EWMA of weight 1/4; a sample is first clamped to twice the estimate,
+ * so that one descheduled rank (a busy host) cannot swing a decision. */
+static int64_t ewma(int64_t old, int64_t sample, bool known)
+{
+    if (!known)
+        return sample;
+    if (sample > 2 * old)
+        sample = 2 * old;
+    return (3 * old + sample) / 4;
+}
+
+static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
+{
+    uint32_t R = a->R;
+    int64_t emax = a->vec[0], emin = a->vec[0], crit;
+    int32_t latest = 0;
+
+    for (uint32_t q = 1; q < R; q++) {
+        int64_t v = a->vec[2 * q];
+        if (v > emax)
+            emax = v;
+        if (v < emin) {
+            emin = v;
+            latest = (int32_t)q;
+        }
+    }
+    for (uint32_t q = 0; q < R; q++)
+        a->lam[q] = (a->lam[q] + (emax - a->vec[2 * q])) / 2;
+    if (ran < 0) {
+        /* The last rank to arrive waited for nobody: its time is the
+         * plain plan's own. */
+        e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
+        e->plain_known = true;
+        e->age_plain = 0;
+        e->age_aware++;
+    } else {
+        /* Phase 0 is the non-stragglers' work: the last of them to
+         * arrive waited for nobody in it.  It ends (from the first
+         * arrival) at m + rs, m that rank's lateness; phase 1 starts when
+         * the straggler is there too, and the call ends at emax. */
+        int64_t rs = -1, m = 0, start, after;
+        int64_t ls = emax - a->vec[2 * (uint32_t)ran];
+        for (uint32_t q = 0; q < R; q++) {
+            if ((int32_t)q == ran)
+                continue;
+            if (rs < 0 || a->vec[2 * q + 1] < rs)
+                rs = a->vec[2 * q + 1];
+            m = max64(m, emax - a->vec[2 * q]);
+        }
+        if (rs < 0)
+            rs = 0;
+        start = max64(ls, m + rs);
+        after = emax - start;
+        if (after < 1)
+            after = 1;
+        e->rs_ns = ewma(e->rs_ns, rs, e->aware_known);
+        e->after_ns = ewma(e->after_ns, after, e->aware_known);
+        e->aware_known = true;
+        e->age_aware = 0;
+        e->age_plain++;
+    }
+    crit = critical(e);
+    if (crit >= 0 && emax - emin > crit) {
+        if (a->streak_rank == latest) {
+            a->streak++;
+        } else {
+            a->streak_rank = latest;
+            a->streak = 1;
+        }
+    } else {
+        a->streak_rank = -1;
+        a->streak = 0;
+    }
+    a->last = ran;
+    a->last_cost = (int32_t)(e - a->cost);
+    a->latest = latest;
+    a->late_ns = emax - emin;
+    a->crit_ns = crit;
+    a->calls++;
+}
+
+/* Up to this many ranks the exchange is one round of R-1 messages each
+ * way (one synchronisation point: what costs most on an oversubscribed
+ * host, where every extra round can cost a scheduler time slice); above
+ * it, Bruck's ceil(log2 R) rounds. */
+#define AUTO_DIRECT_MAX 16
+
+/* Allgather of two int64 per rank into a->vec[2q .. 2q+1]. */
+static ccs_status_t gather(ccs_comm_t *comm, struct ccs_auto *a,
+                           const int64_t mine[2], ccs_err_t *err)
+{
+    const ccs_xport_ops_t *xo = comm->xops;
+    uint32_t R = a->R, me = (uint32_t)comm->rank;
+    ccs_status_t st = CCS_OK;
+
+    if (R <= AUTO_DIRECT_MAX) {
+        a->tmp[0] = mine[0];
+        a->tmp[1] = mine[1];
+        if ((st = xo->group_begin(comm->x, AUTO_STEP, err)) != CCS_OK)
+            return st;
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != me)
+                st = xo->recv(comm->x, q, a->vec + 2 * (size_t)q,
+                              2 * sizeof(int64_t), AUTO_STEP, 0, err);
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != me)
+                st = xo->send(comm->x, q, a->tmp, 2 * sizeof(int64_t),
+                              AUTO_STEP, 0, err);
+        if (st != CCS_OK || (st = xo->group_end(comm->x, err)) != CCS_OK ||
+            (st = xo->wait(comm->x, err)) != CCS_OK)
+            return st;
+        a->vec[2 * (size_t)me] = mine[0];
+        a->vec[2 * (size_t)me + 1] = mine[1];
+        return CCS_OK;
+    }
+
+    /* tmp[j] holds rank (me + j) % R's pair. */
+    a->tmp[0] = mine[0];
+    a->tmp[1] = mine[1];
+    for (uint32_t k = 0, d = 1; d < R; k++, d *= 2) {
+        uint32_t cnt = d < R - d ? d : R - d;
+        uint32_t to = (me + R - d) % R, from = (me + d) % R;
+        size_t bytes = (size_t)cnt * 2 * sizeof(int64_t);
+        if ((st = xo->group_begin(comm->x, AUTO_STEP + k, err)) != CCS_OK ||
+            (st = xo->recv(comm->x, from, a->tmp + 2 * (size_t)d, bytes,
+                           AUTO_STEP + k, 0, err)) != CCS_OK ||
+            (st = xo->send(comm->x, to, a->tmp, bytes, AUTO_STEP + k, 0,
+                           err)) != CCS_OK ||
+            (st = xo->group_end(comm->x, err)) != CCS_OK ||
+            (st = xo->wait(comm->x, err)) != CCS_OK)
+            return st;
+    }
+    for (uint32_t j = 0; j < R; j++) {
+        uint32_t q = (me + j) % R;
+        a->vec[2 * q] = a->tmp[2 * j];
+        a->vec[2 * q + 1] = a->tmp[2 * j + 1];
+    }
+    return CCS_OK;
+}
+
+static int64_t to_ns(double s)
+{
+    return s <= 0 ? 0 : (int64_t)(s * 1e9 + 0.5);
+}
+
+ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
+                          const void *sendbuff, void *recvbuff, size_t count,
+                          ccs_dtype_t dtype, ccs_redop_t op, void *stream,
+                          const ccs_run_opts_t *opts)
+{
+    ccs_err_t *err = &comm->err;
+    const ccs_plan_t *plain = opts->plain;
+    const ccs_sched_t *s;
+    struct ccs_auto *a = NULL;
+    auto_cost_t *e;
+    ccs_run_opts_t ro = *opts;
+    ccs_run_stats_t stats;
+    ccs_status_t st;
+    uint64_t key;
+    int64_t mine[2];
+    int32_t pick;
+
+    ccs_err_clear(err);
+    if (plan == NULL) {
+        st = ccs_err_set(err, CCS_ERR_INVALID, "NULL plan");
+        goto fail;
+    }
+    s = plan->sched;
+    if (s->straggler < 0) {
+        st = ccs_err_set(err, CCS_ERR_MISMATCH, "straggler auto needs a "
+                         "plan with a straggler role; this plan (%s) has "
+                         "none (pass it as opts.plain, with a StragglAR "
+                         "plan as the plan)", s->algo);
+        goto fail;
+    }
+    if (comm->xops->device_mem) {
+        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "straggler auto on the "
+                         "%s transport: it times calls on the host, which "
+                         "only the CPU transports can (threads, mpi)",
+                         comm->xops->name);
+        goto fail;
+    }
+    if ((uint32_t)comm->nranks != s->nranks)
+        return ccs_run_fixed(plan, comm, sendbuff, recvbuff, count, dtype,
+                             op, stream, opts);   /* its message */
+    if (plain == plan) {
+        st = ccs_err_set(err, CCS_ERR_INVALID, "opts.plain is the "
+                         "straggler-aware plan itself; pass a plan of "
+                         "another algorithm (or NULL)");
+        goto fail;
+    }
+    if (plain != NULL && (plain->sched->coll != s->coll ||
+                          plain->sched->nranks != s->nranks)) {
+        st = ccs_err_set(err, CCS_ERR_MISMATCH, "opts.plain (%s %s, %u "
+                         "ranks) does not match the plan (%s %s, %u ranks)",
+                         plain->sched->algo,
+                         ccs_coll_str(plain->sched->coll),
+                         plain->sched->nranks, s->algo, ccs_coll_str(s->coll),
+                         s->nranks);
+        goto fail;
+    }
+    if ((st = auto_get(comm, &a, err)) != CCS_OK)
+        goto fail;
+    key = ccs_mix64(ccs_plan_fingerprint(plan),
+                    plain ? ccs_plan_fingerprint(plain) : 0);
+    key = ccs_mix64(ccs_mix64(key, count), (uint64_t)dtype);
+    e = cost_entry(a, key | 1);
+    pick = decide(a, e, plain != NULL, s->straggler);
+
+    memset(&stats, 0, sizeof(stats));
+    ro.straggler = pick >= 0 ? pick : -1;
+    ro.stats = &stats;
+    ro.plain = NULL;
+    st = ccs_run_fixed(pick >= 0 ? plan : plain, comm, sendbuff, recvbuff,
+                       count, dtype, op, stream, &ro);
+    if (st != CCS_OK)
+        return st;                   /* run_fixed logged and set it */
+    stats.auto_plain = pick < 0;
+    if (count > 0 && comm->nranks > 1) {
+        /* Every rank has the same count (agreed), so all or none
+         * exchange. */
+        mine[0] = to_ns(stats.t_end_s - stats.t_start_s);
+        mine[1] = to_ns((stats.nphases > 0 ? stats.phase_end_s[0]
+                                           : stats.t_end_s) -
+                        stats.t_start_s);
+        if ((st = gather(comm, a, mine, err)) != CCS_OK) {
+            ccs_err_prefix(err, "rank %d, straggler auto, exchanging "
+                           "arrival times: ", comm->rank);
+            comm->broken = true;
+            if (comm->xops->abort != NULL)
+                comm->xops->abort(comm->x);
+            goto fail;
+        }
+        auto_update(a, e, pick);
+        CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
+                "call %llu ran %d; latest %d late %lld ns; plain %lld rs "
+                "%lld after %lld critical %lld ns; streak %u",
+                (unsigned long long)a->calls, pick, a->latest,
+                (long long)a->late_ns, (long long)e->plain_ns,
+                (long long)e->rs_ns, (long long)e->after_ns,
+                (long long)a->crit_ns, a->streak);
+    }
+    if (opts->stats != NULL)
+        *opts->stats = stats;
+    return CCS_OK;
+fail:
+    CCS_LOG(comm->log_level, CCS_LOG_WARN, "EXEC", comm->rank, "%s",
+            ccs_err_msg(err, st));
+    return st;
+}
+
+ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
+                                ccs_auto_info_t *info)
+{
+    const struct ccs_auto *a;
+    const auto_cost_t *e = NULL;
+    uint64_t h;
+
+    if (comm == NULL || info == NULL)
+        return CCS_ERR_INVALID;
+    memset(info, 0, sizeof(*info));
+    info->last = -1;
+    info->latest = -1;
+    info->critical_s = -1;
+    a = comm->autos;
+    if (a == NULL)
+        return CCS_OK;
+    h = ccs_mix64(0x6175746full, a->calls);
+    for (uint32_t q = 0; q < a->R; q++)
+        h = ccs_mix64(h, (uint64_t)a->lam[q]);
+    for (unsigned i = 0; i < AUTO_KEYS; i++) {
+        const auto_cost_t *c = &a->cost[i];
+        h = ccs_mix64(h, c->key);
+        h = ccs_mix64(h, (uint64_t)c->plain_ns);
+        h = ccs_mix64(h, (uint64_t)c->rs_ns);
+        h = ccs_mix64(h, (uint64_t)c->after_ns);
+        h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
+    }
+    if (a->last_cost >= 0)
+        e = &a->cost[a->last_cost];
+    h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
+    h = ccs_mix64(h, a->streak);
+    h = ccs_mix64(h, (uint64_t)(uint32_t)a->last);
+    info->calls = a->calls;
+    info->last = a->last;
+    info->latest = a->latest;
+    info->lateness_s = (double)a->late_ns * 1e-9;
+    info->critical_s = a->crit_ns < 0 ? -1 : (double)a->crit_ns * 1e-9;
+    if (e != NULL) {
+        info->plain_s = (double)e->plain_ns * 1e-9;
+        info->rs_s = (double)e->rs_ns * 1e-9;
+        info->after_s = (double)e->after_ns * 1e-9;
+    }
+    info->streak = a->streak;
+    info->state_hash = h;
+    return CCS_OK;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Straggler auto (CCS_STRAGGLER_AUTO) against its references, measured in
+# the same run: threads (4 ranks) and MPI (4 processes, --oversubscribe).
+# Per transport and scenario, ccs-perf runs ITERS calls of a COUNT-float
+# allreduce with a delay injected by -A (the delay counts in the time per
+# call, as it does in a job):
+#   persistent  rank 2 late by DELAY us every call: auto vs an oracle told
+#               the straggler (target: within 10%)
+#   none        no delay: auto vs the plain ring (target: within 5%)
+#   rotating:4  the late rank changes every 4 calls: auto vs plain (<= 5%)
+#   random      every rank late by 0..SMALL us: auto vs plain (<= 5%)
+# The host is shared and noisy: each figure is the median of REPS runs,
+# the variants of a scenario interleaved (auto, ref, auto, ref, ...) so
+# that a slow spell hits them alike.
+# Usage: BUILD=build REPS=3 scripts/bench-straggler-auto.sh [COUNT] [ITERS]
+#        [DELAY] [SMALL]
+set -u
+BUILD=${BUILD:-build}
+COUNT=${1:-1048576}
+ITERS=${2:-200}
+DELAY=${3:-3000}
+SMALL=${4:-300}
+REPS=${REPS:-3}
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+C=$BUILD/bin/ccsynth
+P=$BUILD/bin/ccs-perf
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+"$C" synth --algo stragglar --topo switch:4 --straggler 3 -o "$T/s.ccs" \
+    >/dev/null 2>&1 || { echo "cannot synthesize stragglar"; exit 1; }
+"$C" synth --algo ring --topo switch:4 -o "$T/r.ccs" >/dev/null 2>&1 ||
+    { echo "cannot synthesize ring"; exit 1; }
+
+# perf XPORT ARGS... -> mean us per call (out of place)
+perf() {
+    local xp=$1
+    shift
+    if [ "$xp" = mpi ]; then
+        mpirun --oversubscribe -np 4 "$P" -X mpi -K "$COUNT" -n "$ITERS" \
+            -w 10 -c 1 "$@" 2>/dev/null
+    else
+        "$P" -K "$COUNT" -n "$ITERS" -w 10 -c 1 "$@" 2>/dev/null
+    fi | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
+}
+
+med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "nan"; else printf "%.3f", a / b }'; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "nan" && r <= t) ? "met" : "NOT met" }'; }
+
+xps="threads"
+command -v mpirun >/dev/null 2>&1 && xps="threads mpi"
+echo "count $COUNT floats, $ITERS calls, delay $DELAY us, small $SMALL us, median of $REPS"
+printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" transport scenario \
+    "auto us" "ref us" "plain us" "auto/ref" target verdict
+for xp in $xps; do
+    X=(-X "$xp")
+    # persistent: the reference is the oracle (stragglar told rank 2)
+    as=() os=() ps=()
+    for i in $(seq "$REPS"); do
+        as+=("$(perf "$xp" -s auto -Q "$T/r.ccs" -E "$DELAY" -A persistent -L 2 "$T/s.ccs")")
+        os+=("$(perf "$xp" -s 2 -E "$DELAY" -A persistent "$T/s.ccs")")
+        ps+=("$(perf "$xp" -E "$DELAY" -A persistent -L 2 "$T/r.ccs")")
+    done
+    a=$(med "${as[@]}") o=$(med "${os[@]}") p=$(med "${ps[@]}")
+    r=$(ratio "$a" "$o")
+    printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" persistent "$a" \
+        "$o" "$p" "$r" 1.10 "$(verdict "$r" 1.10)"
+    for sc in none rotating:4 random; do
+        case $sc in
+        none) d=(-A none) ;;
+        random) d=(-E "$SMALL" -A random) ;;
+        *) d=(-E "$DELAY" -A "$sc") ;;
+        esac
+        as=() ps=()
+        for i in $(seq "$REPS"); do
+            as+=("$(perf "$xp" -s auto -Q "$T/r.ccs" "${d[@]}" "$T/s.ccs")")
+            ps+=("$(perf "$xp" "${d[@]}" "$T/r.ccs")")
+        done
+        a=$(med "${as[@]}") p=$(med "${ps[@]}")
+        r=$(ratio "$a" "$p")
+        printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "$sc" "$a" \
+            "$p" "$p" "$r" 1.05 "$(verdict "$r" 1.05)"
+    done
+done
