@@ -137,6 +137,35 @@ static bool hash_grow(sim_t *sim)
     return true;
 }
 
+/* Room for one more route of `hops` hops: the hop list and every
+ * per-route array (offsets, lengths, latencies, protocol classes) grown
+ * together, so that no array can be left behind. */
+static ccs_status_t routes_reserve(sim_t *sim, uint32_t hops, ccs_err_t *err)
+{
+    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
+             c3 = sim->routes_cap, c4 = sim->routes_cap;
+
+    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap,
+                  sim->rp_len + hops, sizeof(int32_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    if (sim->nroutes < sim->routes_cap)
+        return CCS_OK;
+    if (!sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
+                  sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
+                  sizeof(uint32_t)) ||
+        !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
+                  sizeof(double)) ||
+        !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
+                  sizeof(uint8_t)))
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
+    /* identical growth; never differs */
+    if (c1 != c2 || c2 != c3 || c3 != c4)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
+    sim->routes_cap = c1;
+    return CCS_OK;
+}
+
 /* Route index for node pair (u, v), computed on first use. */
 static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
                               int32_t v, int32_t *buf, uint32_t *out,
@@ -169,26 +198,9 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
     if (nh < 0 || nh > sim->t->nnodes)
         return ccs_err_set(err, CCS_ERR_INTERNAL,
                            "route %d -> %d: bad hop count %d", u, v, nh);
-    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap,
-              sim->rp_len + (uint32_t)nh, sizeof(int32_t)))
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-    if (sim->nroutes == sim->routes_cap) {
-        uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
-                 c3 = sim->routes_cap, c4 = sim->routes_cap;
-        if (!sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
-                  sizeof(uint32_t)) ||
-            !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
-                  sizeof(uint32_t)) ||
-            !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
-                  sizeof(double)) ||
-            !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
-                  sizeof(uint8_t)))
-            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-        /* identical growth; never differs */
-        if (c1 != c2 || c2 != c3 || c3 != c4)
-            return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
-        sim->routes_cap = c1;
-    }
+    st = routes_reserve(sim, (uint32_t)nh, err);
+    if (st != CCS_OK)
+        return st;
     for (int32_t h = 0; h < nh; h++) {
         int32_t l = buf[h];
         if (l < 0 || l >= sim->t->nlinks)
@@ -377,23 +389,10 @@ cleanup:
 static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
                               uint32_t len, uint32_t *out, ccs_err_t *err)
 {
-    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
-             c3 = sim->routes_cap, c4 = sim->routes_cap;
+    ccs_status_t st = routes_reserve(sim, len, err);
 
-    if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap, sim->rp_len + len,
-              sizeof(int32_t)) ||
-        !sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
-              sizeof(uint32_t)) ||
-        !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
-              sizeof(uint32_t)) ||
-        !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
-              sizeof(double)) ||
-        !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
-              sizeof(uint8_t)))
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-    if (c1 != c2 || c2 != c3 || c3 != c4)
-        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
-    sim->routes_cap = c1;
+    if (st != CCS_OK)
+        return st;
     memmove(&sim->route_pipes[sim->rp_len],
             &sim->route_pipes[sim->route_off[r] + off],
             sizeof(int32_t) * len);
