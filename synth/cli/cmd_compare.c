@@ -295,13 +295,7 @@ int cmd_compare(int argc, char **argv)
     fmt = co.out.fmt == OPT_FMT_JSON ? OUT_JSON
           : co.out.fmt == OPT_FMT_CSV ? OUT_CSV : OUT_TEXT;
     plot = co.own[OPT_PLOT];
-    st = opt_topo_check(&co.topo, true, &err);
-    if (st == CCS_OK)
-        st = opt_synth_check(&co.synth, false, &err);
-    if (st == CCS_OK)
-        st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
-    if (st == CCS_OK)
-        st = opt_sim_sizes(&co.sim, "1K:4G", &err);
+    st = opt_check_sweep(&co, "1K:4G", &rank, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;

@@ -109,13 +109,7 @@ int cmd_tune(int argc, char **argv)
     rc = opt_parse(&spec, argc, argv, &co);
     if (rc != CLI_EXIT_OK || co.help)
         goto cleanup;
-    st = opt_topo_check(&co.topo, true, &err);
-    if (st == CCS_OK)
-        st = opt_synth_check(&co.synth, false, &err);
-    if (st == CCS_OK)
-        st = opt_sim_check(&co.sim, co.synth.straggler, -1, &rank, &err);
-    if (st == CCS_OK)
-        st = opt_sim_sizes(&co.sim, "1K:1G", &err);
+    st = opt_check_sweep(&co, "1K:1G", &rank, &err);
     if (st != CCS_OK) {
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;

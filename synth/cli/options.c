@@ -523,6 +523,20 @@ ccs_status_t opt_rank_check(const char *what, int32_t rank,
     return CCS_OK;
 }
 
+ccs_status_t opt_check_sweep(cli_opts_t *o, const char *dflt_sizes,
+                             int32_t *rank, ccs_err_t *err)
+{
+    ccs_status_t st = opt_topo_check(&o->topo, true, err);
+
+    if (st == CCS_OK)
+        st = opt_synth_check(&o->synth, false, err);
+    if (st == CCS_OK)
+        st = opt_sim_check(&o->sim, o->synth.straggler, -1, rank, err);
+    if (st == CCS_OK)
+        st = opt_sim_sizes(&o->sim, dflt_sizes, err);
+    return st;
+}
+
 ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err)
 {
     if (m->sizes != NULL)

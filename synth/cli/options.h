@@ -214,6 +214,13 @@ bool opt_algo_uses_straggler(const char *algo);
  * from o (freed by opt_free). */
 ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err);
 
+/* The checks of a command that synthesizes on a topology and simulates a
+ * sweep of sizes (compare, tune): the topology, the algorithm list, the
+ * straggler rule (the rank in *rank, -1 for none) and the sizes (default
+ * `dflt_sizes`), in that order; the first failure is returned. */
+ccs_status_t opt_check_sweep(cli_opts_t *o, const char *dflt_sizes,
+                             int32_t *rank, ccs_err_t *err);
+
 /* The one place algo_params_t is filled from the options: pipeline factor
  * index 0 and chunk count index 0 (when given); the MILP's piece-size check
  * gets the simulator as its cost function. */
