@@ -68,10 +68,36 @@ def _coll_code(name: str) -> int:
     return L.COLLS.index(name)
 
 
+# ------------------------------------------------------------ handles --
+
+class _Handle:
+    """A libccs handle in self._h (None once closed): freed by close(),
+    which subclasses define, also when the object is collected."""
+
+    _h: Optional[int]
+    _what = "object"            # for the "... is closed" error
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self) -> int:
+        if self._h is None:
+            raise Error(L.ERR_INVALID, f"{self._what} is closed")
+        return self._h
+
+
 # ---------------------------------------------------------------- plans --
 
-class Plan:
+class Plan(_Handle):
     """One validated schedule (a .ccs file).  Immutable; share freely."""
+
+    _what = "plan"
 
     def __init__(self, handle: int, owner: Any = None):
         # owner: the PlanSet a borrowed plan belongs to (kept alive), or
@@ -106,24 +132,13 @@ class Plan:
             L.lib().ccs_plan_destroy(self._h)
         self._h = None
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _handle(self) -> int:
-        if self._h is None:
-            raise Error(L.ERR_INVALID, "plan is closed")
-        return self._h
-
     def __repr__(self) -> str:
         s = f", straggler {self.straggler}" if self.straggler >= 0 else ""
         return (f"<ccs.Plan {self.algo} {self.coll}, {self.nranks} ranks, "
                 f"{self.nchunks} chunks, {self.nsteps} steps{s}>")
 
 
-class PlanSet:
+class PlanSet(_Handle):
     """Plans per buffer-size range, picked per call by the call's bytes.
 
     Loaded from a ``ccsynth tune --emit DIR`` directory (its tuning.json),
@@ -131,6 +146,8 @@ class PlanSet:
     of s bytes uses the last range whose start is <= s; sizes beyond the
     tuned span use the nearest end's plan (docs/runtime.md).
     """
+
+    _what = "plan set"
 
     def __init__(self, handle: int):
         self._h: Optional[int] = handle
@@ -174,17 +191,6 @@ class PlanSet:
                 p._h = None
             L.lib().ccs_planset_destroy(self._h)
         self._h = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _handle(self) -> int:
-        if self._h is None:
-            raise Error(L.ERR_INVALID, "plan set is closed")
-        return self._h
 
     def __repr__(self) -> str:
         return (f"<ccs.PlanSet {self.coll}, {self.nranks} ranks, "
@@ -238,12 +244,14 @@ def _mpi_ensure_init() -> None:
         _mpi_register_exit()
 
 
-class Comm:
+class Comm(_Handle):
     """One rank's communicator on a transport ("threads", "mpi", "nccl").
 
     Used by one thread at a time.  ``close()`` (or collection) frees it;
     MPI communicators are closed before MPI_Finalize at exit.
     """
+
+    _what = "communicator"
 
     def __init__(self, handle: int, nccl: Optional[Tuple[Any, int]] = None):
         self._h: Optional[int] = handle
@@ -358,17 +366,6 @@ class Comm:
                 self._nccl[0].ncclCommDestroy(ctypes.c_void_p(self._nccl[1]))
         self._h = None
         self._nccl = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _handle(self) -> int:
-        if self._h is None:
-            raise Error(L.ERR_INVALID, "communicator is closed")
-        return self._h
 
     def __repr__(self) -> str:
         return f"<ccs.Comm {self.transport} rank {self.rank}/{self.size}>"
