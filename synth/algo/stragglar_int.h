@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "match.h"
 #include "stragglar.h"
@@ -131,6 +132,43 @@ typedef struct beam_cfg {
     int64_t steer;
 } beam_cfg_t;
 
+/* Above this many ranks a round is planned over classes of ranks with
+ * equal holdings (stragglar_class.c) instead of one blossom over the
+ * ranks: the weights of a pair depend only on the two classes, so a round
+ * costs O(n + C^2) for C classes (about 100 at n = 511) instead of
+ * O(n^2) weights plus an O(n E) matching. */
+#define SRCH_CLASS_N (getenv("SSCALE_CN") ? (uint32_t)atoi(getenv("SSCALE_CN")) : 256u)
+
+/* Longest improving path the class planner looks for, in pairs broken. */
+#define CLS_DEPTH 4u
+
+/* Scratch of the class planner; all arrays owned (stragglar_cls_free). */
+typedef struct srch_cls {
+    uint32_t C;           /* classes this round */
+    uint32_t tabsz;       /* hash table slots, a power of 2 >= 2n */
+    int32_t *tab;         /* [tabsz] class id or -1 */
+    uint32_t *of;         /* [n] class of each non-straggler */
+    uint32_t *rep;        /* [n] a member of each class */
+    uint32_t *size;       /* [n] members */
+    int32_t *rem;         /* [n] members not yet paired */
+    uint32_t *start;      /* [n + 1] members by class: mem[start[c]..] */
+    uint32_t *mem;        /* [n] */
+    int32_t *cnt;         /* [n * n] pairs between classes i < j */
+    uint32_t *pl;         /* [n * n] pair ids i * C + j with cnt > 0 */
+    uint32_t npl;
+    struct cls_cand *cand;/* [n * (n - 1) / 2] useful class pairs */
+    int64_t *ev;          /* [(CLS_DEPTH + 1) * n] best path gains */
+    uint32_t *pc, *pi;    /* [(CLS_DEPTH + 1) * n] their last steps */
+    uint32_t *adjs, *adj; /* [n + 1], [2n] partners of each class */
+    int64_t *odd;         /* [n] best gain arriving at a class */
+    uint32_t *oddx;       /* [n] the class it came from */
+    uint32_t *oddo;       /* [n] the class its path started at */
+    uint32_t *org;        /* [(CLS_DEPTH + 1) * n] start of each path */
+} srch_cls_t;
+
+ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n);
+void stragglar_cls_free(srch_cls_t *c);
+
 typedef struct srch {
     uint32_t n, m, T, aw, na;
     uint64_t rng;         /* xorshift state; 0: no noise */
@@ -152,8 +190,28 @@ typedef struct srch {
     uint8_t *keep;        /* [n * n] edge kept for the blossom */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
+    int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */
     int32_t *got;         /* [n] */
+    int32_t cmax;         /* steering target this round, -1 none */
+    srch_cls_t cls;
 } srch_t;
+
+/* Best chunk u can send v: the first active chunk (priority order) that u
+ * holds and v lacks, -1 none. */
+static inline int32_t stragglar_srch_pick(const srch_t *s, uint32_t u,
+                                          uint32_t v)
+{
+    const uint64_t *pu = &s->abits[(size_t)u * s->aw];
+    const uint64_t *pv = &s->abits[(size_t)v * s->aw];
+
+    for (uint32_t k = 0; k < s->aw; k++) {
+        uint64_t x = pu[k] & ~pv[k];
+        if (x)
+            return (int32_t)s->act[k * 64 + (uint32_t)__builtin_ctzll(x)];
+    }
+    return -1;
+}
+
 
 /* What a run does after a round: go on, stop with every chunk everywhere,
  * or give up (a slack went negative, or the target is passed). */
@@ -165,6 +223,10 @@ void stragglar_srch_free(srch_t *s);
 /* Rounds a chunk held by h non-stragglers needs to reach all m of them
  * from round r on (the straggler helps from round m). */
 uint32_t stragglar_srch_need(uint32_t h, uint32_t r, uint32_t m);
+/* Round r's pairs over classes of equal ranks (stragglar_class.c):
+ * s->mate and s->sendc from the prepared state in s. */
+ccs_status_t stragglar_srch_match_classes(srch_t *s, uint32_t r,
+                                          ccs_err_t *err);
 /* Plan round r of a run on the state in s and append it to p. */
 ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                                   bool bounded, srch_next_t *next,

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "stragglar_int.h"
 
@@ -60,6 +61,8 @@ void stragglar_srch_free(srch_t *s)
     free(s->edges);
     free(s->mate);
     free(s->got);
+    free(s->sendc);
+    stragglar_cls_free(&s->cls);
 }
 
 /* Scratch and state for n ranks, all owned by s (stragglar_srch_free);
@@ -88,7 +91,9 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
-    if (!s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
+    s->sendc = malloc(n * sizeof(*s->sendc));
+    if (!s->sendc || stragglar_cls_init(&s->cls, n) != CCS_OK ||
+        !s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
         !s->rprio || !s->w || !s->ch || !s->keep || !s->edges ||
         !s->mate || !s->got) {
         stragglar_srch_free(s);
@@ -162,21 +167,6 @@ static bool srch_before(const srch_t *s, uint32_t a, uint32_t b)
     return s->cprio[a] > s->cprio[b];
 }
 
-/* Best chunk u can send v: the first active chunk (priority order) that u
- * holds and v lacks, -1 none. */
-static int32_t srch_pick(const srch_t *s, uint32_t u, uint32_t v)
-{
-    const uint64_t *pu = &s->abits[(size_t)u * s->aw];
-    const uint64_t *pv = &s->abits[(size_t)v * s->aw];
-
-    for (uint32_t k = 0; k < s->aw; k++) {
-        uint64_t x = pu[k] & ~pv[k];
-        if (x)
-            return (int32_t)s->act[k * 64 + (uint32_t)__builtin_ctzll(x)];
-    }
-    return -1;
-}
-
 /* Most useful receives any plan can make in round r (the capacity of the
  * counting argument, docs/stragglar.md): in round r < K = ceil(log2 n)
  * at most 2^r - 1 ranks hold a complete chunk (holders at most double,
@@ -221,18 +211,17 @@ static void topk_insert(int64_t *key, uint32_t *vx, uint32_t *len,
     vx[j] = v;
 }
 
-/* Plan round r of a run on the state in s (holdings, straggler rounds)
- * and append it to p. */
-ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
-                               bool bounded, srch_next_t *next,
-                               ccs_err_t *err)
+/* The round's inputs: whether the run goes on, the active chunks in
+ * sending order (s->act, s->abits), the chunk and receiver priorities and
+ * the steering target (s->cmax).  *next = SRCH_GO when round r is to be
+ * planned. */
+static ccs_status_t srch_prepare(srch_t *s, uint32_t r, bool bounded,
+                                 srch_next_t *next, ccs_err_t *err)
 {
     uint32_t n = s->n, m = s->m, sigma = n - 1, maxrounds = 4 * n + 64;
-    ccs_status_t st;
-    uint32_t rr, na = 0, left = s->T > r ? s->T - r : 0;
+    uint32_t na = 0, left = s->T > r ? s->T - r : 0;
     int64_t rsmin;
-    int32_t ne = 0;
-    bool done = true, steer = false;
+    bool done = true;
     uint32_t cmax = 0;
 
     for (uint32_t g = 0; g < n && done; g++)
@@ -324,17 +313,28 @@ ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
      * cmax makes the second chunks land on cmax's holders (n = 243: round
      * K can then be waste-free, 240 of 240 receives, instead of 237 at
      * best). */
+    s->cmax = -1;
     if (s->steer > 0 && r + 1 < 32 && (UINT32_C(1) << r) < n &&
         (UINT32_C(1) << (r + 1)) >= n) {
         for (uint32_t c = 0; c < m; c++) {
             if (s->h.count[c] < m && s->h.count[c] > s->h.count[cmax])
                 cmax = c;
         }
-        steer = true;
+        s->cmax = (int32_t)cmax;
     }
-    st = stragglar_plan_add_round(p, &rr, err);
-    if (st != CCS_OK)
-        return st;
+    *next = SRCH_GO;
+    return CCS_OK;
+}
+
+/* Round r by one maximum-weight matching over every pair (sparsified
+ * above SRCH_DENSE_N): s->mate and s->sendc. */
+static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
+{
+    uint32_t n = s->n, m = s->m, sigma = n - 1;
+    int32_t ne = 0;
+    bool steer = s->cmax >= 0;
+    int32_t cmax = s->cmax;
+    ccs_status_t st;
 
     /* Weights of every pair; the straggler receives nothing. */
     for (uint32_t u = 0; u < n; u++) {
@@ -346,15 +346,15 @@ ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                     wt = SRCH_BIG + s->rprio[u] + srch_noise(s);
             } else {
                 if (v != sigma) {
-                    cu = srch_pick(s, u, v);
+                    cu = stragglar_srch_pick(s, u, v);
                     if (cu >= 0)
                         wt += SRCH_WR + s->cprio[cu] + s->rprio[v];
                 }
-                cv = srch_pick(s, v, u);
+                cv = stragglar_srch_pick(s, v, u);
                 if (cv >= 0)
                     wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
                 if (steer && cu >= 0 && cv >= 0 &&
-                    (cu == (int32_t)cmax) != (cv == (int32_t)cmax))
+                    (cu == cmax) != (cv == cmax))
                     wt += s->steer;
             }
             s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
@@ -414,7 +414,45 @@ ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
     st = match_max_weight((int32_t)n, s->edges, ne, false, s->mate, err);
     if (st != CCS_OK)
         return st;
+    for (uint32_t u = 0; u < n; u++) {
+        int32_t v = s->mate[u];
+        s->sendc[u] = v < 0 ? -1 : s->ch[(size_t)u * n + (uint32_t)v];
+    }
+    return CCS_OK;
+}
 
+/* Plan round r of a run on the state in s (holdings, straggler rounds)
+ * and append it to p. */
+ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
+                                  bool bounded, srch_next_t *next,
+                                  ccs_err_t *err)
+{
+    uint32_t n = s->n, m = s->m, sigma = n - 1, rr;
+    ccs_status_t st = srch_prepare(s, r, bounded, next, err);
+
+    if (st != CCS_OK || *next != SRCH_GO)
+        return st;
+    {
+        uint32_t x0 = getenv("SSCALE_X0") ? (uint32_t)atoi(getenv("SSCALE_X0")) : 0;
+        uint32_t x1 = getenv("SSCALE_X1") ? (uint32_t)atoi(getenv("SSCALE_X1")) : 0;
+        bool cl = n > SRCH_CLASS_N && r >= stragglar_ceil_log2(n) + x0 && r + x1 < m + stragglar_ceil_log2(n);
+        st = cl ? stragglar_srch_match_classes(s, r, err)
+                : srch_match_dense(s, r, err);
+        if (st == CCS_OK && cl) {
+            uint32_t fr = 0, lim = getenv("SSCALE_FL") ? (uint32_t)atoi(getenv("SSCALE_FL")) : 1000000;
+            for (uint32_t g = 0; g < n; g++)
+                fr += s->mate[g] < 0 && s->h.nhave[g] < m;
+            if (fr > lim) {
+                static int nfb; if (getenv("SSCALE_RUNS")) fprintf(stderr, "FB r=%u fr=%u %d\n", r, fr, ++nfb);
+                st = srch_match_dense(s, r, err);
+            }
+        }
+    }
+    if (st != CCS_OK)
+        return st;
+    st = stragglar_plan_add_round(p, &rr, err);
+    if (st != CCS_OK)
+        return st;
     for (uint32_t g = 0; g < n; g++)
         s->got[g] = -1;
     for (uint32_t u = 0; u < n; u++) {
@@ -427,8 +465,8 @@ ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
             s->xround[u] = (int32_t)r;
             continue;
         }
-        cu = s->ch[(size_t)u * n + (uint32_t)v];
-        cv = s->ch[(size_t)(uint32_t)v * n + u];
+        cu = s->sendc[u];
+        cv = s->sendc[v];
         stragglar_plan_pair(p, r, (int32_t)u, cu, v, cv);
         if (cu >= 0)
             s->got[v] = cu;
@@ -473,12 +511,15 @@ ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
         ccs_status_t st = stragglar_srch_round(s, p, r, bounded, &next, err);
         if (st != CCS_OK)
             return st;
-        if (next == SRCH_STOP)
+        if (next == SRCH_STOP) {
+            if (getenv("SSCALE_RUNS")) fprintf(stderr, "RUN T=%u stop at r=%u\n", s->T, r);
             return CCS_OK;
+        }
         if (next == SRCH_DONE)
             break;
     }
     *ok = !bounded || p->nrounds <= s->T;
+    if (getenv("SSCALE_RUNS")) fprintf(stderr, "RUN T=%u done %u rounds\n", s->T, p->nrounds);
     return CCS_OK;
 }
 
