@@ -10,7 +10,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "match.h"
 #include "stragglar.h"
@@ -132,38 +131,14 @@ typedef struct beam_cfg {
     int64_t steer;
 } beam_cfg_t;
 
-/* Above this many ranks a round is planned over classes of ranks with
- * equal holdings (stragglar_class.c) instead of one blossom over the
- * ranks: the weights of a pair depend only on the two classes, so a round
- * costs O(n + C^2) for C classes (about 100 at n = 511) instead of
- * O(n^2) weights plus an O(n E) matching. */
-#define SRCH_CLASS_N (getenv("SSCALE_CN") ? (uint32_t)atoi(getenv("SSCALE_CN")) : 256u)
-
-/* Longest improving path the class planner looks for, in pairs broken. */
-#define CLS_DEPTH 4u
-
-/* Scratch of the class planner; all arrays owned (stragglar_cls_free). */
+/* Classes of ranks with equal weights this round (stragglar_class.c);
+ * arrays owned (stragglar_cls_free). */
 typedef struct srch_cls {
     uint32_t C;           /* classes this round */
     uint32_t tabsz;       /* hash table slots, a power of 2 >= 2n */
     int32_t *tab;         /* [tabsz] class id or -1 */
-    uint32_t *of;         /* [n] class of each non-straggler */
+    uint32_t *of;         /* [n] class of each rank in a class */
     uint32_t *rep;        /* [n] a member of each class */
-    uint32_t *size;       /* [n] members */
-    int32_t *rem;         /* [n] members not yet paired */
-    uint32_t *start;      /* [n + 1] members by class: mem[start[c]..] */
-    uint32_t *mem;        /* [n] */
-    int32_t *cnt;         /* [n * n] pairs between classes i < j */
-    uint32_t *pl;         /* [n * n] pair ids i * C + j with cnt > 0 */
-    uint32_t npl;
-    struct cls_cand *cand;/* [n * (n - 1) / 2] useful class pairs */
-    int64_t *ev;          /* [(CLS_DEPTH + 1) * n] best path gains */
-    uint32_t *pc, *pi;    /* [(CLS_DEPTH + 1) * n] their last steps */
-    uint32_t *adjs, *adj; /* [n + 1], [2n] partners of each class */
-    int64_t *odd;         /* [n] best gain arriving at a class */
-    uint32_t *oddx;       /* [n] the class it came from */
-    uint32_t *oddo;       /* [n] the class its path started at */
-    uint32_t *org;        /* [(CLS_DEPTH + 1) * n] start of each path */
 } srch_cls_t;
 
 ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n);
@@ -185,8 +160,9 @@ typedef struct srch {
     uint32_t *act;        /* [m] active chunks, by priority, largest first */
     uint64_t *abits;      /* [n * aw] holdings over act */
     int64_t *rprio;       /* [n] receiver bonus */
-    int64_t *w;           /* [n * n] edge weights (0: no edge) */
-    int32_t *ch;          /* [n * n] chunk u sends v on edge (u, v) */
+    int64_t *w;           /* [C * C] class pair weights (0: no edge) */
+    int32_t *ch;          /* [C * C] chunk class i sends class j */
+    int64_t *wsig;        /* [m] straggler edge weights while it is busy */
     uint8_t *keep;        /* [n * n] edge kept for the blossom */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
@@ -223,10 +199,9 @@ void stragglar_srch_free(srch_t *s);
 /* Rounds a chunk held by h non-stragglers needs to reach all m of them
  * from round r on (the straggler helps from round m). */
 uint32_t stragglar_srch_need(uint32_t h, uint32_t r, uint32_t m);
-/* Round r's pairs over classes of equal ranks (stragglar_class.c):
- * s->mate and s->sendc from the prepared state in s. */
-ccs_status_t stragglar_srch_match_classes(srch_t *s, uint32_t r,
-                                          ccs_err_t *err);
+/* Classes of equal ranks this round and the weights between them
+ * (stragglar_class.c): s->cls, and s->w, s->ch with stride s->cls.C. */
+void stragglar_cls_weigh(srch_t *s, uint32_t r);
 /* Plan round r of a run on the state in s and append it to p. */
 ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                                   bool bounded, srch_next_t *next,

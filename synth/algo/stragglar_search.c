@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "stragglar_int.h"
 
@@ -57,6 +56,7 @@ void stragglar_srch_free(srch_t *s)
     free(s->rprio);
     free(s->w);
     free(s->ch);
+    free(s->wsig);
     free(s->keep);
     free(s->edges);
     free(s->mate);
@@ -92,7 +92,8 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
     s->sendc = malloc(n * sizeof(*s->sendc));
-    if (!s->sendc || stragglar_cls_init(&s->cls, n) != CCS_OK ||
+    s->wsig = malloc(n * sizeof(*s->wsig));
+    if (!s->sendc || !s->wsig || stragglar_cls_init(&s->cls, n) != CCS_OK ||
         !s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
         !s->rprio || !s->w || !s->ch || !s->keep || !s->edges ||
         !s->mate || !s->got) {
@@ -330,39 +331,27 @@ static ccs_status_t srch_prepare(srch_t *s, uint32_t r, bool bounded,
  * above SRCH_DENSE_N): s->mate and s->sendc. */
 static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
 {
-    uint32_t n = s->n, m = s->m, sigma = n - 1;
+    uint32_t n = s->n, m = s->m, sigma = n - 1, C;
+    const uint32_t *of = s->cls.of;
+    bool busy = r < m; /* the straggler exchanges this round */
     int32_t ne = 0;
-    bool steer = s->cmax >= 0;
-    int32_t cmax = s->cmax;
     ccs_status_t st;
 
-    /* Weights of every pair; the straggler receives nothing. */
-    for (uint32_t u = 0; u < n; u++) {
-        for (uint32_t v = u + 1; v < n; v++) {
-            int64_t wt = 0;
-            int32_t cu = -1, cv = -1;
-            if (v == sigma && r < m) {
-                if (s->xround[u] < 0)
-                    wt = SRCH_BIG + s->rprio[u] + srch_noise(s);
-            } else {
-                if (v != sigma) {
-                    cu = stragglar_srch_pick(s, u, v);
-                    if (cu >= 0)
-                        wt += SRCH_WR + s->cprio[cu] + s->rprio[v];
-                }
-                cv = stragglar_srch_pick(s, v, u);
-                if (cv >= 0)
-                    wt += SRCH_WR + s->cprio[cv] + s->rprio[u];
-                if (steer && cu >= 0 && cv >= 0 &&
-                    (cu == cmax) != (cv == cmax))
-                    wt += s->steer;
-            }
-            s->w[(size_t)u * n + v] = s->w[(size_t)v * n + u] = wt;
-            s->ch[(size_t)u * n + v] = cu;
-            s->ch[(size_t)v * n + u] = cv;
-        }
-        s->w[(size_t)u * n + u] = 0;
+    /* Weights of the pairs of classes (stragglar_class.c); the straggler
+     * receives nothing.  While it is busy its edge to every rank that has
+     * not met it weighs SRCH_BIG plus the rank's bonus and noise, drawn in
+     * rank order. */
+    stragglar_cls_weigh(s, r);
+    C = s->cls.C;
+    if (busy) {
+        for (uint32_t u = 0; u < m; u++)
+            s->wsig[u] = s->xround[u] < 0
+                             ? SRCH_BIG + s->rprio[u] + srch_noise(s)
+                             : 0;
     }
+#define PAIR_W(u, v)                                                         \
+    (busy && (v) == sigma ? s->wsig[u]                                       \
+                          : s->w[(size_t)of[u] * C + of[v]])
     /* Sparsify: each vertex keeps its SRCH_TOPK heaviest edges (the
      * straggler keeps all); an edge stays if either end keeps it. */
     memset(s->keep, 0, (size_t)n * n);
@@ -382,8 +371,11 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
             int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
             uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
             for (uint32_t v = 0; v < n; v++) {
-                int64_t wt = s->w[(size_t)u * n + v], key, hk2;
+                int64_t wt, key, hk2;
                 uint32_t hv;
+                if (v == u)
+                    continue;
+                wt = PAIR_W(u, v);
                 if (wt <= 0)
                     continue;
                 hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
@@ -404,19 +396,24 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
     }
     for (uint32_t u = 0; u < n; u++) {
         for (uint32_t v = u + 1; v < n; v++) {
-            int64_t wt = s->w[(size_t)u * n + v];
-            if (wt > 0 && (s->keep[(size_t)u * n + v] ||
-                           s->keep[(size_t)v * n + u]))
+            int64_t wt;
+            if (!s->keep[(size_t)u * n + v] && !s->keep[(size_t)v * n + u])
+                continue;
+            wt = PAIR_W(u, v);
+            if (wt > 0)
                 s->edges[ne++] = (match_edge_t){ (int32_t)u,
                                                  (int32_t)v, wt };
         }
     }
+#undef PAIR_W
     st = match_max_weight((int32_t)n, s->edges, ne, false, s->mate, err);
     if (st != CCS_OK)
         return st;
     for (uint32_t u = 0; u < n; u++) {
         int32_t v = s->mate[u];
-        s->sendc[u] = v < 0 ? -1 : s->ch[(size_t)u * n + (uint32_t)v];
+        s->sendc[u] = v < 0 || (busy && (u == sigma || (uint32_t)v == sigma))
+                          ? -1
+                          : s->ch[(size_t)of[u] * C + of[v]];
     }
     return CCS_OK;
 }
@@ -432,22 +429,7 @@ ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
 
     if (st != CCS_OK || *next != SRCH_GO)
         return st;
-    {
-        uint32_t x0 = getenv("SSCALE_X0") ? (uint32_t)atoi(getenv("SSCALE_X0")) : 0;
-        uint32_t x1 = getenv("SSCALE_X1") ? (uint32_t)atoi(getenv("SSCALE_X1")) : 0;
-        bool cl = n > SRCH_CLASS_N && r >= stragglar_ceil_log2(n) + x0 && r + x1 < m + stragglar_ceil_log2(n);
-        st = cl ? stragglar_srch_match_classes(s, r, err)
-                : srch_match_dense(s, r, err);
-        if (st == CCS_OK && cl) {
-            uint32_t fr = 0, lim = getenv("SSCALE_FL") ? (uint32_t)atoi(getenv("SSCALE_FL")) : 1000000;
-            for (uint32_t g = 0; g < n; g++)
-                fr += s->mate[g] < 0 && s->h.nhave[g] < m;
-            if (fr > lim) {
-                static int nfb; if (getenv("SSCALE_RUNS")) fprintf(stderr, "FB r=%u fr=%u %d\n", r, fr, ++nfb);
-                st = srch_match_dense(s, r, err);
-            }
-        }
-    }
+    st = srch_match_dense(s, r, err);
     if (st != CCS_OK)
         return st;
     st = stragglar_plan_add_round(p, &rr, err);
@@ -511,15 +493,12 @@ ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
         ccs_status_t st = stragglar_srch_round(s, p, r, bounded, &next, err);
         if (st != CCS_OK)
             return st;
-        if (next == SRCH_STOP) {
-            if (getenv("SSCALE_RUNS")) fprintf(stderr, "RUN T=%u stop at r=%u\n", s->T, r);
+        if (next == SRCH_STOP)
             return CCS_OK;
-        }
         if (next == SRCH_DONE)
             break;
     }
     *ok = !bounded || p->nrounds <= s->T;
-    if (getenv("SSCALE_RUNS")) fprintf(stderr, "RUN T=%u done %u rounds\n", s->T, p->nrounds);
     return CCS_OK;
 }
 
