@@ -64,19 +64,27 @@ typedef struct mw {
     bool oom;
 } mw_t;
 
-static void iv_push(mw_t *m, ivec_t *v, int32_t x)
+/* Out of line: rare (the lists keep their capacity between stages). */
+static void iv_grow_push(mw_t *m, ivec_t *v, int32_t x)
 {
-    if (v->len == v->cap) {
-        int32_t ncap = v->cap ? 2 * v->cap : 8;
-        int32_t *na = realloc(v->a, (size_t)ncap * sizeof(*na));
-        if (na == NULL) {
-            m->oom = true;
-            return;
-        }
-        v->a = na;   /* owned by the ivec; freed in mw_free */
-        v->cap = ncap;
+    int32_t ncap = v->cap ? 2 * v->cap : 8;
+    int32_t *na = realloc(v->a, (size_t)ncap * sizeof(*na));
+
+    if (na == NULL) {
+        m->oom = true;
+        return;
     }
+    v->a = na;   /* owned by the ivec; freed in mw_free */
+    v->cap = ncap;
     v->a[v->len++] = x;
+}
+
+static inline void iv_push(mw_t *m, ivec_t *v, int32_t x)
+{
+    if (v->len == v->cap)
+        iv_grow_push(m, v, x);
+    else
+        v->a[v->len++] = x;
 }
 
 static void iv_reverse(int32_t *a, int32_t lo, int32_t hi) /* [lo, hi) */
@@ -88,12 +96,12 @@ static void iv_reverse(int32_t *a, int32_t lo, int32_t hi) /* [lo, hi) */
     }
 }
 
-static int32_t endpoint(const mw_t *m, int32_t p)
+static inline int32_t endpoint(const mw_t *m, int32_t p)
 {
     return (p & 1) ? m->ev[p >> 1] : m->eu[p >> 1];
 }
 
-static int64_t slack(const mw_t *m, int32_t k)
+static inline int64_t slack(const mw_t *m, int32_t k)
 {
     return m->dual[m->eu[k]] + m->dual[m->ev[k]] - 2 * m->ew[k];
 }
@@ -115,7 +123,18 @@ static int32_t index_of(const ivec_t *v, int32_t x)
 }
 
 /* Append the vertices inside blossom b to out. */
-static void leaves(mw_t *m, int32_t b, ivec_t *out)
+static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out);
+
+/* A vertex (the common case) is pushed inline; blossoms recurse. */
+static inline void leaves(mw_t *m, int32_t b, ivec_t *out)
+{
+    if (b < m->nv)
+        iv_push(m, out, b);
+    else
+        leaves_blossom(m, b, out);
+}
+
+static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out)
 {
     if (b < m->nv) {
         iv_push(m, out, b);

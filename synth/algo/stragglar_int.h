@@ -94,6 +94,9 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
 #define SRCH_BIG (INT64_C(1) << 34)  /* the straggler exchange */
 #define SRCH_TOPK 4u
 #define SRCH_DENSE_N 48u
+/* Edges kept per rank, at most: its own 2 SRCH_TOPK and the
+ * straggler's. */
+#define SRCH_KEEP (2 * SRCH_TOPK + 1)
 /* Beam (stragglar_srch_beam) for odd n the runs leave at LB + 2: width,
  * children per state in the first SRCH_BEAM_ROUNDS rounds after the ramp,
  * and the largest n.  Then the best SRCH_DIVE_STATES states are completed with
@@ -163,7 +166,9 @@ typedef struct srch {
     int64_t *w;           /* [C * C] class pair weights (0: no edge) */
     int32_t *ch;          /* [C * C] chunk class i sends class j */
     int64_t *wsig;        /* [m] straggler edge weights while it is busy */
-    uint8_t *keep;        /* [n * n] edge kept for the blossom */
+    uint32_t *klo, *khi;  /* [n * SRCH_KEEP] kept edges, lower end first */
+    uint32_t *kept;       /* [n * SRCH_KEEP] their upper ends by lower end */
+    uint32_t *kstart;     /* [n + 1] where each lower end's run starts */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
     int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */

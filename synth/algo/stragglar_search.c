@@ -57,7 +57,10 @@ void stragglar_srch_free(srch_t *s)
     free(s->w);
     free(s->ch);
     free(s->wsig);
-    free(s->keep);
+    free(s->kept);
+    free(s->klo);
+    free(s->khi);
+    free(s->kstart);
     free(s->edges);
     free(s->mate);
     free(s->got);
@@ -87,7 +90,10 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->rprio = malloc(n * sizeof(*s->rprio));
     s->w = malloc((size_t)n * n * sizeof(*s->w));
     s->ch = malloc((size_t)n * n * sizeof(*s->ch));
-    s->keep = malloc((size_t)n * n);
+    s->kept = malloc((size_t)n * SRCH_KEEP * sizeof(*s->kept));
+    s->klo = malloc((size_t)n * SRCH_KEEP * sizeof(*s->klo));
+    s->khi = malloc((size_t)n * SRCH_KEEP * sizeof(*s->khi));
+    s->kstart = malloc((n + 1) * sizeof(*s->kstart));
     s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
@@ -95,7 +101,8 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->wsig = malloc(n * sizeof(*s->wsig));
     if (!s->sendc || !s->wsig || stragglar_cls_init(&s->cls, n) != CCS_OK ||
         !s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
-        !s->rprio || !s->w || !s->ch || !s->keep || !s->edges ||
+        !s->rprio || !s->w || !s->ch || !s->kept || !s->klo ||
+        !s->khi || !s->kstart || !s->edges ||
         !s->mate || !s->got) {
         stragglar_srch_free(s);
         memset(s, 0, sizeof(*s));
@@ -353,21 +360,31 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
     (busy && (v) == sigma ? s->wsig[u]                                       \
                           : s->w[(size_t)of[u] * C + of[v]])
     /* Sparsify: each vertex keeps its SRCH_TOPK heaviest edges (the
-     * straggler keeps all); an edge stays if either end keeps it. */
-    memset(s->keep, 0, (size_t)n * n);
-    for (uint32_t u = 0; u < n; u++) {
-        uint32_t k = 0;
-        if (n <= SRCH_DENSE_N || u == sigma) {
-            for (uint32_t v = 0; v < n; v++)
-                s->keep[(size_t)u * n + v] = 1;
-            continue;
+     * straggler keeps all); an edge stays if either end keeps it.  The
+     * kept edges (klo, khi) are bucketed by their lower end (kept from
+     * kstart[u]) and emitted in (u, v) order, the order of the blossom's
+     * input that every plan depends on. */
+    if (n <= SRCH_DENSE_N) {
+        for (uint32_t u = 0; u < n; u++) {
+            for (uint32_t v = u + 1; v < n; v++) {
+                int64_t wt = PAIR_W(u, v);
+                if (wt > 0)
+                    s->edges[ne++] = (match_edge_t){ (int32_t)u,
+                                                     (int32_t)v, wt };
+            }
         }
-        /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
-         * the weight to 1/16 of a receive, ties broken by a hash of
-         * the pair, so that equal rows do not all pick the same few
-         * partners: hubs leave most vertices unmatched) and
-         * SRCH_TOPK random ones (the hash alone). */
-        {
+    } else {
+        uint32_t nk = 0;
+        for (uint32_t u = 0; u < sigma; u++) { /* the straggler's edges */
+            s->klo[nk] = u;
+            s->khi[nk++] = sigma;
+        }
+        for (uint32_t u = 0; u < sigma; u++) {
+            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
+             * the weight to 1/16 of a receive, ties broken by a hash of
+             * the pair, so that equal rows do not all pick the same few
+             * partners: hubs leave most vertices unmatched) and
+             * SRCH_TOPK random ones (the hash alone). */
             int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
             uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
             for (uint32_t v = 0; v < n; v++) {
@@ -388,21 +405,41 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
                 if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
                     topk_insert(rk, rvx, &nr, hk2, v);
             }
-            for (k = 0; k < nh; k++)
-                s->keep[(size_t)u * n + hvx[k]] = 1;
-            for (k = 0; k < nr; k++)
-                s->keep[(size_t)u * n + rvx[k]] = 1;
+            for (uint32_t k = 0; k < nh + nr; k++) {
+                uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
+                s->klo[nk] = u < v ? u : v;
+                s->khi[nk++] = u < v ? v : u;
+            }
         }
-    }
-    for (uint32_t u = 0; u < n; u++) {
-        for (uint32_t v = u + 1; v < n; v++) {
-            int64_t wt;
-            if (!s->keep[(size_t)u * n + v] && !s->keep[(size_t)v * n + u])
-                continue;
-            wt = PAIR_W(u, v);
-            if (wt > 0)
-                s->edges[ne++] = (match_edge_t){ (int32_t)u,
-                                                 (int32_t)v, wt };
+        for (uint32_t u = 0; u <= n; u++)
+            s->kstart[u] = 0;
+        for (uint32_t k = 0; k < nk; k++)
+            s->kstart[s->klo[k] + 1]++;
+        for (uint32_t u = 0; u < n; u++)
+            s->kstart[u + 1] += s->kstart[u];
+        for (uint32_t k = 0; k < nk; k++)
+            s->kept[s->kstart[s->klo[k]]++] = s->khi[k];
+        for (uint32_t u = n; u > 0; u--) /* back to the starts */
+            s->kstart[u] = s->kstart[u - 1];
+        s->kstart[0] = 0;
+        for (uint32_t u = 0; u < n; u++) {
+            uint32_t *row = &s->kept[s->kstart[u]];
+            uint32_t len = s->kstart[u + 1] - s->kstart[u];
+            for (uint32_t i = 1; i < len; i++) { /* insertion sort */
+                uint32_t x = row[i], j = i;
+                for (; j > 0 && row[j - 1] > x; j--)
+                    row[j] = row[j - 1];
+                row[j] = x;
+            }
+            for (uint32_t i = 0; i < len; i++) {
+                int64_t wt;
+                if (i > 0 && row[i] == row[i - 1])
+                    continue;
+                wt = PAIR_W(u, row[i]);
+                if (wt > 0)
+                    s->edges[ne++] = (match_edge_t){ (int32_t)u,
+                                                     (int32_t)row[i], wt };
+            }
         }
     }
 #undef PAIR_W
