@@ -24,6 +24,22 @@ void stragglar_cls_free(srch_cls_t *c)
     free(c->tab);
     free(c->of);
     free(c->rep);
+    free(c->size);
+    free(c->start);
+    free(c->mem);
+    free(c->rem);
+    free(c->cnt);
+    free(c->pl);
+    free(c->cand);
+    free(c->ev);
+    free(c->pc);
+    free(c->pi);
+    free(c->org);
+    free(c->adjs);
+    free(c->adj);
+    free(c->odd);
+    free(c->oddx);
+    free(c->oddo);
     memset(c, 0, sizeof(*c));
 }
 
@@ -38,6 +54,33 @@ ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n)
     c->of = malloc(n * sizeof(*c->of));
     c->rep = malloc(n * sizeof(*c->rep));
     if (!c->tab || !c->of || !c->rep) {
+        stragglar_cls_free(c);
+        return CCS_ERR_NOMEM;
+    }
+    if (n <= SRCH_CLASS_N)
+        return CCS_OK;
+    {
+        size_t nn = (size_t)n * n, nd = (size_t)(CLS_DEPTH + 1) * n;
+        c->size = malloc(n * sizeof(*c->size));
+        c->start = malloc((n + 1) * sizeof(*c->start));
+        c->mem = malloc(n * sizeof(*c->mem));
+        c->rem = malloc(n * sizeof(*c->rem));
+        c->cnt = calloc(nn, sizeof(*c->cnt));
+        c->pl = malloc(nn * sizeof(*c->pl));
+        c->cand = malloc(nn / 2 * sizeof(*c->cand));
+        c->ev = malloc(nd * sizeof(*c->ev));
+        c->pc = malloc(nd * sizeof(*c->pc));
+        c->pi = malloc(nd * sizeof(*c->pi));
+        c->org = malloc(nd * sizeof(*c->org));
+        c->adjs = malloc((n + 1) * sizeof(*c->adjs));
+        c->adj = malloc(2 * (size_t)n * sizeof(*c->adj));
+        c->odd = malloc(n * sizeof(*c->odd));
+        c->oddx = malloc(n * sizeof(*c->oddx));
+        c->oddo = malloc(n * sizeof(*c->oddo));
+    }
+    if (!c->size || !c->start || !c->mem || !c->rem || !c->cnt || !c->pl ||
+        !c->cand || !c->ev || !c->pc || !c->pi || !c->org || !c->adjs ||
+        !c->adj || !c->odd || !c->oddx || !c->oddo) {
         stragglar_cls_free(c);
         return CCS_ERR_NOMEM;
     }
@@ -69,6 +112,8 @@ static void cls_build(srch_t *s, uint32_t r)
             if (id < 0) {
                 c->tab[slot] = (int32_t)c->C;
                 c->rep[c->C] = u;
+                if (c->size != NULL)
+                    c->size[c->C] = 0;
                 c->of[u] = c->C++;
                 break;
             }
@@ -80,6 +125,20 @@ static void cls_build(srch_t *s, uint32_t r)
                 break;
             }
         }
+        if (c->size != NULL)
+            c->size[c->of[u]]++;
+    }
+    if (c->size == NULL)
+        return;
+    /* Members by class (the b-matching picks ranks from these). */
+    c->start[0] = 0;
+    for (uint32_t i = 0; i < c->C; i++)
+        c->start[i + 1] = c->start[i] + c->size[i];
+    for (uint32_t i = 0; i < c->C; i++)
+        c->rem[i] = 0; /* fill cursor */
+    for (uint32_t u = 0; u < nr; u++) {
+        uint32_t i = c->of[u];
+        c->mem[c->start[i] + (uint32_t)c->rem[i]++] = u;
     }
 }
 

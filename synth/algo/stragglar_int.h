@@ -134,7 +134,27 @@ typedef struct beam_cfg {
     int64_t steer;
 } beam_cfg_t;
 
-/* Classes of ranks with equal weights this round (stragglar_class.c);
+/* Above this many ranks the search first tries runs whose rounds after
+ * the ramp are planned by the class b-matching (stragglar_bmatch.c). */
+#define SRCH_CLASS_N 256u
+/* The b-matching: its longest improving path, in pairs broken (1 and 4
+ * reached LB + 1 for fewer of the sampled even n than 2), and its greedy
+ * spread: sweeps, and the share of the smaller class a pair of classes
+ * may take per sweep (1: whole classes, 2: half; 4 reached LB + 1 on every
+ * even n sampled in 350..1000, 2 missed 450 and 500). */
+#define CLS_DEPTH 2u
+#define CLS_SWEEPS 8u
+#define CLS_SPREAD 4u
+
+/* A useful pair of classes for the b-matching's greedy pass. */
+struct cls_cand {
+    int64_t w;
+    uint32_t key;   /* tie-break */
+    uint32_t i, j;  /* classes, i < j */
+};
+
+/* Classes of ranks with equal weights this round (stragglar_class.c) and
+ * the b-matching's scratch (only above SRCH_CLASS_N ranks; NULL below);
  * arrays owned (stragglar_cls_free). */
 typedef struct srch_cls {
     uint32_t C;           /* classes this round */
@@ -142,6 +162,22 @@ typedef struct srch_cls {
     int32_t *tab;         /* [tabsz] class id or -1 */
     uint32_t *of;         /* [n] class of each rank in a class */
     uint32_t *rep;        /* [n] a member of each class */
+    uint32_t *size;       /* [n] members */
+    uint32_t *start;      /* [n + 1] members by class: mem[start[c]..] */
+    uint32_t *mem;        /* [n] */
+    /* b-matching */
+    int32_t *rem;         /* [n] members not yet paired */
+    int32_t *cnt;         /* [n * n] pairs between classes i < j */
+    uint32_t *pl;         /* [n * n] pair ids i * C + j with cnt > 0 */
+    uint32_t npl;
+    struct cls_cand *cand;/* [n * (n - 1) / 2] useful class pairs */
+    int64_t *ev;          /* [(CLS_DEPTH + 1) * n] best path gains */
+    uint32_t *pc, *pi;    /* [(CLS_DEPTH + 1) * n] their last steps */
+    uint32_t *org;        /* [(CLS_DEPTH + 1) * n] start of each path */
+    uint32_t *adjs, *adj; /* [n + 1], [2n] partners of each class */
+    int64_t *odd;         /* [n] best gain arriving at a class */
+    uint32_t *oddx;       /* [n] the class it came from */
+    uint32_t *oddo;       /* [n] the class its path started at */
 } srch_cls_t;
 
 ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n);
@@ -174,6 +210,8 @@ typedef struct srch {
     int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */
     int32_t *got;         /* [n] */
     int32_t cmax;         /* steering target this round, -1 none */
+    bool classes;         /* rounds after the ramp by the class
+                             b-matching (stragglar_bmatch.c) */
     srch_cls_t cls;
 } srch_t;
 
@@ -207,6 +245,10 @@ uint32_t stragglar_srch_need(uint32_t h, uint32_t r, uint32_t m);
 /* Classes of equal ranks this round and the weights between them
  * (stragglar_class.c): s->cls, and s->w, s->ch with stride s->cls.C. */
 void stragglar_cls_weigh(srch_t *s, uint32_t r);
+/* Round r's pairs by the class b-matching (stragglar_bmatch.c): s->mate
+ * and s->sendc from the prepared state in s. */
+ccs_status_t stragglar_srch_match_classes(srch_t *s, uint32_t r,
+                                          ccs_err_t *err);
 /* Plan round r of a run on the state in s and append it to p. */
 ccs_status_t stragglar_srch_round(srch_t *s, stragglar_plan_t *p, uint32_t r,
                                   bool bounded, srch_next_t *next,
