@@ -659,21 +659,24 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
 }
 
 /* Runs whose rounds after the ramp are planned by the class b-matching
- * (stragglar_bmatch.c), aiming at T: a noise-free one, then seeded ones.
+ * (stragglar_bmatch.c), aiming at T: a noise-free one, then seeded ones
+ * (the search tries one at LB, where a failing run stops early on its
+ * slack, then SRCH_CLASS_RUNS at LB + 1).
  * A run costs a fraction of a blossom run (n = 1000: about 0.5 s against
  * 10-20 s CPU) but reaches LB + 1 less often: in the samples of
  * docs/stragglar.md for even n only, so odd n do not try them. */
 #define SRCH_CLASS_RUNS 2u
 
 static ccs_status_t srch_class_runs(srch_t *s, stragglar_plan_t *tmp,
-                                    uint32_t T, bool *ok, ccs_err_t *err)
+                                    uint32_t T, uint32_t runs, bool *ok,
+                                    ccs_err_t *err)
 {
     uint32_t T0 = s->T;
     ccs_status_t st = CCS_OK;
 
     s->classes = true;
     s->T = T;
-    for (uint32_t i = 0; i < SRCH_CLASS_RUNS && !*ok && st == CCS_OK; i++) {
+    for (uint32_t i = 0; i < runs && !*ok && st == CCS_OK; i++) {
         s->rng = i == 0 ? 0
                         : (UINT64_C(0xC2B2AE3D27D4EB4F) ^
                            ((uint64_t)s->n << 32) ^ ((uint64_t)T << 16) ^ i);
@@ -736,7 +739,9 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
     /* Even n above SRCH_CLASS_N: first the cheap class runs at LB + 1;
      * the blossom's search below only when they fail. */
     if (n > SRCH_CLASS_N && n % 2 == 0) {
-        st = srch_class_runs(&s, tmp, lb + 1, &ok, err);
+        st = srch_class_runs(&s, tmp, lb, 1, &ok, err);
+        if (st == CCS_OK && !ok)
+            st = srch_class_runs(&s, tmp, lb + 1, SRCH_CLASS_RUNS, &ok, err);
         if (st != CCS_OK)
             goto cleanup;
     }
