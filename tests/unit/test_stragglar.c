@@ -196,6 +196,35 @@ TEST(pow2_large)
     }
 }
 
+/* Even n above 256 are planned first by the class b-matching
+ * (stragglar_bmatch.c; the blossom's search only if it misses LB + 1).
+ * Measured: 258 and 300 at LB, 306 and 384 at LB + 1, all by the class
+ * runs (scripts/bench-stragglar-sweep.sh); asserted as upper bounds, and
+ * the schedules must verify one-port. */
+TEST(class_bmatch_even)
+{
+    static const struct { uint32_t n, excess; } cases[] = {
+        { 258, 0 }, { 300, 0 }, { 306, 1 }, { 384, 1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint32_t n = cases[i].n;
+        ccs_err_t err = { { 0 } };
+        verify_report_t rep;
+        ccs_sched_t *s = synth(n, -1, 1, &err);
+        CHECK_MSG(s != NULL, "n=%u: %s", n, err.msg);
+        if (s == NULL)
+            continue;
+        CHECK_MSG(phase1_steps(s) <= stragglar_lower_bound(n) +
+                                         cases[i].excess,
+                  "n=%u: %u rounds, LB %u", n, phase1_steps(s),
+                  stragglar_lower_bound(n));
+        CHECK_MSG(verify_sched(s, &rep, &err) == CCS_OK, "n=%u: %s", n,
+                  err.msg);
+        CHECK_MSG(rep.one_port, "n=%u: not one-port", n);
+        ccs_sched_destroy(s);
+    }
+}
+
 /* The symbolic verifier passes for every n in 2..64, one-port, and the
  * phase-1 step count equals the planned rounds. */
 TEST(verified_2_to_64)
@@ -395,6 +424,7 @@ int main(void)
     RUN(beam_odd_lb_plus_1);
     RUN(round_counts);
     RUN(pow2_large);
+    RUN(class_bmatch_even);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
