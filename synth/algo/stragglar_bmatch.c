@@ -4,8 +4,9 @@
  * of one blossom over the ranks.
  *
  * Members of a class are interchangeable, so a round is a count of pairs
- * for each two classes.  Greedy first (heaviest class pair first, as many
- * pairs as both classes have free members), then the straggler's partner
+ * for each two classes.  Greedy first (heaviest class pair first, spread
+ * over several sweeps so that equal weights are shared among many class
+ * pairs), then the straggler's partner
  * (among the ranks that have not met it: the largest receiver bonus less
  * the weight of the pair it breaks, what the blossom's SRCH_BIG edge
  * decides), then local improvement of the total weight: alternating paths
@@ -14,10 +15,10 @@
  * partners between two pairs.  A round costs O(n + C^2 log C) plus the
  * improvement, against O(n E) for the blossom.  Not a maximum-weight
  * matching: on n = 300 its weight stays within a few receives of the
- * blossom's in most rounds, but the schedules it gives are often a round
- * longer, so the search (stragglar_search.c) only uses it as a first,
- * cheap attempt above SRCH_CLASS_N ranks and keeps the blossom's search
- * behind it (docs/stragglar.md).
+ * blossom's in most rounds, not all, and odd n do not get through the
+ * transition after the ramp with it, so the search (stragglar_search.c)
+ * uses it only as a first, cheap attempt for even n above SRCH_CLASS_N
+ * and keeps the blossom's search behind it (docs/stragglar.md).
  * Deterministic: ties are broken by a hash of the pair, the round and
  * the run's salt.
  */
@@ -295,6 +296,8 @@ static uint32_t cls_straggler(srch_t *s, uint32_t r)
             bpart = part;
         }
     }
+    if (best == UINT32_MAX) /* everyone has met it: not for r < m */
+        return best;
     if (bpart != UINT32_MAX)
         cls_pair(c, best, bpart, -1);
     c->rem[best]--;
@@ -331,9 +334,9 @@ ccs_status_t stragglar_srch_match_classes(srch_t *s, uint32_t r,
      * equal weights are shared among many class pairs (the last sweep
      * takes what is left).  Pairing whole classes with each other (one
      * sweep, no cap) makes their members' holdings alike afterwards, and
-     * members of one class cannot exchange anything: every even n of
-     * 350..1000 sampled then died within 20-300 rounds at LB + 1, with
-     * the spread all reached it (docs/stragglar.md). */
+     * members of one class cannot exchange anything: 6 of 13 even n
+     * sampled in 300..1000 then died at LB + 1, with the spread all of
+     * those retried reached it (docs/stragglar.md). */
     for (uint32_t sweep = 0; sweep < CLS_SWEEPS; sweep++) {
         bool any = false;
         for (uint32_t q = 0; q < ncand; q++) {

@@ -140,8 +140,8 @@ typedef struct beam_cfg {
 /* The b-matching: its longest improving path, in pairs broken (1 and 4
  * reached LB + 1 for fewer of the sampled even n than 2), and its greedy
  * spread: sweeps, and the share of the smaller class a pair of classes
- * may take per sweep (1: whole classes, 2: half; 4 reached LB + 1 on every
- * even n sampled in 350..1000, 2 missed 450 and 500). */
+ * may take per sweep (1: whole classes, 2: half; 4 reached LB + 1 on all
+ * 9 even n retried in 350..1000, 2 missed 450 and 500). */
 #define CLS_DEPTH 2u
 #define CLS_SWEEPS 8u
 #define CLS_SPREAD 4u
