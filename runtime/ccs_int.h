@@ -93,7 +93,8 @@ struct ccs_comm {
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
     size_t small_bytes;      /* allreduce inputs up to this many bytes take
-                                the one-step exchange (CCS_SMALL_BYTES) */
+                                the one-step exchange (xport.h) */
+    size_t small_total;      /* ... while (R - 1) * input is at most this */
     /* In-place analysis of one (plan, rank), cached (exec.c). */
     const ccs_plan_t *ip_plan; /* borrowed; NULL: nothing cached */
     uint64_t ip_fp;

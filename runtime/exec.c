@@ -738,9 +738,10 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
      * each; every rank instead sends its input to every other rank in one
      * step and reduces the R inputs in rank order (the same order on every
      * rank, so every rank gets the same bits).  Host-memory transports;
-     * opt-in with CCS_SMALL_BYTES (xport.h). */
+     * the threshold and its default cap: xport.h. */
     if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
-        in_bytes <= comm->small_bytes) {
+        in_bytes <= comm->small_bytes &&
+        in_bytes <= comm->small_total / (R - 1)) {
         size_t slot = align64(in_bytes);
         uint8_t *ar, *mine;
         if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
