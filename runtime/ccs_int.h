@@ -124,6 +124,21 @@ void ccs_auto_free(struct ccs_auto *a); /* NULL: no-op */
 uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan);
 uint64_t ccs_mix64(uint64_t h, uint64_t v);
 
+/* Before a plan's first step (exec_checks.c).  The first time a
+ * communicator sees a call, its ranks agree on (plan, count, dtype, op,
+ * straggler); a mismatch is CCS_ERR_MISMATCH on every rank.  before_step
+ * names the step in messages (-1: after the last). */
+ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                            size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                            int32_t straggler, int64_t before_step,
+                            ccs_err_t *err);
+/* In place, for the plan's rank L: *need_copy when the input must be
+ * copied to the arena first; else *force marks the receives (by op index)
+ * that must land in staging, or is NULL.  Cached per communicator. */
+ccs_status_t ccs_exec_inplace(ccs_comm_t *comm, const ccs_plan_t *plan,
+                              uint32_t L, bool *need_copy,
+                              const uint8_t **force, ccs_err_t *err);
+
 /* Make sure the arena has `bytes`; returns it through *out. */
 ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,
                             ccs_err_t *err);
