@@ -185,13 +185,11 @@ cleanup:
 static ccs_status_t check_steps(const ccs_plan_t *p, ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
-    ccs_pairing_t pair;
     ccs_status_t st;
 
-    st = ccs_sched_pair(s, CCS_ERR_FORMAT, &pair, err);
+    st = ccs_sched_pair_check(s, CCS_ERR_FORMAT, err);
     if (st != CCS_OK)
         return st;
-    ccs_pairing_free(&pair);
     for (uint32_t r = 0; r < s->nranks; r++) {
         for (uint32_t g = 0; g < p->ngroups[r]; g++) {
             const plan_group_t *gr = &p->groups[r][g];

@@ -252,6 +252,12 @@ typedef struct ccs_pairing {
 ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
                             ccs_pairing_t *out, ccs_err_t *err);
 void ccs_pairing_free(ccs_pairing_t *p);    /* NULL-safe; zeroes *p */
+/* The same check and, on a mismatch, the same status and message as
+ * ccs_sched_pair, without building the pairing: for a caller (the plan
+ * loader) that needs the verdict only.  A few linear passes and 8 bytes of
+ * memory per send. */
+ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
+                                  ccs_err_t *err);
 
 /* The send that receive `ri` of rank `dst` pairs with, by the same rule,
  * without building a whole pairing: its index in rank_ops[peer] through
