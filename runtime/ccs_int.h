@@ -53,6 +53,8 @@ struct ccs_plan {
                                 op among the rank's ops to/from the same
                                 peer in the same step, per direction */
     plan_group_t **groups;   /* owned; [nranks][ngroups[r]] */
+    uint32_t *seq_store;     /* owned; every seq[r] lies in it */
+    plan_group_t *group_store; /* owned; every groups[r] lies in it */
     uint32_t *ngroups;       /* owned; [nranks] */
     uint32_t *stage_chunks;  /* owned; [nranks] most chunks of transfer
                                 staging one step of the rank can need */

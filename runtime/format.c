@@ -34,6 +34,7 @@
 #include "crc32c.h"
 #include "format.h"
 #include "ccs_out.h"
+#include "mem_hint.h"
 
 _Static_assert(sizeof(ccs_op_t) == CCS_FORMAT_OP_SIZE &&
                offsetof(ccs_op_t, kind) == 4 &&
@@ -773,7 +774,8 @@ static size_t ops_misalignment(int fd, size_t size)
     uint8_t hd[CCS_FORMAT_HEADER_SIZE];
     uint64_t off;
 
-    if (size < sizeof(hd) || pread(fd, hd, sizeof(hd), 0) != (ssize_t)sizeof(hd))
+    if (size < sizeof(hd) ||
+        pread(fd, hd, sizeof(hd), 0) != (ssize_t)sizeof(hd))
         return 0;
     off = (uint64_t)get_u32(hd + CCS_FOFF_HEADER_SIZE) +
           get_u32(hd + CCS_FOFF_NSTEPS) +
@@ -828,6 +830,7 @@ static ccs_status_t load_file(const char *path, bool align_ops,
                          "bytes", path, size);
         goto cleanup;
     }
+    ccs_hint_huge(data, size + at);
     while (got < size) {
         ssize_t n = read(fd, data + at + got, size - got);
         if (n < 0 && errno == EINTR)
