@@ -34,7 +34,6 @@
 #include "crc32c.h"
 #include "format.h"
 #include "ccs_out.h"
-#include "mem_hint.h"
 
 _Static_assert(sizeof(ccs_op_t) == CCS_FORMAT_OP_SIZE &&
                offsetof(ccs_op_t, kind) == 4 &&
@@ -830,7 +829,6 @@ static ccs_status_t load_file(const char *path, bool align_ops,
                          "bytes", path, size);
         goto cleanup;
     }
-    ccs_hint_huge(data, size + at);
     while (got < size) {
         ssize_t n = read(fd, data + at + got, size - got);
         if (n < 0 && errno == EINTR)

@@ -34,7 +34,6 @@
 
 #include "ccs_int.h"
 #include "format.h"
-#include "mem_hint.h"
 
 static bool is_xfer(unsigned kind)
 {
@@ -212,8 +211,6 @@ static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     if (stamp == NULL || cnt == NULL || p->seq_store == NULL ||
         p->group_store == NULL)
         goto nomem;
-    ccs_hint_huge(p->seq_store, (size_t)total * sizeof(uint32_t));
-    ccs_hint_huge(p->group_store, (size_t)total * sizeof(plan_group_t));
     p->max_seq = 1;
     for (uint32_t r = 0; r < R; r++) {
         const ccs_op_t *ops = s->rank_ops[r];

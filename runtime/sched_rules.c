@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "sched.h"
-#include "mem_hint.h"
 
 /* ---- The IR's rules: messages ---- */
 
@@ -345,7 +344,6 @@ ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
     tmp = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*tmp));
     if (snd == NULL || rcv == NULL || tmp == NULL)
         goto nomem;
-    ccs_hint_huge(snd, (size_t)ns * sizeof(*snd));
     /* Senders in rank order, each in op order: every bucket ends up in
      * (sender, step, op order). */
     for (uint32_t r = 0; r < R; r++) {
