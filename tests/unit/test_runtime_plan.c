@@ -575,10 +575,11 @@ static int bench_load(const char *path, int runs)
            "(%5.0f MB/s); target >= 1000 MB/s: %s\n"
            "    from memory     %.3f s wall (%5.0f MB/s), %.3f s cpu "
            "(%5.0f MB/s)\n"
-           "    ref: read alone %.3f s wall (%5.0f MB/s)\n",
+           "    ref: read alone %.3f s wall (%5.0f MB/s)\n"
+           "    raw %.1f %.4f %.4f %.4f %.4f %.4f\n",
            mb, runs, w, mb / w, c, mb / c,
            mb / w >= 1000 ? "met" : "NOT met", mw, mb / mw, mc, mb / mc,
-           r, mb / r);
+           r, mb / r, mb, w, c, mw, mc, r);
     return 0;
 }
 
