@@ -32,6 +32,8 @@ SMALL=${4:-300}
 REPS=${REPS:-3}
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# 4 processes on a 2-core host: yield while waiting, as tests/e2e does
+export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
 C=$BUILD/bin/ccsynth
 P=$BUILD/bin/ccs-perf
 T=$(mktemp -d)
