@@ -45,7 +45,10 @@ while IFS='|' read -r name delay plain; do
     q=()
     [ "$plain" = yes ] && q=(-Q "$tmp/r.ccs")
     # shellcheck disable=SC2086
+    # Each rank's stderr to its own file (--output-filename): lines that
+    # several processes write to one stream can be cut into each other.
     if ! CCS_DEBUG=TRACE timeout -k 10 300 mpirun --oversubscribe -np 4 \
+            --output-filename "$tmp/$name.ranks" \
             "$PERF" -X mpi -K 4096 -n 1 -w 0 -c "$CHECKS" -s auto \
             "${q[@]}" $delay "$tmp/s.ccs" </dev/null \
             >"$tmp/$name.out" 2>"$tmp/$name.err"; then
@@ -56,7 +59,8 @@ while IFS='|' read -r name delay plain; do
     fi
     # "... TRACE AUTO call N ran X; ..." -> "N<TAB>rest of the line";
     # then per call: number of lines and number of distinct lines.
-    grep ' TRACE AUTO call ' "$tmp/$name.err" |
+    find "$tmp/$name.ranks" -name stderr -exec cat {} + |
+        grep ' TRACE AUTO call ' |
         sed 's/^.* TRACE AUTO call \([0-9]*\) /\1\t/' >"$tmp/$name.auto"
     verdict=$(sort "$tmp/$name.auto" | awk -F'\t' '
         { n[$1]++; if (!(($1, $2) in seen)) { seen[$1, $2] = 1; d[$1]++ } }
