@@ -119,6 +119,82 @@ static ccs_status_t check_buffers(const ccs_sched_t *s, ccs_err_t *err)
     return CCS_OK;
 }
 
+/* Chunk-by-chunk in-place analysis stops past this much work over the
+ * whole plan: the ranks left get the conservative answer (stage the input),
+ * which is always safe, so load time stays bounded by the file. */
+#define INPLACE_EXACT_WORK (UINT64_C(1) << 26)
+
+/* The in-place hazard of one rank, whose ops read IN and write OUT
+ * (`work` chunks of them): exact while the plan's budget lasts, else the
+ * safe answer (stage the input).  first_w / owner are shared by the ranks
+ * (an owner stamp per chunk instead of clearing them), made on first use. */
+typedef struct inplace {
+    uint32_t *first_w;   /* [C] first step writing OUT[c]; owned */
+    uint32_t *owner;     /* [C] 1 + the rank first_w[c] is for; owned */
+    uint64_t budget;
+} inplace_t;
+
+static ccs_status_t inplace_rank(ccs_plan_t *p, uint32_t r, uint64_t work,
+                                 inplace_t *ip, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    const ccs_op_t *ops = s->rank_ops[r];
+    uint32_t *first_w, *owner;
+
+    if (work > ip->budget) {
+        p->inplace_hazard[r] = 1;
+        return CCS_OK;
+    }
+    ip->budget -= work;
+    if (ip->first_w == NULL) {
+        /* calloc: untouched pages cost nothing, so a plan that writes
+         * few chunks of a large buffer pays for those only. */
+        ip->first_w = malloc((size_t)s->nchunks * sizeof(*ip->first_w));
+        ip->owner = calloc(s->nchunks, sizeof(*ip->owner));
+        if (ip->first_w == NULL || ip->owner == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    first_w = ip->first_w;
+    owner = ip->owner;
+    for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+        if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
+            continue;
+        for (uint32_t k = 0; k < ops[i].nchunks; k++) {
+            uint32_t c = ops[i].chunk + k;
+            if (owner[c] != r + 1) {
+                owner[c] = r + 1;
+                first_w[c] = ops[i].step;
+            }
+        }
+    }
+    /* A read of IN[c] at step t is unsafe when sendbuff aliases
+     * recvbuff and OUT[c] is written at a step <= t -- except by the
+     * reading op itself, element by element (dst = IN (+) x). */
+    for (uint32_t i = 0; i < s->rank_nops[r] && !p->inplace_hazard[r];
+         i++) {
+        const ccs_op_t *op = &ops[i];
+        uint32_t c0;
+        if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
+            c0 = op->chunk;
+        else if (has_src(op->kind) && op->src_buf == CCS_BUF_IN)
+            c0 = op->src_chunk;
+        else
+            continue;
+        for (uint32_t k = 0; k < op->nchunks; k++) {
+            uint32_t c = c0 + k;
+            uint32_t w = owner[c] == r + 1 ? first_w[c] : UINT32_MAX;
+            bool self = op->kind != CCS_OP_SEND &&
+                        op->buf == CCS_BUF_OUT && op->chunk == c0 &&
+                        w == op->step;
+            if (w <= op->step && !self) {
+                p->inplace_hazard[r] = 1;
+                break;
+            }
+        }
+    }
+    return CCS_OK;
+}
+
 /* Does [c, c + n) of buffer b lie where the rank's IN (ilo..ihi) or OUT
  * (olo..ohi) holds data?  SCRATCH always does (the reader bounded it). */
 static bool span_holds(unsigned b, uint32_t c, uint32_t n, uint32_t ilo,
@@ -174,8 +250,9 @@ static bool small_step_collides(const ccs_op_t *ops, uint32_t n)
 
 /* One pass over each rank's ops, while they are in cache: group them by
  * step, number each transfer per (step, peer, direction) (MPI tags), sum
- * the staging each step may need, and find the first step with a hazard
- * and the first step past the staging limit.  The seq and group arrays of
+ * the staging each step may need, find the first step with a hazard and
+ * the first step past the staging limit, and run the rank's in-place
+ * analysis.  The seq and group arrays of
  * all ranks are one allocation each.  The failures are reported in the
  * order the checks were specified in (buffers, pairing, hazards,
  * staging), whatever rank they occur on. */
@@ -187,8 +264,6 @@ typedef struct scan {
     uint64_t big_sum;
     bool outside;            /* some op leaves its valid spans: the words
                                 come from check_buffers */
-    uint64_t *inplace_work;  /* [nranks] chunks of IN read and OUT written,
-                                or 0 when the rank does not do both */
 } scan_t;
 
 static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
@@ -199,6 +274,7 @@ static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     uint32_t *cnt = NULL;     /* [2R] sends to / recvs from peer, freed */
     uint64_t group_id = 0, total = ccs_sched_total_ops(s), at = 0, gat = 0;
     plan_group_t *shrunk;
+    inplace_t ip = { NULL, NULL, INPLACE_EXACT_WORK };
     ccs_status_t st = CCS_OK;
 
     stamp = calloc(2 * (size_t)R, sizeof(*stamp));
@@ -297,7 +373,10 @@ static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
         p->ngroups[r] = ng;
         p->stage_chunks[r] = most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
         sc->outside |= outside;
-        sc->inplace_work[r] = reads_in && writes_out ? (work ? work : 1) : 0;
+        /* The in-place analysis of this rank while its ops are in cache. */
+        if (reads_in && writes_out &&
+            (st = inplace_rank(p, r, work, &ip, err)) != CCS_OK)
+            goto cleanup;
         at += n;
         gat += ng;
     }
@@ -315,6 +394,8 @@ nomem:
 cleanup:
     free(stamp);
     free(cnt);
+    free(ip.first_w);
+    free(ip.owner);
     return st;
 }
 
@@ -350,83 +431,6 @@ static ccs_status_t check_steps(const ccs_plan_t *p, const scan_t *sc,
     return CCS_OK;
 }
 
-/* Chunk-by-chunk in-place analysis stops past this much work over the
- * whole plan: the ranks left get the conservative answer (stage the input),
- * which is always safe, so load time stays bounded by the file. */
-#define INPLACE_EXACT_WORK (UINT64_C(1) << 26)
-
-/* The in-place hazard, per rank. */
-static ccs_status_t analyse(ccs_plan_t *p, const scan_t *sc, ccs_err_t *err)
-{
-    const ccs_sched_t *s = p->sched;
-    uint32_t *first_w = NULL;  /* [C] first step writing OUT[c]; freed */
-    uint32_t *owner = NULL;    /* [C] 1 + the rank first_w[c] is for */
-    uint64_t budget = INPLACE_EXACT_WORK;
-
-    for (uint32_t r = 0; r < s->nranks; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        uint64_t work = sc->inplace_work[r];
-
-        if (work == 0)
-            continue;
-        if (work > budget) {
-            p->inplace_hazard[r] = 1;
-            continue;
-        }
-        budget -= work;
-        if (first_w == NULL) {
-            /* calloc: untouched pages cost nothing, so a plan that writes
-             * few chunks of a large buffer pays for those only. */
-            first_w = malloc((size_t)s->nchunks * sizeof(*first_w));
-            owner = calloc(s->nchunks, sizeof(*owner));
-            if (first_w == NULL || owner == NULL) {
-                free(first_w);
-                free(owner);
-                return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-            }
-        }
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
-                continue;
-            for (uint32_t k = 0; k < ops[i].nchunks; k++) {
-                uint32_t c = ops[i].chunk + k;
-                if (owner[c] != r + 1) {
-                    owner[c] = r + 1;
-                    first_w[c] = ops[i].step;
-                }
-            }
-        }
-        /* A read of IN[c] at step t is unsafe when sendbuff aliases
-         * recvbuff and OUT[c] is written at a step <= t -- except by the
-         * reading op itself, element by element (dst = IN (+) x). */
-        for (uint32_t i = 0; i < s->rank_nops[r] && !p->inplace_hazard[r];
-             i++) {
-            const ccs_op_t *op = &ops[i];
-            uint32_t c0;
-            if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
-                c0 = op->chunk;
-            else if (has_src(op->kind) && op->src_buf == CCS_BUF_IN)
-                c0 = op->src_chunk;
-            else
-                continue;
-            for (uint32_t k = 0; k < op->nchunks; k++) {
-                uint32_t c = c0 + k;
-                uint32_t w = owner[c] == r + 1 ? first_w[c] : UINT32_MAX;
-                bool self = op->kind != CCS_OP_SEND &&
-                            op->buf == CCS_BUF_OUT && op->chunk == c0 &&
-                            w == op->step;
-                if (w <= op->step && !self) {
-                    p->inplace_hazard[r] = 1;
-                    break;
-                }
-            }
-        }
-    }
-    free(first_w);
-    free(owner);
-    return CCS_OK;
-}
-
 /* Build the plan around `sched`, which it takes over (freed on failure
  * too) and which passed ccs_sched_validate: the load paths hand over what
  * the reader decoded and validated instead of copying it. */
@@ -458,15 +462,9 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    scan.inplace_work = calloc(R ? R : 1, sizeof(*scan.inplace_work));
-    if (scan.inplace_work == NULL) {
-        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        goto cleanup;
-    }
     if ((st = index_ops(p, &scan, err)) != CCS_OK ||
         (scan.outside && (st = check_buffers(p->sched, err)) != CCS_OK) ||
-        (st = check_steps(p, &scan, err)) != CCS_OK ||
-        (st = analyse(p, &scan, err)) != CCS_OK)
+        (st = check_steps(p, &scan, err)) != CCS_OK)
         goto cleanup;
     CCS_LOG(p->log_level, CCS_LOG_INFO, "PLAN", -1,
             "loaded %s %s plan: %u ranks, %u chunks, %u scratch, %u steps, "
@@ -475,7 +473,6 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
     *out = p;
     p = NULL;
 cleanup:
-    free(scan.inplace_work);
     if (st != CCS_OK)
         CCS_LOG(p ? p->log_level : ccs_log_level_env(), CCS_LOG_WARN,
                 "PLAN", -1, "%s", ccs_err_msg(err, st));
