@@ -113,13 +113,13 @@ for np in 2 4; do
     [ "$np" = 4 ] && plan=$ring4
     for sz in 8 8r 64M; do
         ours=(); theirs=(); ratios=()
-        n=20000; [ "$sz" = 64M ] && n=5
+        n=20000; w=1000; [ "$sz" = 64M ] && n=5 && w=2
         small=default; [ "$sz" = 8r ] && small=0
         for i in $(seq "$RUNS"); do
             mpix=""; [ "$small" = default ] || mpix="-x CCS_SMALL_BYTES"
             out=$(env $(small_env "$small") mpirun $mpix --oversubscribe \
                   -np "$np" "$PERF" -X mpi -B "$plan" -b "${sz%r}" \
-                  -e "${sz%r}" -n "$n" -w 2 -c 0)
+                  -e "${sz%r}" -n "$n" -w "$w" -c 0)
             ours+=("$(printf '%s\n' "$out" | row 6)")
             theirs+=("$(printf '%s\n' "$out" | row 10)")
             ratios+=("$(printf '%s\n' "$out" | row 11)")
