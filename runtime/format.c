@@ -11,14 +11,10 @@
  * finally the header rules of ccs_sched_validate.  Messages name the field,
  * its value and its byte offset.
  *
- * Op records are laid out exactly as ccs_op_t on a little-endian host
- * (static assertions below), so there the reader does not decode them one
- * field at a time: all ranks' records go into one block with one memcpy
- * each, or, for a file it read itself into a buffer placed so that the op
- * section is aligned (ccs_format_read_file), stay where they are and the
- * schedule adopts the buffer (op_store).  Big-endian hosts decode field by
- * field.  A 400 MB plan thus costs one read, one CRC and one checking pass
- * over its ops.
+ * Op records are laid out as ccs_op_t on a little-endian host (asserted
+ * below): there they are copied into one block, or, in a file read into
+ * a buffer placed so the op section is aligned, the schedule adopts the
+ * buffer (op_store).  Big-endian hosts decode field by field.
  */
 #include <errno.h>
 #include <fcntl.h>
