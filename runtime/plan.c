@@ -383,9 +383,13 @@ static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     /* Give back what the groups did not use. */
     shrunk = realloc(p->group_store, (size_t)(gat ? gat : 1) *
                                          sizeof(plan_group_t));
-    if (shrunk != NULL && shrunk != p->group_store) {
-        for (uint32_t r = 0; r < R; r++)
-            p->groups[r] = shrunk + (p->groups[r] - p->group_store);
+    if (shrunk != NULL) {
+        /* Re-point from the counts: the old block's addresses are dead. */
+        uint64_t off = 0;
+        for (uint32_t r = 0; r < R; r++) {
+            p->groups[r] = shrunk + off;
+            off += p->ngroups[r];
+        }
         p->group_store = shrunk;
     }
     goto cleanup;
