@@ -148,7 +148,10 @@ static void vctx_free(vctx_t *v)
     free(v->step_start);
     for (unsigned sp = 0; sp < VS_COUNT; sp++)
         free(v->sp[sp].b);
+    free(v->segmap);
     free(v->tcol);
+    free(v->tseg);
+    free(v->grp);
     free(v->piece_base);
     free(v->comp);
     free(v->comp_start);

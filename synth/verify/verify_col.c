@@ -229,11 +229,6 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
 
 /* ---- One piece ---- */
 
-typedef struct vpiece {
-    uint32_t f, rank, g, e;  /* op, its rank, segment, first element */
-    const ccs_op_t *op;
-} vpiece_t;
-
 static void piece_of(const vctx_t *v, uint32_t pid, vpiece_t *p)
 {
     uint32_t f = vpiece_op(v, pid);
@@ -492,12 +487,7 @@ static void check_column_end(vctx_t *v, uint32_t k, uint64_t *want)
         vval_t val;
         if (w == VNONE || v->comp[w] != k)
             continue;
-        /* The cell's segment: the final writer's piece says which. */
-        {
-            vpiece_t p;
-            piece_of(v, w, &p);
-            g = p.g;
-        }
+        g = v->tseg[cell % v->T];
         if (g >= v->sp[VS_SCRATCH].first)
             continue;
         v->written_out += vseg_hi(v, g) - vseg_lo(v, g);
@@ -527,32 +517,45 @@ static uint32_t stop_step(const vctx_t *v)
     return t;
 }
 
-/* Run column k's pieces step by step until its first failure. */
+/* Run column k's pieces step by step until its first failure.  A step's
+ * pieces are looked up once for both passes (into v->grp), and the ops
+ * ahead are prefetched: a column's ops lie on many ranks' arrays. */
 static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
 {
     uint32_t a = v->comp_start[k], end = v->comp_start[k + 1];
-    vpiece_t p;
     ccs_status_t st = CCS_OK;
 
     *failed = false;
     while (a < end && st == CCS_OK) {
-        uint32_t t, b;
-        piece_of(v, v->ent[a], &p);
-        t = p.op->step;
+        uint32_t t, n = 0, b;
+        for (b = a; b < end; b++, n++) {
+            if (b + 32 < end)
+                __builtin_prefetch(&v->rank_of[vpiece_op(v, v->ent[b + 32])]);
+            if (b + 16 < end)
+                __builtin_prefetch(vop(v, vpiece_op(v, v->ent[b + 16])));
+            if (n == v->grpcap) {
+                uint32_t ncap = v->grpcap ? 2 * v->grpcap : 64;
+                vpiece_t *ng = realloc(v->grp, ncap * sizeof(*ng));
+                if (ng == NULL)
+                    return ccs_err_set(v->err, CCS_ERR_NOMEM,
+                                       "out of memory");
+                v->grp = ng;
+                v->grpcap = ncap;
+            }
+            piece_of(v, v->ent[b], &v->grp[n]);
+            if (v->grp[n].op->step != v->grp[0].op->step)
+                break;
+        }
+        t = v->grp[0].op->step;
         if (t > stop_step(v))
             break;
-        for (b = a; b < end && st == CCS_OK; b++) {
-            piece_of(v, v->ent[b], &p);
-            if (p.op->step != t)
-                break;
-            st = read_piece(v, &p);
-        }
+        for (uint32_t i = 0; i < n && st == CCS_OK; i++)
+            st = read_piece(v, &v->grp[i]);
         if (st != CCS_OK || t == v->hazard_step)
             break;
-        for (uint32_t i = a; i < b && st == CCS_OK; i++) {
-            piece_of(v, v->ent[i], &p);
-            if (p.op->kind != CCS_OP_SEND)
-                st = write_piece(v, &p);
+        for (uint32_t i = 0; i < n && st == CCS_OK; i++) {
+            if (v->grp[i].op->kind != CCS_OP_SEND)
+                st = write_piece(v, &v->grp[i]);
         }
         a = b;
     }

@@ -61,6 +61,12 @@ typedef struct vfail {
     char msg[CCS_ERR_MSG_MAX];
 } vfail_t;
 
+/* One piece, looked up: its op, rank, segment and first element. */
+typedef struct vpiece {
+    uint32_t f, rank, g, e;
+    const ccs_op_t *op;
+} vpiece_t;
+
 typedef struct vctx {
     const ccs_sched_t *s;
     ccs_err_t *err;
@@ -74,10 +80,15 @@ typedef struct vctx {
 
     vspace_t sp[VS_COUNT];  /* owned arrays */
     uint32_t nseg;
+    uint32_t *segmap;       /* owned; [nchunks + nscratch] segment of each
+                               chunk (IO, then SCRATCH), or NULL: when the
+                               buffers are large next to the ops, found by
+                               binary search instead */
     uint32_t *tcol;         /* owned; [nseg] column of a stateful segment in
                                the cell tables, VNONE when no op keeps
                                state there */
     uint32_t T;             /* stateful segments */
+    uint32_t *tseg;         /* owned; [T] segment of each table column */
 
     uint32_t *piece_base;   /* owned; [nops + 1] first piece of each op, or
                                NULL when every op is one piece (id = f) */
@@ -98,6 +109,8 @@ typedef struct vctx {
                                first chunk */
     uint32_t *scell;        /* owned; [slotcap] cell index of each slot */
     uint32_t nslots, slotcap;
+    vpiece_t *grp;          /* owned; [grpcap] one step of a column */
+    uint32_t grpcap;
 
     uint32_t hazard_step;   /* first step with a hazard, VNONE for none */
     vfail_t hazard;

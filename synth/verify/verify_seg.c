@@ -25,11 +25,24 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Direct chunk -> segment maps and bitmap sorts are used when the
+ * buffers are no larger than this many chunks, or than 4 per op: their
+ * cost then follows the file. */
+#define DENSE_CHUNKS (UINT64_C(1) << 20)
+
+static bool dense_ok(const vctx_t *v)
+{
+    uint64_t len = (uint64_t)v->s->nchunks + v->s->nscratch;
+    return len <= DENSE_CHUNKS || len <= 4 * (uint64_t)v->nops;
+}
+
 uint32_t vseg_find(const vctx_t *v, unsigned space, uint32_t pos)
 {
     const vspace_t *sp = &v->sp[space];
     uint32_t lo = 0, hi = sp->nb - 1;  /* b[lo] <= pos < b[hi] */
 
+    if (v->segmap != NULL)
+        return v->segmap[(space == VS_SCRATCH ? v->s->nchunks : 0) + pos];
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (sp->b[mid] <= pos)
@@ -93,10 +106,28 @@ static ccs_status_t cut(vctx_t *v, unsigned space, uint32_t pos)
     return CCS_OK;
 }
 
-static void sort_unique(vspace_t *sp)
+/* Sort and deduplicate the cut points of a space of `len` chunks: through
+ * a bitmap of len + 1 bits when `dense` (linear), else qsort. */
+static void sort_unique(vspace_t *sp, uint32_t len, bool dense)
 {
     uint32_t k = 0;
+    uint64_t *bm = dense ? calloc((size_t)len / 64 + 1, sizeof(uint64_t))
+                         : NULL;  /* owned here */
 
+    if (bm != NULL) {
+        for (uint32_t i = 0; i < sp->nb; i++)
+            bm[sp->b[i] / 64] |= UINT64_C(1) << (sp->b[i] % 64);
+        for (uint32_t w = 0; w <= len / 64; w++) {
+            uint64_t x = bm[w];
+            while (x != 0) {
+                sp->b[k++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+                x &= x - 1;
+            }
+        }
+        sp->nb = k;
+        free(bm);
+        return;
+    }
     qsort(sp->b, sp->nb, sizeof(uint32_t), cmp_u32);
     for (uint32_t i = 0; i < sp->nb; i++) {
         if (k == 0 || sp->b[i] != sp->b[k - 1])
@@ -204,7 +235,9 @@ static ccs_status_t close_cuts(vctx_t *v)
         for (unsigned sp = 0; sp < VS_COUNT; sp++) {
             /* New cuts were appended past the sorted prefix: re-sort. */
             if (v->sp[sp].nb != before[sp]) {
-                sort_unique(&v->sp[sp]);
+                sort_unique(&v->sp[sp], sp == VS_IO ? v->s->nchunks
+                                                    : v->s->nscratch,
+                            dense_ok(v));
                 grew = grew || v->sp[sp].nb != before[sp];
             }
         }
@@ -247,8 +280,8 @@ static ccs_status_t build_cuts(vctx_t *v)
     }
     if (st != CCS_OK)
         return st;
-    sort_unique(&v->sp[VS_IO]);
-    sort_unique(&v->sp[VS_SCRATCH]);
+    sort_unique(&v->sp[VS_IO], s->nchunks, dense_ok(v));
+    sort_unique(&v->sp[VS_SCRATCH], s->nscratch, dense_ok(v));
     v->sp[VS_IO].first = 0;
     v->sp[VS_SCRATCH].first = v->sp[VS_IO].nb - 1;
     st = close_cuts(v);
@@ -256,6 +289,17 @@ static ccs_status_t build_cuts(vctx_t *v)
         return st;
     v->sp[VS_SCRATCH].first = v->sp[VS_IO].nb - 1;
     v->nseg = v->sp[VS_IO].nb - 1 + v->sp[VS_SCRATCH].nb - 1;
+    if (dense_ok(v)) {
+        uint64_t len = (uint64_t)s->nchunks + s->nscratch;
+        /* Owned by v; a failed malloc leaves the binary search. */
+        uint32_t *map = malloc((size_t)(len ? len : 1) * sizeof(uint32_t));
+        for (uint32_t g = 0; map != NULL && g < v->nseg; g++) {
+            uint32_t off = g >= v->sp[VS_SCRATCH].first ? s->nchunks : 0;
+            for (uint32_t c = vseg_lo(v, g); c < vseg_hi(v, g); c++)
+                map[off + c] = g;
+        }
+        v->segmap = map;
+    }
     return CCS_OK;
 }
 
@@ -304,6 +348,13 @@ static ccs_status_t index_pieces(vctx_t *v)
     for (uint32_t g = 0; g < v->nseg; g++) {
         if (v->tcol[g] != VNONE)
             v->tcol[g] = v->T++;
+    }
+    v->tseg = malloc((size_t)(v->T ? v->T : 1) * sizeof(uint32_t));
+    if (v->tseg == NULL)
+        return ccs_err_set(v->err, CCS_ERR_NOMEM, "out of memory");
+    for (uint32_t g = 0; g < v->nseg; g++) {
+        if (v->tcol[g] != VNONE)
+            v->tseg[v->tcol[g]] = g;
     }
     if (one_each)
         return CCS_OK;
@@ -389,58 +440,74 @@ static void join_reader(vctx_t *v, uint32_t pid, uint32_t rank,
         uf_unite(v->comp, pid, w);
 }
 
-/* Step by step: join reads with the writers before the step, then record
- * the step's writes (they land when the step ends). */
+/* Join piece pid of op (rank r, flat f) with what it reads (pass 0), or
+ * record it as the last writer of its cell (pass 1). */
+static void sweep_piece(vctx_t *v, uint32_t f, uint32_t r, const ccs_op_t *op,
+                        uint32_t pid, uint32_t g, int pass)
+{
+    uint32_t e = vseg_lo(v, g) - op->chunk;
+
+    if (pass == 1) {
+        if (op->kind != CCS_OP_SEND)
+            *cell_lw(v, r, g) = pid;
+        return;
+    }
+    switch (op->kind) {
+    case CCS_OP_SEND:
+        join_reader(v, pid, r, op->buf, op->chunk + e);
+        break;
+    case CCS_OP_REDUCE_LOCAL:
+        join_reader(v, pid, r, op->buf, op->chunk + e);
+        join_reader(v, pid, r, op->src_buf, op->src_chunk + e);
+        break;
+    case CCS_OP_COPY:
+        join_reader(v, pid, r, op->src_buf, op->src_chunk + e);
+        break;
+    default: { /* RECV, RECV_REDUCE: and their send */
+        uint32_t fs = v->pair.mate[f];
+        const ccs_op_t *so = vop(v, fs);
+        unsigned ss = vspace_of(so->buf);
+        uint32_t sj = vseg_find(v, ss, so->chunk + e) -
+                      vseg_find(v, ss, so->chunk);
+        uf_unite(v->comp, pid, vpiece_first(v, fs) + sj);
+        if (op->kind == CCS_OP_RECV_REDUCE)
+            join_reader(v, pid, r, op->src_buf, op->src_chunk + e);
+        break;
+    }
+    }
+}
+
+/* A rank's cells are read and written by its own ops only (a receive
+ * joins its send directly), so the sweep goes rank by rank through each
+ * rank's ops in step order: in each step, join the reads with the
+ * writers before the step, then record the step's writes (they land when
+ * the step ends). */
 static void sweep_dataflow(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
 
-    for (uint32_t t = 0; t < s->nsteps; t++) {
-        for (int pass = 0; pass < 2; pass++) {
-            for (uint32_t p = v->step_start[t]; p < v->step_start[t + 1];
-                 p++) {
-                uint32_t f = v->order[p], r = v->rank_of[f];
-                const ccs_op_t *op = vop(v, f);
-                unsigned sp = vspace_of(op->buf);
-                uint32_t g = vseg_find(v, sp, op->chunk);
-                uint32_t last = vseg_find(v, sp, op->chunk + op->nchunks - 1);
-                uint32_t pid = vpiece_first(v, f);
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        uint32_t n = s->rank_nops[r], i = 0;
 
-                for (; g <= last; g++, pid++) {
-                    uint32_t e = vseg_lo(v, g) - op->chunk;
-                    if (pass == 1) {
-                        if (op->kind != CCS_OP_SEND)
-                            *cell_lw(v, r, g) = pid;
-                        continue;
-                    }
-                    switch (op->kind) {
-                    case CCS_OP_SEND:
-                        join_reader(v, pid, r, op->buf, op->chunk + e);
-                        break;
-                    case CCS_OP_REDUCE_LOCAL:
-                        join_reader(v, pid, r, op->buf, op->chunk + e);
-                        join_reader(v, pid, r, op->src_buf,
-                                    op->src_chunk + e);
-                        break;
-                    case CCS_OP_COPY:
-                        join_reader(v, pid, r, op->src_buf,
-                                    op->src_chunk + e);
-                        break;
-                    default: { /* RECV, RECV_REDUCE: and their send */
-                        uint32_t fs = v->pair.mate[f];
-                        const ccs_op_t *so = vop(v, fs);
-                        unsigned ss = vspace_of(so->buf);
-                        uint32_t sj = vseg_find(v, ss, so->chunk + e) -
-                                      vseg_find(v, ss, so->chunk);
-                        uf_unite(v->comp, pid, vpiece_first(v, fs) + sj);
-                        if (op->kind == CCS_OP_RECV_REDUCE)
-                            join_reader(v, pid, r, op->src_buf,
-                                        op->src_chunk + e);
-                        break;
-                    }
-                    }
+        while (i < n) {
+            uint32_t j = i;
+            while (j < n && ops[j].step == ops[i].step)
+                j++;
+            for (int pass = 0; pass < 2; pass++) {
+                for (uint32_t q = i; q < j; q++) {
+                    const ccs_op_t *op = &ops[q];
+                    uint32_t f = v->pair.base[r] + q;
+                    unsigned sp = vspace_of(op->buf);
+                    uint32_t g = vseg_find(v, sp, op->chunk);
+                    uint32_t last = vseg_find(v, sp, op->chunk +
+                                                     op->nchunks - 1);
+                    uint32_t pid = vpiece_first(v, f);
+                    for (; g <= last; g++, pid++)
+                        sweep_piece(v, f, r, op, pid, g, pass);
                 }
             }
+            i = j;
         }
     }
 }
