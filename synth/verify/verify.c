@@ -161,6 +161,8 @@ static void vctx_free(vctx_t *v)
     free(v->bits);
     free(v->sorigin);
     free(v->scell);
+    free(v->swriter);
+    free(v->final);
     ccs_pairing_free(&v->pair);
 }
 
@@ -179,9 +181,18 @@ ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
     v.s = s;
     v.err = err;
     v.W = (s->nranks + 63) / 64;
-    st = index_ops(&v, &r);
+    /* Pairing first: its scratch arrays (about 24 bytes per op) are gone
+     * before the verifier's own indexes are made, which keeps the peak
+     * lower. */
+    if (ccs_sched_total_ops(s) >= UINT32_MAX) {
+        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                         "%llu ops: too many for the verifier",
+                         (unsigned long long)ccs_sched_total_ops(s));
+        goto cleanup;
+    }
+    st = ccs_sched_pair(s, CCS_ERR_VERIFY, &v.pair, err);
     if (st == CCS_OK)
-        st = ccs_sched_pair(s, CCS_ERR_VERIFY, &v.pair, err);
+        st = index_ops(&v, &r);
     if (st != CCS_OK)
         goto cleanup;
     find_hazard(&v);

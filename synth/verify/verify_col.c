@@ -106,9 +106,10 @@ static void fmt_ranks(char *buf, size_t len, const uint64_t *a,
 
 /* ---- Cells ---- */
 
+/* (rank, g) in the slot table, segment-major. */
 static size_t cell_of(const vctx_t *v, uint32_t rank, uint32_t g)
 {
-    return (size_t)rank * v->T + v->tcol[g];
+    return (size_t)v->tcol[g] * v->s->nranks + rank;
 }
 
 /* The value of (rank, b) over segment g; false when it was never written
@@ -193,7 +194,7 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
             uint32_t ncap = v->slotcap ? 2 * v->slotcap : 256;
             uint64_t bytes = (uint64_t)ncap * ((uint64_t)v->W * 8 + 8);
             uint64_t *nb;
-            uint32_t *no, *nc;
+            uint32_t *no, *nc, *nw;
             if (bytes > VERIFY_MEM_LIMIT)
                 return ccs_err_set(v->err, CCS_ERR_NOMEM,
                                    "verifier state would exceed %llu MiB "
@@ -214,7 +215,10 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
             nc = realloc(v->scell, (size_t)ncap * sizeof(uint32_t));
             if (nc != NULL)
                 v->scell = nc;
-            if (nb == NULL || no == NULL || nc == NULL)
+            nw = realloc(v->swriter, (size_t)ncap * sizeof(uint32_t));
+            if (nw != NULL)
+                v->swriter = nw;
+            if (nb == NULL || no == NULL || nc == NULL || nw == NULL)
                 return ccs_err_set(v->err, CCS_ERR_NOMEM,
                                    "out of memory for verifier state "
                                    "(%llu bytes)", (unsigned long long)bytes);
@@ -229,13 +233,15 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
 
 /* ---- One piece ---- */
 
-static void piece_of(const vctx_t *v, uint32_t pid, vpiece_t *p)
+/* Entry i of the column lists, looked up. */
+static void piece_of(const vctx_t *v, size_t i, vpiece_t *p)
 {
-    uint32_t f = vpiece_op(v, pid);
+    uint32_t pid = v->ent[2 * i], f = vpiece_op(v, pid);
 
+    p->pid = pid;
     p->f = f;
-    p->rank = v->rank_of[f];
-    p->op = vop(v, f);
+    p->rank = v->ent[2 * i + 1];
+    p->op = vop_at(v, p->rank, f);
     p->g = vseg_find(v, vspace_of(p->op->buf), p->op->chunk) +
            (pid - vpiece_first(v, f));
     p->e = vseg_lo(v, p->g) - p->op->chunk;
@@ -335,6 +341,7 @@ static ccs_status_t write_piece(vctx_t *v, const vpiece_t *p)
     st = slot_for_write(v, rank, p->g, &sl);
     if (st != CCS_OK)
         return st;
+    v->swriter[sl] = p->pid;
 
     /* x: the incoming operand; a: the local one when the op reduces.  Both
      * were checked readable in pass 1 (sends by their own piece, which is
@@ -342,7 +349,8 @@ static ccs_status_t write_piece(vctx_t *v, const vpiece_t *p)
     switch (op->kind) {
     case CCS_OP_RECV:
     case CCS_OP_RECV_REDUCE: {
-        const ccs_op_t *so = vop(v, v->pair.mate[p->f]);
+        const ccs_op_t *so = vop_at(v, (uint32_t)op->peer,
+                                    v->pair.mate[p->f]);
         if (!val_get(v, (uint32_t)op->peer, so->buf,
                      seg_at(v, so->buf, so->chunk + e), &x))
             return op_fail(v, key_of(p, 3, 1), CCS_ERR_INTERNAL, rank, op,
@@ -482,12 +490,14 @@ static void check_column_end(vctx_t *v, uint32_t k, uint64_t *want)
     char tmp[CCS_ERR_MSG_MAX];
 
     for (uint32_t i = 0; i < v->nslots; i++) {
-        uint32_t cell = v->scell[i], w = v->lw[cell];
-        uint32_t rank = cell / v->T, g;
+        uint32_t w = v->swriter[i];
+        uint32_t rank = v->scell[i] % v->s->nranks;
+        uint32_t g = v->tseg[v->scell[i] / v->s->nranks];
         vval_t val;
-        if (w == VNONE || v->comp[w] != k)
+        /* The column's last write to the cell is the final one when no
+         * other column writes it later. */
+        if (!((v->final[w / 64] >> (w % 64)) & 1u))
             continue;
-        g = v->tseg[cell % v->T];
         if (g >= v->sp[VS_SCRATCH].first)
             continue;
         v->written_out += vseg_hi(v, g) - vseg_lo(v, g);
@@ -529,10 +539,14 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
     while (a < end && st == CCS_OK) {
         uint32_t t, n = 0, b;
         for (b = a; b < end; b++, n++) {
-            if (b + 32 < end)
-                __builtin_prefetch(&v->rank_of[vpiece_op(v, v->ent[b + 32])]);
-            if (b + 16 < end)
-                __builtin_prefetch(vop(v, vpiece_op(v, v->ent[b + 16])));
+            /* The op and its mate ahead: a column's ops lie on many
+             * ranks' arrays. */
+            if (b + 16 < end) {
+                uint32_t f = vpiece_op(v, v->ent[2 * (size_t)(b + 16)]);
+                __builtin_prefetch(vop_at(v, v->ent[2 * (size_t)(b + 16) + 1],
+                                          f));
+                __builtin_prefetch(&v->pair.mate[f]);
+            }
             if (n == v->grpcap) {
                 uint32_t ncap = v->grpcap ? 2 * v->grpcap : 64;
                 vpiece_t *ng = realloc(v->grp, ncap * sizeof(*ng));
@@ -542,7 +556,7 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
                 v->grp = ng;
                 v->grpcap = ncap;
             }
-            piece_of(v, v->ent[b], &v->grp[n]);
+            piece_of(v, b, &v->grp[n]);
             if (v->grp[n].op->step != v->grp[0].op->step)
                 break;
         }
@@ -605,7 +619,8 @@ static bool first_unwritten(const vctx_t *v, uint32_t r, uint32_t *chunk)
     g = vseg_find(v, VS_IO, lo);
     last = vseg_find(v, VS_IO, hi - 1);
     for (; g <= last; g++) {
-        if (v->tcol[g] == VNONE || v->lw[cell_of(v, r, g)] == VNONE) {
+        if (v->tcol[g] == VNONE ||
+            v->lw[(size_t)r * v->T + v->tcol[g]] == VNONE) {
             *chunk = vseg_lo(v, g);
             return true;
         }

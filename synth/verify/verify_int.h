@@ -63,7 +63,7 @@ typedef struct vfail {
 
 /* One piece, looked up: its op, rank, segment and first element. */
 typedef struct vpiece {
-    uint32_t f, rank, g, e;
+    uint32_t pid, f, rank, g, e;
     const ccs_op_t *op;
 } vpiece_t;
 
@@ -73,7 +73,8 @@ typedef struct vctx {
     uint32_t W;             /* 64-bit words per rank set */
     uint32_t nops;
     ccs_pairing_t pair;     /* owned: each receive's send */
-    uint16_t *rank_of;      /* owned; [nops] rank of flat op f */
+    uint16_t *rank_of;      /* owned; [nops] rank of flat op f (freed once
+                               the columns are built) */
     uint32_t *order;        /* owned; [nops] flat ops by step (freed once
                                the columns are built) */
     uint32_t *step_start;   /* owned; [nsteps + 1] into order */
@@ -97,17 +98,23 @@ typedef struct vctx {
                                column of each piece */
     uint32_t ncomp;
     uint32_t *comp_start;   /* owned; [ncomp + 1] into ent */
-    uint32_t *ent;          /* owned; [npieces] pieces by column, each
-                               column's in step order */
+    uint32_t *ent;          /* owned; [2 * npieces] pieces by column, each
+                               column's in step order: (piece, its rank)
+                               pairs, so a column run looks up no rank */
 
     uint32_t *lw;           /* owned; [nranks * T] piece that last wrote the
-                               cell (after the sweep: the final writer) */
-    uint32_t *slot;         /* owned; [nranks * T] 1 + live slot of the cell
-                               in the current column, 0 when unwritten */
+                               cell, rank-major (after the sweep: the final
+                               writer) */
+    uint64_t *final;        /* owned; [npieces / 64 + 1] bit set for each
+                               piece that is the final writer of its cell */
+    uint32_t *slot;         /* owned; [T * nranks] 1 + live slot of the cell
+                               in the current column, 0 when unwritten;
+                               segment-major, so a column's cells are near */
     uint64_t *bits;         /* owned; [slotcap * W] slot sets */
     uint32_t *sorigin;      /* owned; [slotcap] origin of the segment's
                                first chunk */
-    uint32_t *scell;        /* owned; [slotcap] cell index of each slot */
+    uint32_t *scell;        /* owned; [slotcap] slot-table index of each */
+    uint32_t *swriter;      /* owned; [slotcap] the column's last writer */
     uint32_t nslots, slotcap;
     vpiece_t *grp;          /* owned; [grpcap] one step of a column */
     uint32_t grpcap;
@@ -139,10 +146,16 @@ uint32_t vseg_find(const vctx_t *v, unsigned space, uint32_t pos);
 uint32_t vseg_lo(const vctx_t *v, uint32_t g);
 uint32_t vseg_hi(const vctx_t *v, uint32_t g);
 
+static inline const ccs_op_t *vop_at(const vctx_t *v, uint32_t r,
+                                     uint32_t f)
+{
+    return &v->s->rank_ops[r][f - v->pair.base[r]];
+}
+
+/* Before the columns are built only (rank_of is freed then). */
 static inline const ccs_op_t *vop(const vctx_t *v, uint32_t f)
 {
-    uint32_t r = v->rank_of[f];
-    return &v->s->rank_ops[r][f - v->pair.base[r]];
+    return vop_at(v, v->rank_of[f], f);
 }
 
 static inline uint32_t vpiece_first(const vctx_t *v, uint32_t f)

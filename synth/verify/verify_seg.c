@@ -533,7 +533,7 @@ static ccs_status_t list_columns(vctx_t *v)
         v->comp[pid] &= UINT32_C(0x7fffffff);
     v->ncomp = n;
     v->comp_start = calloc((size_t)n + 1, sizeof(uint32_t));
-    v->ent = malloc((size_t)(v->npieces ? v->npieces : 1) *
+    v->ent = malloc((size_t)(v->npieces ? v->npieces : 1) * 2 *
                     sizeof(uint32_t));
     fill = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
     if (v->comp_start == NULL || v->ent == NULL || fill == NULL) {
@@ -551,8 +551,11 @@ static ccs_status_t list_columns(vctx_t *v)
             uint32_t f = v->order[p];
             uint32_t a = vpiece_first(v, f);
             uint32_t b = v->piece_base ? v->piece_base[f + 1] : f + 1;
-            for (uint32_t pid = a; pid < b; pid++)
-                v->ent[fill[v->comp[pid]]++] = pid;
+            for (uint32_t pid = a; pid < b; pid++) {
+                uint32_t *e = &v->ent[2 * (size_t)fill[v->comp[pid]]++];
+                e[0] = pid;
+                e[1] = v->rank_of[f];
+            }
         }
     }
     free(fill);
@@ -583,8 +586,18 @@ ccs_status_t vseg_build(vctx_t *v)
         v->comp[pid] = pid;
     memset(v->lw, 0xff, cells * sizeof(uint32_t));
     sweep_dataflow(v);
+    v->final = calloc((size_t)v->npieces / 64 + 1, sizeof(uint64_t));
+    if (v->final == NULL)
+        return ccs_err_set(v->err, CCS_ERR_NOMEM,
+                           "out of memory for verifier state");
+    for (size_t c = 0; c < cells; c++) {
+        if (v->lw[c] != VNONE)
+            v->final[v->lw[c] / 64] |= UINT64_C(1) << (v->lw[c] % 64);
+    }
     st = list_columns(v);
     free(v->order);
     v->order = NULL;
+    free(v->rank_of);
+    v->rank_of = NULL;
     return st;
 }

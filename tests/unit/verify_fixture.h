@@ -55,7 +55,7 @@ static ccs_status_t fixture_ring_allreduce(uint32_t n, ccs_sched_t **out,
 /* The ring allreduce of fixture_ring_allreduce with every chunk widened
  * to w consecutive chunks (C = n * w): each op moves w chunks, so the
  * plan is as small as the n-chunk one however large w is. */
-static ccs_status_t fixture_ring_allreduce_wide(uint32_t n, uint32_t w,
+static inline ccs_status_t fixture_ring_allreduce_wide(uint32_t n, uint32_t w,
                                                 ccs_sched_t **out,
                                                 ccs_err_t *err)
 {
