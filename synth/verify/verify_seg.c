@@ -464,11 +464,15 @@ static void sweep_piece(vctx_t *v, uint32_t f, uint32_t r, const ccs_op_t *op,
         join_reader(v, pid, r, op->src_buf, op->src_chunk + e);
         break;
     default: { /* RECV, RECV_REDUCE: and their send */
-        uint32_t fs = v->pair.mate[f];
-        const ccs_op_t *so = vop(v, fs);
-        unsigned ss = vspace_of(so->buf);
-        uint32_t sj = vseg_find(v, ss, so->chunk + e) -
-                      vseg_find(v, ss, so->chunk);
+        uint32_t fs = v->pair.mate[f], sj = 0;
+        /* With one piece per op the send's piece is the send itself (and
+         * its op, on another rank's array, need not be read). */
+        if (v->piece_base != NULL) {
+            const ccs_op_t *so = vop(v, fs);
+            unsigned ss = vspace_of(so->buf);
+            sj = vseg_find(v, ss, so->chunk + e) -
+                 vseg_find(v, ss, so->chunk);
+        }
         uf_unite(v->comp, pid, vpiece_first(v, fs) + sj);
         if (op->kind == CCS_OP_RECV_REDUCE)
             join_reader(v, pid, r, op->src_buf, op->src_chunk + e);
