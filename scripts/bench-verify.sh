@@ -46,11 +46,11 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # time_verify LABEL FILE: REPS runs of `ccsynth verify -q FILE`.
 time_verify() {
-    local label=$1 f=$2 walls=() cpus=() rss=0 out
+    local label=$1 f=$2 walls=() cpus=() rss=0 w u s
     for _ in $(seq "$REPS"); do
-        out=$( { /usr/bin/time -f '%e %U %S %M' "$C" verify -q "$f" \
-                 >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
-        read -r w u s rss <<<"$out"
+        /usr/bin/time -o "$tmp/time" -f '%e %U %S %M' "$C" verify -q "$f" \
+            >/dev/null 2>&1 || true
+        read -r w u s rss < "$tmp/time"
         walls+=("$w")
         cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')")
     done

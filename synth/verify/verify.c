@@ -26,9 +26,9 @@
  * written cells column by column, the unwritten ones by count.
  *
  * Cost: O(ops x segments per op x ceil(R / 64)) time, plus a sort of the
- * cut points.  Memory besides the schedule: about 10 bytes per op, 12 per
+ * cut points.  Memory besides the schedule: about 10 bytes per op, 16 per
  * piece, 8 per (rank, segment that holds state) and, for the largest
- * column only, 8 * ceil(R / 64) + 8 bytes per cell it writes (vseg_budget
+ * column only, 8 * ceil(R / 64) + 16 bytes per cell it writes (vseg_budget
  * has the formula; past VERIFY_MEM_LIMIT the verifier refuses up front).
  * A ring allreduce on R ranks and R chunks is one op per piece and one
  * column per chunk: 4R^2 ops, R^2 cells and R live cells of R bits.

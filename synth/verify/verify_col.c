@@ -192,7 +192,7 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
     if (v->slot[cell] == 0) {
         if (v->nslots == v->slotcap) {
             uint32_t ncap = v->slotcap ? 2 * v->slotcap : 256;
-            uint64_t bytes = (uint64_t)ncap * ((uint64_t)v->W * 8 + 8);
+            uint64_t bytes = (uint64_t)ncap * ((uint64_t)v->W * 8 + 16);
             uint64_t *nb;
             uint32_t *no, *nc, *nw;
             if (bytes > VERIFY_MEM_LIMIT)
@@ -205,7 +205,7 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
                                                         20),
                                    v->s->nranks, v->s->nchunks,
                                    v->s->nscratch, v->nslots,
-                                   v->W * 8 + 8);
+                                   v->W * 8 + 16);
             nb = realloc(v->bits, (size_t)ncap * v->W * sizeof(uint64_t));
             if (nb != NULL)
                 v->bits = nb;

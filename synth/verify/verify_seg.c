@@ -375,16 +375,17 @@ static ccs_status_t index_pieces(vctx_t *v)
 
 /* The verifier's memory besides the schedule: per op the rank, step order
  * and pairing (10 bytes) and the piece index (4, when ops span several
- * segments); per piece its column, its place by column and a fill cursor
- * (12); the last-writer and live-slot tables (8 bytes per rank per
- * stateful segment); per live cell of the largest column 8 * ceil(R / 64)
- * + 8 bytes (checked as the column grows).  Refused up front past
- * VERIFY_MEM_LIMIT. */
+ * segments); per piece its column, its (piece, rank) entry in the column
+ * lists and at most one fill cursor (16); the last-writer and live-slot
+ * tables (8 bytes per rank per stateful segment); per live cell of the
+ * largest column 8 * ceil(R / 64) + 16 bytes (checked as the column
+ * grows).  Refused up front past VERIFY_MEM_LIMIT.  The pairing's own
+ * scratch (ccs_sched_pair, about 28 bytes per op) is gone by then. */
 static ccs_status_t vseg_budget(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
     uint64_t bytes = (uint64_t)v->nops * (10 + (v->piece_base ? 4 : 0)) +
-                     (uint64_t)v->npieces * 12 +
+                     (uint64_t)v->npieces * 16 +
                      (uint64_t)s->nranks * v->T * 8 + (uint64_t)v->nseg * 8;
 
     if (bytes <= VERIFY_MEM_LIMIT)
