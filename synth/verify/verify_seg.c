@@ -203,17 +203,35 @@ static ccs_status_t shifting_edges(vctx_t *v, vedge_t **out, size_t *nout)
 }
 
 /* Carry the cuts inside each shifting move to its other side until no
- * new cut appears.  Terminates: cuts only grow, within [0, length]. */
+ * new cut appears.  Terminates: cuts only grow, within [0, length].  A
+ * schedule's moves rarely chain, so one or two passes do; a file built to
+ * chain them (each pass moving a cut one move further) is refused once the
+ * passes have cost CLOSE_WORK_MAX move visits, rather than run for hours. */
+#define CLOSE_WORK_MAX (UINT64_C(1) << 30)
+
 static ccs_status_t close_cuts(vctx_t *v)
 {
     vedge_t *e = NULL;
     size_t ne = 0;
     bool grew = true;
+    uint64_t work = 0;
     ccs_status_t st = shifting_edges(v, &e, &ne);
 
     while (st == CCS_OK && grew) {
         uint32_t before[VS_COUNT] = { v->sp[0].nb, v->sp[1].nb };
+        work += ne;
         for (size_t i = 0; i < ne && st == CCS_OK; i++) {
+            if (work > CLOSE_WORK_MAX) {
+                st = ccs_err_set(v->err, CCS_ERR_NOMEM,
+                                 "verifier work would exceed its budget "
+                                 "(%u ranks, %u chunks, %u scratch chunks: "
+                                 "%zu moves between chunk positions cut "
+                                 "the chunks into more than %u segments)",
+                                 v->s->nranks, v->s->nchunks,
+                                 v->s->nscratch, ne,
+                                 v->sp[0].nb + v->sp[1].nb);
+                break;
+            }
             for (int dir = 0; dir < 2 && st == CCS_OK; dir++) {
                 unsigned sa = dir ? e[i].sb : e[i].sa;
                 unsigned sb = dir ? e[i].sa : e[i].sb;
@@ -226,6 +244,7 @@ static ccs_status_t close_cuts(vctx_t *v)
                        st == CCS_OK; k++) {
                     uint32_t q = b + (v->sp[sa].b[k] - a);
                     uint32_t j = prefix_find(v->sp[sb].b, before[sb], q);
+                    work++;
                     if (v->sp[sb].b[j] != q)
                         st = cut(v, sb, q);
                 }
