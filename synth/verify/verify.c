@@ -107,8 +107,9 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
 /* ---- Hazards: the same for every column, checked once ---- */
 
 /* The first hazard in (step, rank) order into v->hazard.  Runs of one
- * rank's ops in one step are contiguous (ops are sorted by step). */
-static void find_hazard(vctx_t *v)
+ * rank's ops in one step are contiguous (ops are sorted by step).  Fails
+ * only when the check itself cannot run (out of memory). */
+static ccs_status_t find_hazard(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
 
@@ -120,11 +121,15 @@ static void find_hazard(vctx_t *v)
         while (i < n && ops[i].step < v->hazard_step) {
             uint32_t j = i;
             ccs_err_t e;
+            ccs_status_t st;
             while (j < n && ops[j].step == ops[i].step)
                 j++;
             e.msg[0] = '\0';
-            if (ccs_sched_step_hazard(ops + i, j - i, ops[i].step, r,
-                                      CCS_ERR_VERIFY, &e) != CCS_OK) {
+            st = ccs_sched_step_hazard(ops + i, j - i, ops[i].step, r,
+                                       CCS_ERR_VERIFY, &e);
+            if (st != CCS_OK && st != CCS_ERR_VERIFY)
+                return ccs_err_set(v->err, st, "%s", e.msg);
+            if (st == CCS_ERR_VERIFY) {
                 /* Ranks come in order: an earlier step is the only way
                  * a later rank's hazard comes first. */
                 v->hazard_step = ops[i].step;
@@ -137,6 +142,7 @@ static void find_hazard(vctx_t *v)
             i = j;
         }
     }
+    return CCS_OK;
 }
 
 /* ---- Entry point ---- */
@@ -195,8 +201,9 @@ ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
         st = index_ops(&v, &r);
     if (st != CCS_OK)
         goto cleanup;
-    find_hazard(&v);
-    st = vseg_build(&v);
+    st = find_hazard(&v);
+    if (st == CCS_OK)
+        st = vseg_build(&v);
     if (st == CCS_OK)
         st = vcol_run_all(&v);
     if (st == CCS_OK)
