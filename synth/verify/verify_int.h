@@ -1,8 +1,9 @@
 /*
  * verify_int.h - what the verifier's three files share (verify.c: entry
- * point, report, hazards, verdict; verify_seg.c: chunk segments, pieces
- * and data-flow columns; verify_col.c: one column's symbolic execution and
- * its share of the postcondition).  Not part of the verify layer's API.
+ * point, op index, report, hazards; verify_seg.c: chunk segments, pieces
+ * and data-flow columns; verify_col.c: one column's symbolic execution,
+ * its share of the postcondition, and the verdict).  Not part of the
+ * verify layer's API.
  *
  * Terms:
  *   space    the chunk coordinates of IN and OUT (shared: IN[c] and OUT[c]
