@@ -11,6 +11,7 @@
  * index gives exactly that: channel c leaves every server from local GPU
  * c-1 and enters the next at local GPU c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,38 @@ ccs_status_t nccl_layout(const topo_t *t, nccl_layout_t *l, ccs_err_t *err)
     /* One server's GPUs on one switch node of their own (dgx-h100) count
      * too: such a switch has server 0 when built as a server. */
     l->nvls = any_sw && sw_all;
+    if (n > 0) {
+        int32_t v = t->rank_node[0];
+
+        for (int32_t k = t->out_start[v]; k < t->out_start[v + 1]; k++) {
+            const topo_link_t *lk = &t->links[t->out_links[k]];
+
+            if (t->nodes[lk->dst].kind != TOPO_NODE_NIC)
+                l->gpu_bw += lk->bw_Bps;
+        }
+    }
     return CCS_OK;
 }
 
 uint32_t nccl_default_channels(const nccl_layout_t *l)
 {
+    /* Hopper-class GPUs from 400 GB/s of NVLink, as the simulator's
+     * per-channel caps (sim_proto.c) tell them apart. */
+    double speed = l->gpu_bw >= 400e9 ? 60e9 : 40e9;
+    double c;
+
     if (l->nservers > 1 && l->nics > 1 && l->per > 0)
         return l->nics < l->per ? l->nics : l->per;
-    return 2;
+    /* one NIC per server: one 48 GB/s channel fits it, duplicated */
+    if (l->nservers > 1 && l->nics == 1)
+        return 2;
+    if (l->direct || !(l->gpu_bw > 0))
+        return 2;
+    c = floor(l->gpu_bw / speed);
+    if (c < 1)
+        c = 1;
+    c *= 2;
+    return c > 32 ? 32 : (uint32_t)c;
 }
 
 /* Depth-first search for a Hamiltonian cycle over direct GPU-GPU links,

@@ -282,6 +282,47 @@ static void flow_remove(sim_t *sim, uint32_t slot)
     sim->free_slots[sim->nfree++] = slot;
 }
 
+/* Fix every unfrozen flow of the route class with the lowest channel cap
+ * at that cap when the cap is below `share` (the smallest fair share of
+ * any pipe); true when some flow was fixed. */
+static bool cap_class(sim_t *sim, uint32_t ncf, double share, uint32_t ep)
+{
+    int order[SIM_HW_COUNT] = { 0, 1 };
+
+    if (sim->pm.xfer_cap[1] < sim->pm.xfer_cap[0]) {
+        order[0] = 1;
+        order[1] = 0;
+    }
+    for (int k = 0; k < SIM_HW_COUNT; k++) {
+        int cls = order[k];
+        double cap = sim->pm.xfer_cap[cls];
+        bool any = false;
+
+        if (!(cap > 0 && cap < share))
+            continue;
+        for (uint32_t i = 0; i < ncf; i++) {
+            flow_t *f = &sim->flows[sim->comp_flows[i]];
+            const xfer_t *xt = &sim->tr[f->xfer];
+            const int32_t *rp;
+
+            if (f->frozen == ep || sim->route_hw[xt->route] != cls)
+                continue;
+            f->frozen = ep;
+            f->newrate = cap;
+            any = true;
+            rp = &sim->route_pipes[sim->route_off[xt->route]];
+            for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+                pipe_st_t *q = &sim->pipes[rp[h]];
+                q->cap_rem -= cap;
+                q->nunf--;
+            }
+        }
+        if (any)
+            return true;
+    }
+    return false;
+}
+
 /* Max-min fair rates by progressive filling over one component. */
 static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
                            double now)
@@ -312,6 +353,13 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
             break;
         if (share < 0)
             share = 0;
+        /* Channel caps (sim_proto_channels): flows of a route class whose
+         * cap is below every pipe's fair share are fixed at the cap first,
+         * as progressive filling would reach it before any pipe fills. */
+        if (sim->pm.xfer_cap[0] > 0 || sim->pm.xfer_cap[1] > 0) {
+            if (cap_class(sim, ncf, share, ep))
+                continue;
+        }
         bp = &sim->pipes[best];
         for (uint32_t k = 0; k < bp->cnt; k++) {
             uint32_t slot = bp->ent[k].slot;
@@ -334,6 +382,10 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
     for (uint32_t i = 0; i < ncf; i++) {
         uint32_t slot = sim->comp_flows[i];
         flow_t *f = &sim->flows[slot];
+        if (f->newrate > sim->peak_rate[sim->route_hw[
+                             sim->tr[f->xfer].route]])
+            sim->peak_rate[sim->route_hw[sim->tr[f->xfer].route]] =
+                f->newrate;
         if (f->newrate == f->rate)
             continue;   /* finish time unchanged: keep it exact */
         f->rem -= f->rate * (now - f->last);
@@ -587,6 +639,7 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
 {
     sim_opts_t def;
     sim_result_t r;
+    sim_proto_t proto;
     double elem, count, per;
     double tmax = 0;
 
@@ -623,8 +676,10 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
     if ((unsigned)o->proto >= SIM_PROTO_COUNT)
         return ccs_err_set(err, CCS_ERR_INVALID, "bad protocol %d",
                            (int)o->proto);
-    sim_proto_model(sim_proto_resolve(o->proto, sim->s),
-                    sim_sched_nvls(sim->s), &sim->pm);
+    proto = sim_proto_resolve(o->proto, sim->s);
+    sim_proto_model(proto, sim_sched_nvls(sim->s), &sim->pm);
+    sim_proto_channels(proto, sim->t, sim->s, o->channels, &sim->pm);
+    sim->peak_rate[0] = sim->peak_rate[1] = 0;
     /* The protocol's fixed latency delays every rank's start. */
     for (uint32_t i = 0; i < sim->n; i++)
         sim->arrival[i] += sim->pm.base_s;
@@ -695,6 +750,11 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             r.phase_end_s[ph] = sim->step_end[t];
     }
     r.time_s = tmax;
+    for (int h = 0; h < SIM_HW_COUNT; h++) {
+        if (sim->pm.lane_cap[h] > 0 &&
+            sim->peak_rate[h] / sim->pm.lane_cap[h] > r.peak_channels)
+            r.peak_channels = sim->peak_rate[h] / sim->pm.lane_cap[h];
+    }
     r.busiest_link = -1;
     for (int32_t p = 0; p < sim->npipes; p++) {
         double u = tmax > 0 ? sim->pipes[p].bytes / (sim->pipe_bw[p] * tmax)

@@ -135,6 +135,8 @@ struct sim {
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
     sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
+    double peak_rate[SIM_HW_COUNT]; /* fastest transfer of the run, bytes/s
+                                       on the wire, per route class */
     bool failed;           /* out of memory inside the event loop */
 };
 
