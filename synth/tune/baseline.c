@@ -144,11 +144,13 @@ void base_assumptions(const topo_t *t, sim_proto_t proto, char *buf,
              "NVLS %s; protocols: %s (docs/simulator.md \"Protocols\": "
              "NCCL's tuning model, Simple at 0.80 of NVLink from "
              "nccl-tests A100 figures, NVLS 0.60 from H100 figures, network "
-             "0.92 assumed)", t->nservers, nics,
+             "0.92 assumed); %u channels with NCCL's per-channel caps "
+             "(docs/baselines.md \"Channels\")", t->nservers, nics,
              sw == 0 ? "n/a (no server switch)"
              : nvls == sw ? "on (switches reduce)" : "off",
              proto == SIM_PROTO_PLAN ? "each algorithm at its best of LL, "
                                        "LL128, Simple per size"
              : proto == SIM_PROTO_IDEAL ? "none (ideal alpha-beta)"
-                                        : sim_proto_str(proto));
+                                        : sim_proto_str(proto),
+             base_channels(t));
 }
