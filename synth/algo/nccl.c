@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "nccl.h"
+#include "ring.h"
 
 /* Hamiltonian-cycle search budget (node expansions) on direct networks. */
 #define NCCL_HAM_BUDGET 200000u
@@ -183,58 +184,35 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
     ccs_buf_t tmp = coll == CCS_COLL_REDUCESCATTER ? CCS_BUF_SCRATCH
                                                    : CCS_BUF_OUT;
     ccs_status_t st = CCS_OK;
-    uint32_t step;
+    uint32_t step, first = s->nsteps;
 
     if (n < 2)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "nccl ring: needs 2 or more ranks");
-    for (uint32_t t = 0; rs && t + 1 < n; t++) {
-        bool last = t + 2 == n;
-
+    /* All channels run in the same steps: n-1 per half. */
+    for (uint32_t t = 0; t < (rs ? n - 1 : 0) + (ag ? n - 1 : 0); t++) {
         if ((st = ccs_sched_add_step(s, phase, &step, err)) != CCS_OK)
             return st;
-        for (uint32_t c = 0; c < nchan; c++) {
-            const uint32_t *o = &order[(size_t)c * n];
-
-            for (uint32_t i = 0; i < n; i++) {
-                uint32_t j = (i + 1) % n;
-                /* position i passes on the block of position i-1-t */
-                uint32_t blk = o[(i + 2 * n - 1 - t) % n];
-                uint32_t ch = (blk * nchan + c) * per;
-
-                st = ccs_sched_xfer_reduce_from(
-                    s, step, o[i], t == 0 ? CCS_BUF_IN : tmp, ch, o[j],
-                    last ? CCS_BUF_OUT : tmp, ch, CCS_BUF_IN, ch, per, err);
-                if (st != CCS_OK)
-                    return st;
-            }
-        }
     }
-    for (uint32_t t = 0; ag && t + 1 < n; t++) {
-        bool from_in = coll == CCS_COLL_ALLGATHER && t == 0;
+    /* Channel c's block of rank b: chunks from (b * nchan + c) * per. */
+    for (uint32_t c = 0; st == CCS_OK && c < nchan; c++) {
+        const uint32_t *o = &order[(size_t)c * n];
+        ring_shape_t sh;
 
-        if ((st = ccs_sched_add_step(s, phase, &step, err)) != CCS_OK)
-            return st;
-        for (uint32_t c = 0; c < nchan; c++) {
-            const uint32_t *o = &order[(size_t)c * n];
-
-            for (uint32_t i = 0; i < n; i++) {
-                uint32_t j = (i + 1) % n;
-                uint32_t ch = (o[(i + n - t) % n] * nchan + c) * per;
-
-                st = ccs_sched_xfer(s, step, o[i],
-                                    from_in ? CCS_BUF_IN : CCS_BUF_OUT, ch,
-                                    o[j], CCS_BUF_OUT, ch, per, false, err);
-                /* The own block also lands in the own OUT. */
-                if (st == CCS_OK && from_in)
-                    st = ccs_sched_local(s, step, o[i], CCS_BUF_OUT, ch,
-                                         CCS_BUF_IN, ch, per, false, err);
-                if (st != CCS_OK)
-                    return st;
-            }
-        }
+        ring_shape_init(&sh, c * per, per);
+        sh.stride = nchan * per;
+        sh.by_rank = true;
+        sh.step0 = first;
+        if (rs)
+            st = ring_reduce_scatter_shaped(s, o, n, &sh, tmp, c * per,
+                                            phase, err);
+        sh.step0 = first + (rs ? n - 1 : 0);
+        if (st == CCS_OK && ag)
+            st = ring_all_gather_shaped(s, o, n, &sh,
+                                        coll == CCS_COLL_ALLGATHER, phase,
+                                        err);
     }
-    return CCS_OK;
+    return st;
 }
 
 ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
