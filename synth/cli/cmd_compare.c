@@ -331,15 +331,9 @@ int cmd_compare(int argc, char **argv)
         goto cleanup;
     }
     opt_straggler_note(cmd, &co, algos_spec, true);
-    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
+    rc = opt_load_sweep_topo(cmd, &co, o.straggler, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
-                        &err);
-    if (st != CCS_OK) {
-        rc = cli_fail_status(cmd, st, &err);
-        goto cleanup;
-    }
     /* Our algorithms get the thread blocks NCCL gives itself here. */
     o.channels = p.channels > 0 ? p.channels : base_channels(topo);
     if (co.sim.arrivals != NULL) {

@@ -191,15 +191,9 @@ int cmd_tune(int argc, char **argv)
     o.nsizes = co.sim.nsizes;
     o.topo_spec = co.topo.spec;
     o.report = quiet ? NULL : stderr;
-    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
+    rc = opt_load_sweep_topo(cmd, &co, o.straggler, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
-                        &err);
-    if (st != CCS_OK) {
-        rc = cli_fail_status(cmd, st, &err);
-        goto cleanup;
-    }
 
     st = tune_run(topo, &o, &res, &err);
     if (st != CCS_OK) {
