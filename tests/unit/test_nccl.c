@@ -218,6 +218,44 @@ TEST(nvls_across_servers)
     topo_destroy(t);
 }
 
+/* NVLS across servers is NCCL's NVLS tree: a double binary tree over the
+ * servers between the in-switch reduction and the multicast.  Its part
+ * between servers takes up + down steps of the trees: 2 at two servers
+ * (the same as a ring between them), at most 2 (ceil(log2 S) + 1) beyond,
+ * against a ring's 2(S-1); every case verifies (sim_algo). */
+TEST(nvls_tree_steps)
+{
+    static const struct { const char *topo; uint32_t S; } cases[] = {
+        { "cluster:2x4,nvls=on", 2 }, { "cluster:3x4,nvls=on", 3 },
+        { "cluster:4x4,nvls=on", 4 }, { "cluster:5x4,nvls=on", 5 },
+        { "cluster:8x4,nvls=on", 8 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+        algo_params_t p;
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        uint32_t S = cases[i].S, lg = 0, inter;
+
+        if (t == NULL)
+            continue;
+        CHECK(sim_algo(t, "nvls", CCS_COLL_ALLREDUCE, 0, 1 << 20,
+                       SIM_PROTO_SIMPLE) > 0);
+        algo_params_init(&p);
+        CHECK_STATUS(algo_synthesize("nvls", t, &p, &s, &err), CCS_OK);
+        while ((1u << lg) < S)
+            lg++;
+        /* 32 pieces, 2 fold levels (3 values per block), the multicast */
+        inter = s != NULL ? s->nsteps - 32 - 2 - 1 : 0;
+        if (S == 2)
+            CHECK_EQ_INT(inter, 2);
+        CHECK_MSG(inter <= 2 * (lg + 1) && (S < 4 || inter < 2 * (S - 1)),
+                  "%s: %u steps between servers", cases[i].topo, inter);
+        ccs_sched_destroy(s);
+        topo_destroy(t);
+    }
+}
+
 /* Protocols: ideal is the old model; LL is faster than Simple when the
  * latency dominates and slower when the bandwidth does. */
 TEST(protocols_order)
@@ -464,6 +502,7 @@ int main(void)
     RUN(rail_ring_reaches_nic_bound);
     RUN(nvls_halves_link_traffic);
     RUN(nvls_across_servers);
+    RUN(nvls_tree_steps);
     RUN(protocols_order);
     RUN(baseline_never_slower_than_ring);
     RUN(nvls_attribute_and_nic_default);
