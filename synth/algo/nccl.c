@@ -215,18 +215,27 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
     return st;
 }
 
-ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
-                             ccs_err_t *err)
+ccs_status_t nccl_params_add_str(ccs_sched_t *s, const char *key,
+                                 const char *v, ccs_err_t *err)
 {
     size_t old = s->params ? strlen(s->params) : 0;
-    size_t len = old + strlen(key) + 16;
+    size_t len = old + strlen(key) + strlen(v) + 3;
     char *text = malloc(len);   /* owned here; copied by set_params */
     ccs_status_t st;
 
     if (text == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "nccl: out of memory");
-    snprintf(text, len, "%s%s=%u\n", s->params ? s->params : "", key, v);
+    snprintf(text, len, "%s%s=%s\n", s->params ? s->params : "", key, v);
     st = ccs_sched_set_params(s, text, err);
     free(text);
     return st;
+}
+
+ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
+                             ccs_err_t *err)
+{
+    char num[16];
+
+    snprintf(num, sizeof(num), "%u", v);
+    return nccl_params_add_str(s, key, num, err);
 }

@@ -74,4 +74,8 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
 ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
                              ccs_err_t *err);
 
+/* The same with a text value ("caps=tree"). */
+ccs_status_t nccl_params_add_str(ccs_sched_t *s, const char *key,
+                                 const char *v, ccs_err_t *err);
+
 #endif /* CCS_NCCL_H */

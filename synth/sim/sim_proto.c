@@ -63,6 +63,16 @@ static const double chan_cap_GBps[2][3][SIM_HW_COUNT] = {
     { { 20.0, 24.0 }, { 20.0, 20.0 }, { 40.0, 48.0 } },
     { { 30.0, 24.0 }, { 36.7, 36.7 }, { 60.0, 48.0 } },
 };
+/* NCCL's tree: tuning.cc caps it per channel on its own, by node count
+ * (1, 2, 3+): perChMaxTreeBws (Simple), perChMaxTreeLL128Bws (LL128);
+ * its LL is the tree's bandwidth over 3.8 (busBw * 1.0 / 3.8), so one
+ * channel moves the Simple cap / 3.8.  [class][proto][nodes], GB/s. */
+static const double tree_cap_GBps[2][3][3] = {
+    { { 24.0 / 3.8, 23.6 / 3.8, 17.8 / 3.8 }, { 20.0, 20.0, 20.0 },
+      { 24.0, 23.6, 17.8 } },
+    { { 38.7 / 3.8, 41.4 / 3.8, 36.0 / 3.8 }, { 36.7, 36.7, 29.0 },
+      { 38.7, 41.4, 36.0 } },
+};
 #define HOPPER_GPU_BW 400e9
 #define NVLS_BASE_S 25e-6
 #define NVLS_EFF 0.60
@@ -149,16 +159,24 @@ void sim_proto_channels(sim_proto_t p, const topo_t *t, const ccs_sched_t *s,
     bool capped = p == SIM_PROTO_LL || p == SIM_PROTO_LL128 ||
                   p == SIM_PROTO_SIMPLE;
     uint32_t lanes = params_u32(s, "lanes");
+    bool tree;
+    int nodes;
+    char v[8];
 
     if (lanes == 0)
         lanes = channels > 0 ? channels : params_u32(s, "channels");
     if (sim_sched_nvls(s))
         capped = false;
     cls = capped && sim_topo_hopper(t) ? 1 : 0;
+    tree = s != NULL && sim_params_get(s->params, "caps", v, sizeof(v)) &&
+           strcmp(v, "tree") == 0;
+    nodes = t == NULL || t->nservers <= 1 ? 0 : t->nservers == 2 ? 1 : 2;
     for (int h = 0; h < SIM_HW_COUNT; h++) {
-        m->lane_cap[h] = capped && m->eff[h] > 0
-                             ? chan_cap_GBps[cls][row][h] * 1e9 / m->eff[h]
-                             : 0;
+        double gbps = tree ? tree_cap_GBps[cls][row][nodes]
+                           : chan_cap_GBps[cls][row][h];
+
+        m->lane_cap[h] = capped && m->eff[h] > 0 ? gbps * 1e9 / m->eff[h]
+                                                 : 0;
         m->xfer_cap[h] = m->lane_cap[h] * lanes;
     }
 }

@@ -69,7 +69,8 @@ void sim_proto_model(sim_proto_t p, bool nvls, sim_proto_model_t *m);
  * C channels move at most C times that, up to the link's limit.  Fills
  * m->lane_cap and m->xfer_cap for protocol p (not PLAN) on topology t:
  * the figures are Hopper's where a GPU's NVLink bandwidth is 400 GB/s or
- * more, else Ampere's.  A transfer of schedule s runs on `lanes` channels:
+ * more, else Ampere's; a schedule with params caps=tree (nccl-tree) gets
+ * NCCL's tree caps, which depend on the server count.  A transfer of schedule s runs on `lanes` channels:
  * the schedule's lanes= param where it lays its channels out as separate
  * transfers (nccl-ring, nccl-tree: lanes=1), else `channels` (the run's
  * option) or, when that is 0, the schedule's channels= param; with none

@@ -495,6 +495,55 @@ TEST(default_channels_as_nccl)
     }
 }
 
+/* Which per-channel cap a transfer gets (sim_proto_channels): the ring's
+ * by GPU class and route, NCCL's tree caps by server count for caps=tree,
+ * lanes= before the run's channel count, nothing for NVLS or ideal. */
+TEST(channel_cap_selection)
+{
+    static const struct {
+        const char *topo, *params;
+        sim_proto_t proto;
+        uint32_t channels;
+        double nvlink_GBps;     /* data rate of one transfer, 0: uncapped */
+    } cases[] = {
+        { "dgx-h100", "", SIM_PROTO_SIMPLE, 2, 120.0 },
+        { "dgx-a100", "", SIM_PROTO_SIMPLE, 2, 80.0 },
+        { "dgx-h100", "channels=3\n", SIM_PROTO_LL128, 0, 110.1 },
+        { "dgx-h100", "channels=8\nlanes=1\n", SIM_PROTO_SIMPLE, 4, 60.0 },
+        { "dgx-h100", "", SIM_PROTO_SIMPLE, 0, 0 },
+        { "dgx-h100", "lanes=1\ncaps=tree\n", SIM_PROTO_SIMPLE, 0, 38.7 },
+        { "cluster:2x8", "lanes=1\ncaps=tree\n", SIM_PROTO_SIMPLE, 0, 41.4 },
+        { "cluster:4x4", "lanes=1\ncaps=tree\n", SIM_PROTO_LL128, 0, 29.0 },
+        { "dgx-a100", "lanes=1\ncaps=tree\n", SIM_PROTO_LL, 0, 24.0 / 3.8 },
+        { "dgx-h100", "nvls=1\nlanes=1\n", SIM_PROTO_SIMPLE, 0, 0 },
+        { "dgx-h100", "lanes=1\n", SIM_PROTO_IDEAL, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        sim_proto_model_t m;
+        double got;
+
+        if (t == NULL)
+            continue;
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, 2, "x", &s,
+                                      &err), CCS_OK);
+        if (s != NULL && cases[i].params[0] != '\0')
+            CHECK_STATUS(ccs_sched_set_params(s, cases[i].params, &err),
+                         CCS_OK);
+        sim_proto_model(cases[i].proto, sim_sched_nvls(s), &m);
+        sim_proto_channels(cases[i].proto, t, s, cases[i].channels, &m);
+        got = m.xfer_cap[SIM_HW_NVLINK] * m.eff[SIM_HW_NVLINK] / 1e9;
+        CHECK_MSG(fabs(got - cases[i].nvlink_GBps) < 1e-9 * (1 + got),
+                  "case %zu (%s, %s): %.3f GB/s per transfer, expected "
+                  "%.3f", i, cases[i].topo, sim_proto_str(cases[i].proto),
+                  got, cases[i].nvlink_GBps);
+        ccs_sched_destroy(s);
+        topo_destroy(t);
+    }
+}
+
 int main(void)
 {
     RUN(baselines_verify);
@@ -509,5 +558,6 @@ int main(void)
     RUN(channel_count_follows_cap);
     RUN(peak_channels_is_enough);
     RUN(default_channels_as_nccl);
+    RUN(channel_cap_selection);
     return TEST_SUMMARY();
 }
