@@ -407,7 +407,7 @@ static void note_step_end(sim_t *sim, uint32_t step, double now)
  * while they complete instantly). */
 static void rank_enter(sim_t *sim, uint32_t r, double now)
 {
-    while (sim->cur[r] < sim->rank_grp[r + 1]) {
+    while (sim->cur[r] != SIM_NO_GROUP) {
         const group_t *g = &sim->grp[sim->cur[r]];
         double lc = local_cost(sim, g->local_chunks);
 
@@ -429,7 +429,7 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
         if (sim->pending[r] > 0)
             return;
         note_step_end(sim, g->step, now);
-        sim->cur[r]++;
+        sim->cur[r] = g->next;
     }
     sim->rank_finish[r] = now;
     sim->ranks_done++;
@@ -437,10 +437,13 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
 
 static void rank_item_done(sim_t *sim, uint32_t r, double now)
 {
+    const group_t *g;
+
     if (--sim->pending[r] > 0)
         return;
-    note_step_end(sim, sim->grp[sim->cur[r]].step, now);
-    sim->cur[r]++;
+    g = &sim->grp[sim->cur[r]];
+    note_step_end(sim, g->step, now);
+    sim->cur[r] = g->next;
     rank_enter(sim, r, now);
 }
 
@@ -453,7 +456,7 @@ static void step_start(sim_t *sim, uint32_t t, double now)
 
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++) {
-            uint32_t r = sim->grp[sim->step_grp[i]].rank;
+            uint32_t r = sim->grp[i].rank;
             if (sim->arrival[r] > amax)
                 amax = sim->arrival[r];
         }
@@ -465,7 +468,7 @@ static void step_start(sim_t *sim, uint32_t t, double now)
         pend = sim->step_tr_start[t + 1] - sim->step_tr_start[t];
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++) {
-            double lc = local_cost(sim, sim->grp[sim->step_grp[i]].local_chunks);
+            double lc = local_cost(sim, sim->grp[i].local_chunks);
             if (lc > 0) {
                 pend++;
                 push(sim, now + lc, EV_LOCAL, t, 0);
@@ -476,13 +479,13 @@ static void step_start(sim_t *sim, uint32_t t, double now)
         sim->pending[t] = pend;
         for (uint32_t i = sim->step_tr_start[t]; i < sim->step_tr_start[t + 1];
              i++)
-            xfer_start(sim, sim->step_tr[i], now);
+            xfer_start(sim, i, now);
         if (pend > 0)
             return;
         note_step_end(sim, t, now);
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++)
-            sim->rank_finish[sim->grp[sim->step_grp[i]].rank] = now;
+            sim->rank_finish[sim->grp[i].rank] = now;
         t++;
     }
     sim->barrier_step = sim->nsteps;
@@ -495,7 +498,7 @@ static void step_item_done(sim_t *sim, uint32_t t, double now)
     note_step_end(sim, t, now);
     for (uint32_t i = sim->step_grp_start[t]; i < sim->step_grp_start[t + 1];
          i++)
-        sim->rank_finish[sim->grp[sim->step_grp[i]].rank] = now;
+        sim->rank_finish[sim->grp[i].rank] = now;
     step_start(sim, t + 1, now);
 }
 
@@ -642,7 +645,7 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         push(sim, 0, EV_ENTER, 0, 0);
     } else {
         for (uint32_t i = 0; i < sim->n; i++) {
-            sim->cur[i] = sim->rank_grp[i];
+            sim->cur[i] = sim->rank_first[i];
             push(sim, sim->arrival[i], EV_ENTER, i, 0);
         }
     }

@@ -27,8 +27,12 @@ typedef struct group {    /* one rank's ops in one step */
     uint32_t nout;
     uint32_t in_off;      /* received: in_list[in_off .. in_off+nin) */
     uint32_t nin;
+    uint32_t next;        /* the rank's next group; SIM_NO_GROUP after
+                             its last */
     uint64_t local_chunks; /* chunks moved by COPY / REDUCE_LOCAL */
 } group_t;
+
+#define SIM_NO_GROUP UINT32_MAX
 
 typedef struct event {
     double t;             /* seconds */
@@ -97,17 +101,20 @@ struct sim {
     uint32_t hcap;
     uint32_t maxhops;
 
-    /* transfers and groups */
+    /* transfers and groups, stored step-major: the ranks progress through
+     * the steps together, so the events of one moment touch one
+     * contiguous stretch of each array instead of one cache line (and one
+     * page) per rank, which is what made large schedules slow per event */
     uint32_t ntr;
-    xfer_t *tr;            /* owned; [ntr] by (src, step, op order) */
-    uint32_t *in_list;     /* owned; [ntr] transfer ids by (dst, step) */
-    uint32_t *step_tr_start; /* owned; [nsteps+1] */
-    uint32_t *step_tr;     /* owned; [ntr] transfer ids by step */
+    xfer_t *tr;            /* owned; [ntr] by (step, src, op order) */
+    uint32_t *in_list;     /* owned; [ntr] transfer ids by (step, dst,
+                              src, op order) */
+    uint32_t *step_tr_start; /* owned; [nsteps+1]: step t's transfers are
+                                tr[step_tr_start[t] .. step_tr_start[t+1]) */
     uint32_t ngrp;
-    group_t *grp;          /* owned; [ngrp] by (rank, step) */
-    uint32_t *rank_grp;    /* owned; [n+1] */
-    uint32_t *step_grp_start; /* owned; [nsteps+1] */
-    uint32_t *step_grp;    /* owned; [ngrp] group ids by step */
+    group_t *grp;          /* owned; [ngrp] by (step, rank) */
+    uint32_t *rank_first;  /* owned; [n] rank's first group, SIM_NO_GROUP */
+    uint32_t *step_grp_start; /* owned; [nsteps+1] as step_tr_start */
 
     /* run state, reused between runs (all owned) */
     double chunk_bytes;
@@ -115,7 +122,8 @@ struct sim {
     sim_mode_t mode;
     double *arrival;       /* [n] */
     uint8_t *tr_ready;     /* [ntr] bit 0 sender, bit 1 receiver */
-    uint32_t *cur;         /* [n] rank mode: current group */
+    uint32_t *cur;         /* [n] rank mode: current group, SIM_NO_GROUP
+                              once the rank is done */
     uint32_t *pending;     /* [n] rank mode; [nsteps] barrier mode */
     double *rank_finish;   /* [n] */
     double *step_end;      /* [nsteps] */
