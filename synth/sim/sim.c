@@ -37,8 +37,9 @@
  * - Stragglers.  A rank does nothing before its arrival time; phase-0 steps
  *   that do not involve it run from time 0.  Total time is measured from 0.
  *
- * Implementation: one event heap (time, insertion order) for deterministic
- * order; all events of one timestamp are processed before rates are
+ * Implementation: one event queue ordered by (time, insertion order) for
+ * deterministic order (sim_queue.h: a radix heap, as time never runs
+ * backwards); all events of one timestamp are processed before rates are
  * recomputed once.  Pipe flow lists support O(1) removal (each flow knows
  * its position in each of its pipes' lists).
  *
@@ -121,58 +122,16 @@ bool sim_grow(void **p, uint32_t *cap, uint32_t need, size_t size)
     return true;
 }
 
-/* ---- event heap ---- */
-
-static bool ev_less(const event_t *a, const event_t *b)
-{
-    if (a->t != b->t)
-        return a->t < b->t;
-    return a->seq < b->seq;
-}
+/* ---- events ---- */
 
 static void push(sim_t *sim, double t, uint32_t type, uint32_t a, uint32_t v)
 {
-    event_t e;
-    uint32_t i;
+    simq_status_t qs = simq_push(&sim->queue, t, type, a, v);
 
-    if (!sim_grow((void **)&sim->heap, &sim->heap_cap, sim->heap_len + 1,
-              sizeof(event_t))) {
+    if (qs != SIMQ_OK) {
         sim->failed = true;
-        return;
+        sim->time_reversed = qs == SIMQ_PAST;
     }
-    e.t = t;
-    e.seq = sim->seq++;
-    e.type = type;
-    e.a = a;
-    e.v = v;
-    i = sim->heap_len++;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!ev_less(&e, &sim->heap[p]))
-            break;
-        sim->heap[i] = sim->heap[p];
-        i = p;
-    }
-    sim->heap[i] = e;
-}
-
-static event_t pop(sim_t *sim)
-{
-    event_t top = sim->heap[0], last = sim->heap[--sim->heap_len];
-    uint32_t i = 0, n = sim->heap_len;
-
-    while (2 * i + 1 < n) {
-        uint32_t c = 2 * i + 1;
-        if (c + 1 < n && ev_less(&sim->heap[c + 1], &sim->heap[c]))
-            c++;
-        if (!ev_less(&sim->heap[c], &last))
-            break;
-        sim->heap[i] = sim->heap[c];
-        i = c;
-    }
-    if (n > 0)
-        sim->heap[i] = last;
-    return top;
 }
 
 /* ---- flows ---- */
@@ -571,12 +530,12 @@ static void reset_run(sim_t *sim)
     sim->ndirty = 0;
     sim->nfree = 0;
     sim->flows_used = 0;
-    sim->heap_len = 0;
-    sim->seq = 0;
+    simq_reset(&sim->queue);
     sim->nevents = 0;
     sim->ranks_done = 0;
     sim->barrier_step = 0;
     sim->failed = false;
+    sim->time_reversed = false;
     /* Slot versions keep counting across runs; epochs restart. */
     for (uint32_t i = 0; i < sim->flows_cap; i++) {
         sim->flows[i].mark = 0;
@@ -649,14 +608,23 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             push(sim, sim->arrival[i], EV_ENTER, i, 0);
         }
     }
-    while (sim->heap_len > 0 && !sim->failed) {
+    while (!sim->failed) {
         /* One batch: events within a relative 1e-13 of the first are
          * rounding twins (flows that share a finish time up to the last
          * bits); each is handled at its own time, then rates are
          * recomputed once, at the latest of them. */
-        double now = sim->heap[0].t, lim = now + fabs(now) * 1e-13;
-        while (sim->heap_len > 0 && sim->heap[0].t <= lim && !sim->failed) {
-            event_t e = pop(sim);
+        double now, lim, next;
+
+        if (!simq_peek(&sim->queue, &now))
+            break;
+        lim = now + fabs(now) * 1e-13;
+        while (!sim->failed && simq_peek(&sim->queue, &next) &&
+               next <= lim) {
+            event_t e;
+            if (simq_pop(&sim->queue, &e) != SIMQ_OK) {
+                sim->failed = true;
+                break;
+            }
             sim->nevents++;
             now = e.t;
             handle(sim, &e);
@@ -666,6 +634,10 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         if (sim->ndirty > 0 && !sim->failed)
             recompute(sim, now);
     }
+    if (sim->time_reversed)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "simulation: an event was due before the "
+                           "current time");
     if (sim->failed)
         return ccs_err_set(err, CCS_ERR_NOMEM,
                            "out of memory while simulating");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sim.h"
+#include "sim_queue.h"
 
 /* ---- prepared, size-independent data ---- */
 
@@ -33,14 +34,6 @@ typedef struct group {    /* one rank's ops in one step */
 } group_t;
 
 #define SIM_NO_GROUP UINT32_MAX
-
-typedef struct event {
-    double t;             /* seconds */
-    uint64_t seq;         /* insertion order: deterministic ties */
-    uint32_t type;
-    uint32_t a;           /* rank, step, transfer or slot */
-    uint32_t v;           /* slot version (EV_DONE) */
-} event_t;
 
 enum {
     EV_ENTER,   /* rank mode: rank a enters its current group;
@@ -137,13 +130,13 @@ struct sim {
     uint32_t *free_slots;  /* [flows_cap] */
     uint32_t nfree, flows_used, flows_cap, pos_cap;
     uint32_t epoch;
-    event_t *heap;
-    uint32_t heap_len, heap_cap;
-    uint64_t seq, nevents;
+    sim_queue_t queue;     /* pending events (sim_queue.h) */
+    uint64_t nevents;
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
     sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
-    bool failed;           /* out of memory inside the event loop */
+    bool failed;           /* out of memory inside the event loop, or: */
+    bool time_reversed;    /* an event was due before the current time */
 };
 
 /* Grow *p (elements of `size` bytes) to hold at least `need`. */

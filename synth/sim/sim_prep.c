@@ -543,7 +543,7 @@ void sim_destroy(sim_t *sim)
     free(sim->flows);
     free(sim->pos);
     free(sim->free_slots);
-    free(sim->heap);
+    simq_free(&sim->queue);
     free(sim);
 }
 
