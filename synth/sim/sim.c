@@ -193,6 +193,8 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     f = &sim->flows[slot];
     f->xfer = x;
     f->version++;
+    f->rp_off = sim->route_off[xt->route];
+    f->nhops = len;
     f->rem = bytes;
     f->rate = 0;
     f->last = now;
@@ -224,9 +226,8 @@ static void xfer_start(sim_t *sim, uint32_t x, double now)
 static void flow_remove(sim_t *sim, uint32_t slot)
 {
     const flow_t *f = &sim->flows[slot];
-    const xfer_t *xt = &sim->tr[f->xfer];
-    uint32_t len = sim->route_len[xt->route];
-    const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
+    uint32_t len = f->nhops;
+    const int32_t *rp = &sim->route_pipes[f->rp_off];
 
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
@@ -249,7 +250,7 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
 
     for (uint32_t i = 0; i < ncp; i++) {
         pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
-        p->cap_rem = sim->pipe_bw[sim->comp_pipes[i]];
+        p->cap_rem = p->bw;
         p->nunf = p->cnt;
     }
     for (;;) {
@@ -275,15 +276,13 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
         for (uint32_t k = 0; k < bp->cnt; k++) {
             uint32_t slot = bp->ent[k].slot;
             flow_t *f = &sim->flows[slot];
-            const xfer_t *xt;
             const int32_t *rp;
             if (f->frozen == ep)
                 continue;
             f->frozen = ep;
             f->newrate = share;
-            xt = &sim->tr[f->xfer];
-            rp = &sim->route_pipes[sim->route_off[xt->route]];
-            for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+            rp = &sim->route_pipes[f->rp_off];
+            for (uint32_t h = 0; h < f->nhops; h++) {
                 pipe_st_t *q = &sim->pipes[rp[h]];
                 q->cap_rem -= share;
                 q->nunf--;
@@ -324,15 +323,13 @@ static void recompute(sim_t *sim, double now)
             for (uint32_t k = 0; k < p->cnt; k++) {
                 uint32_t slot = p->ent[k].slot;
                 flow_t *f = &sim->flows[slot];
-                const xfer_t *xt;
                 const int32_t *rp;
                 if (f->mark == sim->epoch)
                     continue;
                 f->mark = sim->epoch;
                 sim->comp_flows[ncf++] = slot;
-                xt = &sim->tr[f->xfer];
-                rp = &sim->route_pipes[sim->route_off[xt->route]];
-                for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+                rp = &sim->route_pipes[f->rp_off];
+                for (uint32_t h = 0; h < f->nhops; h++) {
                     if (sim->pipes[rp[h]].mark != sim->epoch) {
                         sim->pipes[rp[h]].mark = sim->epoch;
                         sim->comp_pipes[ncp++] = (uint32_t)rp[h];

@@ -49,6 +49,10 @@ typedef struct flow {
     uint32_t version;
     uint32_t mark;        /* component epoch */
     uint32_t frozen;      /* epoch in which its rate was fixed */
+    /* its transfer's route, copied here: rate recomputations walk the
+     * pipes of many flows, and one cache line per flow is all they touch */
+    uint32_t rp_off;      /* route_pipes[rp_off .. rp_off+nhops) */
+    uint32_t nhops;
     double rem;           /* bytes left at `last` */
     double rate;          /* bytes/s */
     double last;          /* seconds */
@@ -66,6 +70,7 @@ typedef struct pipe_st {
     uint32_t mark;        /* component epoch */
     uint32_t nunf;
     int dirty;
+    double bw;            /* pipe_bw[] beside the state that uses it */
     double cap_rem;
     double bytes;         /* carried in this run */
 } pipe_st_t;

@@ -503,6 +503,8 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
         sim->step_end == NULL || sim->pipes == NULL || sim->dirty == NULL ||
         sim->comp_pipes == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim state)");
+    for (int32_t p = 0; p < sim->npipes; p++)
+        sim->pipes[p].bw = sim->pipe_bw[p];
     return CCS_OK;
 }
 

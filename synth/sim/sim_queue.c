@@ -55,7 +55,6 @@ void simq_reset(sim_queue_t *q)
     q->head = 0;
     q->occupied = 0;
     q->min_key = 0;
-    q->seq = 0;
     q->count = 0;
 }
 
@@ -83,13 +82,11 @@ simq_status_t simq_push(sim_queue_t *q, double t, uint32_t type, uint32_t a,
     if (k < q->min_key)
         return SIMQ_PAST;
     e.t = t;
-    e.seq = q->seq;
     e.type = type;
     e.a = a;
     e.v = v;
     if (!append(q, bucket_of(k, q->min_key), k, &e))
         return SIMQ_NOMEM;
-    q->seq++;
     q->count++;
     return SIMQ_OK;
 }
