@@ -169,6 +169,31 @@ static bool flow_slot(sim_t *sim, uint32_t *slot)
     return true;
 }
 
+/* Room for one more entry in pipe p's flow list. */
+static bool pipe_reserve(pipe_st_t *p)
+{
+    pent_t *ne;
+    uint32_t ncap;
+
+    if (p->cnt < p->cap)
+        return true;
+    if (p->cap > UINT32_MAX / 2)
+        return false;
+    ncap = p->cap * 2;
+    if (p->ent == p->inl) {
+        ne = malloc(sizeof(pent_t) * ncap);
+        if (ne != NULL)
+            memcpy(ne, p->inl, sizeof(p->inl));
+    } else {
+        ne = realloc(p->ent, sizeof(pent_t) * ncap);
+    }
+    if (ne == NULL)
+        return false;
+    p->ent = ne;
+    p->cap = ncap;
+    return true;
+}
+
 /* Transfer x enters its bandwidth phase at time `now`. */
 static void bw_start(sim_t *sim, uint32_t x, double now)
 {
@@ -200,7 +225,7 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     f->last = now;
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
-        if (!sim_grow((void **)&p->ent, &p->cap, p->cnt + 1, sizeof(pent_t))) {
+        if (!pipe_reserve(p)) {
             sim->failed = true;
             return;
         }

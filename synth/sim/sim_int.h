@@ -64,8 +64,13 @@ typedef struct pent {     /* entry of a pipe's flow list */
     uint32_t hop;
 } pent_t;
 
+/* Flow-list entries held inside the pipe: most pipes carry a flow or two
+ * at a time, and a separate allocation per pipe was one more cache line
+ * per pipe touched. */
+#define SIM_PIPE_INLINE 2
+
 typedef struct pipe_st {
-    pent_t *ent;          /* owned */
+    pent_t *ent;          /* inl, or owned once the list outgrows it */
     uint32_t cnt, cap;
     uint32_t mark;        /* component epoch */
     uint32_t nunf;
@@ -73,6 +78,7 @@ typedef struct pipe_st {
     double bw;            /* pipe_bw[] beside the state that uses it */
     double cap_rem;
     double bytes;         /* carried in this run */
+    pent_t inl[SIM_PIPE_INLINE];
 } pipe_st_t;
 
 struct sim {

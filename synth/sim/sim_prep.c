@@ -503,8 +503,11 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
         sim->step_end == NULL || sim->pipes == NULL || sim->dirty == NULL ||
         sim->comp_pipes == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim state)");
-    for (int32_t p = 0; p < sim->npipes; p++)
+    for (int32_t p = 0; p < sim->npipes; p++) {
         sim->pipes[p].bw = sim->pipe_bw[p];
+        sim->pipes[p].ent = sim->pipes[p].inl;
+        sim->pipes[p].cap = SIM_PIPE_INLINE;
+    }
     return CCS_OK;
 }
 
@@ -536,7 +539,8 @@ void sim_destroy(sim_t *sim)
     free(sim->step_end);
     if (sim->pipes != NULL) {
         for (int32_t p = 0; p < sim->npipes; p++)
-            free(sim->pipes[p].ent);
+            if (sim->pipes[p].ent != sim->pipes[p].inl)
+                free(sim->pipes[p].ent);
     }
     free(sim->pipes);
     free(sim->dirty);
