@@ -180,16 +180,16 @@ static bool pipe_reserve(pipe_st_t *p)
     if (p->cap > UINT32_MAX / 2)
         return false;
     ncap = p->cap * 2;
-    if (p->ent == p->inl) {
+    if (p->cap == SIM_PIPE_INLINE) {
         ne = malloc(sizeof(pent_t) * ncap);
         if (ne != NULL)
-            memcpy(ne, p->inl, sizeof(p->inl));
+            memcpy(ne, p->list.inl, sizeof(p->list.inl));
     } else {
-        ne = realloc(p->ent, sizeof(pent_t) * ncap);
+        ne = realloc(p->list.heap, sizeof(pent_t) * ncap);
     }
     if (ne == NULL)
         return false;
-    p->ent = ne;
+    p->list.heap = ne;
     p->cap = ncap;
     return true;
 }
@@ -229,8 +229,8 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
             sim->failed = true;
             return;
         }
-        p->ent[p->cnt].slot = slot;
-        p->ent[p->cnt].hop = h;
+        pipe_list(p)[p->cnt].slot = slot;
+        pipe_list(p)[p->cnt].hop = h;
         sim->pos[(size_t)slot * sim->maxhops + h] = p->cnt;
         p->cnt++;
         mark_dirty(sim, (uint32_t)rp[h]);
@@ -257,9 +257,10 @@ static void flow_remove(sim_t *sim, uint32_t slot)
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
         uint32_t i = sim->pos[(size_t)slot * sim->maxhops + h];
-        pent_t moved = p->ent[--p->cnt];
+        pent_t *ent = pipe_list(p);
+        pent_t moved = ent[--p->cnt];
         if (i != p->cnt) {
-            p->ent[i] = moved;
+            ent[i] = moved;
             sim->pos[(size_t)moved.slot * sim->maxhops + moved.hop] = i;
         }
         mark_dirty(sim, (uint32_t)rp[h]);
@@ -299,7 +300,7 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
             share = 0;
         bp = &sim->pipes[best];
         for (uint32_t k = 0; k < bp->cnt; k++) {
-            uint32_t slot = bp->ent[k].slot;
+            uint32_t slot = pipe_list(bp)[k].slot;
             flow_t *f = &sim->flows[slot];
             const int32_t *rp;
             if (f->frozen == ep)
@@ -344,9 +345,10 @@ static void recompute(sim_t *sim, double now)
         sim->pipes[p0].mark = sim->epoch;
         sim->comp_pipes[ncp++] = p0;
         for (uint32_t i = 0; i < ncp; i++) {
-            const pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
+            pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
+            const pent_t *ent = pipe_list(p);
             for (uint32_t k = 0; k < p->cnt; k++) {
-                uint32_t slot = p->ent[k].slot;
+                uint32_t slot = ent[k].slot;
                 flow_t *f = &sim->flows[slot];
                 const int32_t *rp;
                 if (f->mark == sim->epoch)

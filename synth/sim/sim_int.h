@@ -66,20 +66,30 @@ typedef struct pent {     /* entry of a pipe's flow list */
 
 /* Flow-list entries held inside the pipe: most pipes carry a flow or two
  * at a time, and a separate allocation per pipe was one more cache line
- * per pipe touched. */
+ * per pipe touched.  With them a pipe's state is one 64-byte line (the
+ * array is allocated line-aligned). */
 #define SIM_PIPE_INLINE 2
 
 typedef struct pipe_st {
-    pent_t *ent;          /* inl, or owned once the list outgrows it */
+    union {
+        pent_t inl[SIM_PIPE_INLINE];  /* while cap == SIM_PIPE_INLINE */
+        pent_t *heap;     /* owned, once the list outgrew inl */
+    } list;               /* pipe_list() picks the one in use */
     uint32_t cnt, cap;
     uint32_t mark;        /* component epoch */
     uint32_t nunf;
-    int dirty;
     double bw;            /* pipe_bw[] beside the state that uses it */
     double cap_rem;
     double bytes;         /* carried in this run */
-    pent_t inl[SIM_PIPE_INLINE];
+    int dirty;
 } pipe_st_t;
+
+_Static_assert(sizeof(pipe_st_t) == 64, "a pipe's state is one cache line");
+
+static inline pent_t *pipe_list(pipe_st_t *p)
+{
+    return p->cap > SIM_PIPE_INLINE ? p->list.heap : p->list.inl;
+}
 
 struct sim {
     const ccs_sched_t *s;  /* borrowed */

@@ -495,7 +495,10 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
     sim->pending = calloc(pend, sizeof(uint32_t));
     sim->rank_finish = calloc(n, sizeof(double));
     sim->step_end = calloc(ns, sizeof(double));
-    sim->pipes = calloc(np, sizeof(pipe_st_t));
+    /* line-aligned, so that each pipe's state is one cache line */
+    sim->pipes = aligned_alloc(64, np * sizeof(pipe_st_t));
+    if (sim->pipes != NULL)
+        memset(sim->pipes, 0, np * sizeof(pipe_st_t));
     sim->dirty = calloc(np, sizeof(uint32_t));
     sim->comp_pipes = calloc(np, sizeof(uint32_t));
     if (sim->arrival == NULL || sim->tr_ready == NULL || sim->cur == NULL ||
@@ -505,7 +508,6 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim state)");
     for (int32_t p = 0; p < sim->npipes; p++) {
         sim->pipes[p].bw = sim->pipe_bw[p];
-        sim->pipes[p].ent = sim->pipes[p].inl;
         sim->pipes[p].cap = SIM_PIPE_INLINE;
     }
     return CCS_OK;
@@ -539,8 +541,8 @@ void sim_destroy(sim_t *sim)
     free(sim->step_end);
     if (sim->pipes != NULL) {
         for (int32_t p = 0; p < sim->npipes; p++)
-            if (sim->pipes[p].ent != sim->pipes[p].inl)
-                free(sim->pipes[p].ent);
+            if (sim->pipes[p].cap > SIM_PIPE_INLINE)
+                free(sim->pipes[p].list.heap);
     }
     free(sim->pipes);
     free(sim->dirty);
