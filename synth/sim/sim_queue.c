@@ -40,8 +40,14 @@ static bool append(sim_queue_t *q, unsigned b, uint64_t k,
         q->bucket[b] = nb;
         q->cap[b] = ncap;
     }
-    if (q->len[b] == 0 || k < q->bucket_min[b])
+    if (q->len[b] == 0) {
         q->bucket_min[b] = k;
+        q->bucket_max[b] = k;
+    } else if (k < q->bucket_min[b]) {
+        q->bucket_min[b] = k;
+    } else if (k > q->bucket_max[b]) {
+        q->bucket_max[b] = k;
+    }
     q->bucket[b][q->len[b]++] = *e;
     if (b > 0)
         q->occupied |= 1ULL << (b - 1);
@@ -128,6 +134,19 @@ simq_status_t simq_pop(sim_queue_t *q, event_t *out)
         q->min_key = min;
         q->occupied &= ~(1ULL << (b - 1));
         q->len[b] = 0;
+        if (q->bucket_max[b] == min) {
+            /* One time throughout (the common case: transfers of equal
+             * size and speed finish together): the bucket becomes bucket
+             * 0 as it stands, and the empty bucket 0 takes its place. */
+            event_t *arr = q->bucket[0];
+            uint32_t cap = q->cap[0];
+            q->bucket[0] = q->bucket[b];
+            q->cap[0] = q->cap[b];
+            q->len[0] = n;
+            q->bucket[b] = arr;
+            q->cap[b] = cap;
+            n = 0;
+        }
         for (uint32_t i = 0; i < n; i++) {
             /* lower buckets only: bucket b's own array is not written */
             uint64_t k = time_key(src[i].t);

@@ -43,6 +43,7 @@ typedef struct sim_queue {
     uint64_t occupied;    /* bit b - 1 set: bucket b (1..64) not empty */
     uint64_t min_key;     /* the last event taken out: its time's bits */
     uint64_t bucket_min[SIMQ_BUCKETS];  /* smallest key in each bucket */
+    uint64_t bucket_max[SIMQ_BUCKETS];  /* largest key in each bucket */
     uint64_t count;       /* events waiting */
 } sim_queue_t;
 
