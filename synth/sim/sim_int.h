@@ -153,11 +153,12 @@ struct sim {
     uint32_t epoch;
     sim_queue_t queue;     /* pending events (sim_queue.h) */
     uint64_t nevents;
+    bool time_reversed;    /* failed: an event was due before the current
+                              time (an engine bug, not out of memory) */
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
     sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
-    bool failed;           /* out of memory inside the event loop, or: */
-    bool time_reversed;    /* an event was due before the current time */
+    bool failed;           /* out of memory inside the event loop */
 };
 
 /* Grow *p (elements of `size` bytes) to hold at least `need`. */
