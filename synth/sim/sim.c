@@ -339,7 +339,10 @@ static void recompute(sim_t *sim, double now)
 
     for (uint32_t d = 0; d < sim->ndirty; d++) {
         uint32_t p0 = sim->dirty[d], ncp = 0, ncf = 0;
-        if (sim->pipes[p0].mark > ep0)
+        /* an emptied pipe (its flows finished) is a component with no
+         * rates to set: common, as flows leave an alpha before the next
+         * ones enter */
+        if (sim->pipes[p0].mark > ep0 || sim->pipes[p0].cnt == 0)
             continue;
         sim->epoch++;
         sim->pipes[p0].mark = sim->epoch;
