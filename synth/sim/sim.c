@@ -248,7 +248,9 @@ static void xfer_start(sim_t *sim, uint32_t x, double now)
         bw_start(sim, x, now);
 }
 
-static void flow_remove(sim_t *sim, uint32_t slot)
+/* The flow in `slot` has finished: off its pipes' lists, and its
+ * transfer's `bytes` counted on them. */
+static void flow_remove(sim_t *sim, uint32_t slot, double bytes)
 {
     const flow_t *f = &sim->flows[slot];
     uint32_t len = f->nhops;
@@ -257,6 +259,7 @@ static void flow_remove(sim_t *sim, uint32_t slot)
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
         uint32_t i = sim->pos[(size_t)slot * sim->maxhops + h];
+        p->bytes += bytes;
         pent_t *ent = pipe_list(p);
         pent_t moved = ent[--p->cnt];
         if (i != p->cnt) {
@@ -488,7 +491,9 @@ static void step_item_done(sim_t *sim, uint32_t t, double now)
     step_start(sim, t + 1, now);
 }
 
-static void xfer_done(sim_t *sim, uint32_t x, double now)
+/* The bytes transfer x carried, counted on its pipes (flow_remove does
+ * this for a transfer that had a bandwidth phase). */
+static void xfer_bytes(sim_t *sim, uint32_t x)
 {
     const xfer_t *xt = &sim->tr[x];
     double bytes = (double)xt->nchunks * sim->chunk_bytes;
@@ -496,6 +501,12 @@ static void xfer_done(sim_t *sim, uint32_t x, double now)
 
     for (uint32_t h = 0; h < sim->route_len[xt->route]; h++)
         sim->pipes[rp[h]].bytes += bytes;
+}
+
+static void xfer_done(sim_t *sim, uint32_t x, double now)
+{
+    const xfer_t *xt = &sim->tr[x];
+
     if (sim->mode == SIM_MODE_BARRIER) {
         step_item_done(sim, xt->step, now);
     } else {
@@ -524,6 +535,7 @@ static void handle(sim_t *sim, const event_t *e)
         bw_start(sim, e->a, e->t);
         break;
     case EV_ZDONE:
+        xfer_bytes(sim, e->a);
         xfer_done(sim, e->a, e->t);
         break;
     case EV_DONE: {
@@ -532,7 +544,8 @@ static void handle(sim_t *sim, const event_t *e)
         if (f->version != e->v)
             break;      /* superseded by a rate change */
         f->version++;   /* the slot's pending events are all stale now */
-        flow_remove(sim, e->a);
+        flow_remove(sim, e->a,
+                    (double)sim->tr[x].nchunks * sim->chunk_bytes);
         xfer_done(sim, x, e->t);
         break;
     }
