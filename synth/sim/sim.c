@@ -259,9 +259,10 @@ static void flow_remove(sim_t *sim, uint32_t slot, double bytes)
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
         uint32_t i = sim->pos[(size_t)slot * sim->maxhops + h];
-        p->bytes += bytes;
         pent_t *ent = pipe_list(p);
         pent_t moved = ent[--p->cnt];
+
+        p->bytes += bytes;
         if (i != p->cnt) {
             ent[i] = moved;
             sim->pos[(size_t)moved.slot * sim->maxhops + moved.hop] = i;
