@@ -649,17 +649,12 @@ TEST(many_chunk_plan)
     ccs_sched_destroy(ring);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Tiny files that declare a huge rank x chunk table and fill almost none
  * of it.  The final check used to visit (and format a message for) every
  * cell: 5 s for 1 rank x 2^24 chunks, hours for 4096 ranks.  Now it costs
- * what the ops wrote; the message and the count are the same. */
+ * what the ops wrote; the message and the count are the same.  No clock
+ * here: a return to the cell-by-cell walk would not finish, and the
+ * per-program limit of scripts/run-tests.sh turns that into a failure. */
 TEST(cost_is_bounded_by_what_is_written)
 {
     static const struct {
@@ -688,7 +683,6 @@ TEST(cost_is_bounded_by_what_is_written)
         ccs_sched_t *s = NULL;
         ccs_err_t err = { { 0 } };
         uint32_t t;
-        double t0;
 
         CHECK_STATUS(ccs_sched_create(cases[i].coll, cases[i].nranks,
                                       CCS_MAX_CHUNKS, "x", &s, &err), CCS_OK);
@@ -699,9 +693,7 @@ TEST(cost_is_bounded_by_what_is_written)
             CHECK_STATUS(ccs_sched_local(s, t, 0, CCS_BUF_OUT, 0, CCS_BUF_IN,
                                          0, 1, false, &err), CCS_OK);
         }
-        t0 = now_s();
         CHECK_STATUS(verify_sched(s, NULL, &err), CCS_ERR_VERIFY);
-        CHECK_MSG(now_s() - t0 < 1.0, "case %zu: %.2f s", i, now_s() - t0);
         CHECK_STR_CONTAINS(err.msg, cases[i].want);
         ccs_sched_destroy(s);
     }
