@@ -107,27 +107,21 @@ static bool is_member(const build_t *b, int32_t r, int32_t c)
     return mtree_test_bit(b->member, b->mwords, r, c);
 }
 
-/* Rank c joins tree r at `step` (bookkeeping shared by roots and
- * children). */
-static void join(build_t *b, mtree_t *m, int32_t r, int32_t c, int32_t step)
+/* Rank c joins tree r (bookkeeping shared by roots and children; the
+ * edge, join step and parent are the caller's). */
+static void join(build_t *b, int32_t r, int32_t c)
 {
-    int32_t n = b->n;
-    size_t rn = (size_t)r * n;
-    int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
+    size_t rn = (size_t)r * b->n;
 
-    m->join_step[rn + c] = step;
-    b->member[(size_t)r * (size_t)b->mwords + (size_t)c / 64] |=
-        UINT64_C(1) << (c % 64);
-    b->members[rn + b->nmem[r]++] = c;
+    mtree_set_bit(b->member, b->mwords, r, c);
+    b->nmem[r]++;
     b->live[rn + b->nlive[r]++] = c;
-    for (int32_t i = b->nbr_start[c]; i < b->nbr_start[c + 1]; i++) {
-        int32_t q = b->nbr[i];
-        if (b->missing[rn + q] > 0 && --b->missing[rn + q] == 0)
-            mtree_set_bit(b->full, b->mwords, r, q);
+    if (b->dist != NULL) {
+        int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
+        fc[b->dist[rn + c]]--;
+        while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
+            b->far_top[r]--;
     }
-    fc[b->dist[rn + c]]--;
-    while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
-        b->far_top[r]--;
 }
 
 /* Append len links to m->path_links, growing it. */
@@ -148,6 +142,13 @@ static ccs_status_t path_append(build_t *b, mtree_t *m, const int32_t *links,
     return CCS_OK;
 }
 
+/* Charge one unit of link l. */
+static void take(build_t *b, int32_t l)
+{
+    if (--b->cap[l] == 0 && b->link_src_rank[l] >= 0)
+        b->free_out[b->link_src_rank[l]]--;
+}
+
 /* Rule 4: the first GPU outside tree r that rank p can reach in exactly
  * `hops` links with capacity left: direct links (hops 1, link-id order),
  * else the switched candidates of that length (their topo_route routes,
@@ -157,22 +158,19 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
                      int32_t hops, int32_t *path_off, int32_t *path_len,
                      ccs_err_t *err, ccs_status_t *st)
 {
-    const topo_t *t = b->t;
-    int32_t src = t->rank_node[p];
     int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
-    for (int32_t i = t->out_start[src];
-         hops == 1 && i < t->out_start[src + 1]; i++) {
-        int32_t l = t->out_links[i], y = t->links[l].dst;
-        if (b->cap[l] > 0 && mtree_is_gpu(t, y) &&
-            !is_member(b, r, t->nodes[y].rank)) {
+    for (int32_t i = b->dlink_start[p]; hops == 1 && i < b->dlink_start[p + 1];
+         i++) {
+        int32_t l = b->dlink[i], c = b->dlink_rank[i];
+        if (b->cap[l] > 0 && !is_member(b, r, c)) {
             *path_off = m->npath_links;
             *path_len = 1;
             *st = path_append(b, m, &l, 1, err);
             if (*st != CCS_OK)
                 return -1;
-            b->cap[l]--;
-            return t->nodes[y].rank;
+            take(b, l);
+            return c;
         }
     }
     for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
@@ -206,22 +204,27 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
         if (*st != CCS_OK)
             return -1;
         for (int32_t k = 0; k < len; k++)
-            b->cap[chosen[k]]--;
+            take(b, chosen[k]);
         return c;
     }
     return -1;
 }
 
-/* Whether rank p has an out-link with capacity left in this step. */
-static bool has_free_link(const build_t *b, int32_t p)
+/* The end of tree r's scan of its parents for direct links in this step:
+ * the kept parents are now live[0, keep), and the ranks that joined in
+ * this step (not parents before the next) move down behind them. */
+static void close_live(build_t *b, int32_t r)
 {
-    const topo_t *t = b->t;
-    int32_t src = t->rank_node[p];
+    size_t rn = (size_t)r * b->n;
+    int32_t np = b->nparents[r], k = b->keep[r];
+    int32_t added = b->nlive[r] - np;
 
-    for (int32_t i = t->out_start[src]; i < t->out_start[src + 1]; i++)
-        if (b->cap[t->out_links[i]] > 0)
-            return true;
-    return false;
+    memmove(&b->live[rn + k], &b->live[rn + np],
+            sizeof(int32_t) * (size_t)added);
+    b->nlive[r] = k + added;
+    b->nparents[r] = k;
+    b->cursor[(size_t)r * (size_t)(b->maxhops + 1) + 1] = k;
+    b->keep[r] = -1;
 }
 
 /* Rule 3 and one turn of tree r in `step`: true when a rank joined. */
@@ -234,41 +237,49 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
 
     /* Nearest first over all parents (a multi-source BFS by route
      * length), parents in join order within one length; each length's
-     * scan resumes at its cursor (build_t). */
+     * scan resumes at its cursor (build_t).  The scan for direct links,
+     * which every step finishes before any longer one starts, also drops
+     * the parents it finds full (they stay full): the live list is
+     * compacted as it is read. */
     for (int32_t hops = 1; hops <= b->maxhops; hops++) {
         if (hops > 1 && !b->has_hops[hops])
             continue;
         for (int32_t i = cur[hops]; i < b->nparents[r]; cur[hops] = ++i) {
             int32_t p = b->live[rn + i], c, off = 0, len = 0;
+            bool drop = false;
             mtree_edge_t *e;
 
             /* Every route from p starts on one of its out-links: with
              * none left this step it cannot parent.  Tested first
-             * because the capacities stay in cache and the per-tree rows
+             * because free_out stays in cache and the per-tree rows
              * below do not (a pure filter: same choices). */
-            if (!has_free_link(b, p))
-                continue;
-            if (mtree_test_bit(b->full, b->mwords, r, p))
-                continue;
-            if (b->opts.children == MTREE_CHILDREN_ONE &&
-                b->last_child[rn + p] == step)
-                continue;
-            c = probe(b, m, r, p, hops, &off, &len, err, st);
-            if (*st != CCS_OK)
-                return false;
-            if (c < 0)
-                continue;
-            join(b, m, r, c, step);
-            m->parent[rn + c] = p;
-            b->last_child[rn + p] = step;
-            e = &m->edges[(size_t)r * (n - 1) + nedges[r]++];
-            e->parent = p;
-            e->child = c;
-            e->step = step;
-            e->path_off = off;
-            e->path_len = len;
-            return true;
+            if (b->free_out[p] == 0) {
+                /* kept: may still parent in a later step */
+            } else if (mtree_full(b, r, p)) {
+                drop = true;
+            } else if (b->opts.children != MTREE_CHILDREN_ONE ||
+                       b->last_child[rn + p] != step) {
+                c = probe(b, m, r, p, hops, &off, &len, err, st);
+                if (*st != CCS_OK)
+                    return false;
+                if (c >= 0) {   /* p is tried again at the next turn */
+                    join(b, r, c);
+                    if (b->last_child != NULL)
+                        b->last_child[rn + p] = step;
+                    e = &m->edges[(size_t)r * (n - 1) + nedges[r]++];
+                    e->parent = p;
+                    e->child = c;
+                    e->step = step;
+                    e->path_off = off;
+                    e->path_len = len;
+                    return true;
+                }
+            }
+            if (hops == 1 && !drop)
+                b->live[rn + b->keep[r]++] = p;
         }
+        if (hops == 1 && b->keep[r] >= 0)
+            close_live(b, r);
     }
     return false;
 }
@@ -296,21 +307,6 @@ static int32_t turn_order(build_t *b)
     for (int32_t i = 0; i < k; i++)
         b->order[i] = (int32_t)(b->keys[i] % n);
     return k;
-}
-
-/* Drop members that can no longer parent (all GPU neighbours in the tree),
- * keeping join order. */
-static void compact_live(build_t *b, int32_t r)
-{
-    size_t rn = (size_t)r * b->n;
-    int32_t k = 0;
-
-    for (int32_t i = 0; i < b->nlive[r]; i++) {
-        int32_t p = b->live[rn + i];
-        if (!mtree_test_bit(b->full, b->mwords, r, p))
-            b->live[rn + k++] = p;
-    }
-    b->nlive[r] = k;
 }
 
 ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
@@ -352,10 +348,6 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
         goto cleanup;
     }
-    for (size_t i = 0; i < nn; i++) {
-        m->join_step[i] = -1;
-        m->parent[i] = -1;
-    }
     st = mtree_build_init(&b, t, &o, m->link_cap, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -372,7 +364,7 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
 
     /* Algorithm 1 lines 1-3: every rank roots its own tree. */
     for (int32_t r = 0; r < n; r++)
-        join(&b, m, r, r, 0);
+        join(&b, r, r);
 
     while (done < n) {             /* lines 4-14 */
         int32_t norder, added = 0;
@@ -380,11 +372,12 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
 
         step++;
         memcpy(b.cap, m->link_cap, sizeof(int32_t) * (size_t)t->nlinks);
+        memcpy(b.free_out, b.out_deg, sizeof(int32_t) * (size_t)n);
         norder = turn_order(&b);
         for (int32_t i = 0; i < norder; i++) {
             b.step_done[b.order[i]] = false;
-            compact_live(&b, b.order[i]);
             b.nparents[b.order[i]] = b.nlive[b.order[i]];
+            b.keep[b.order[i]] = 0;
             memset(&b.cursor[(size_t)b.order[i] * (size_t)(b.maxhops + 1)],
                    0, sizeof(int32_t) * (size_t)(b.maxhops + 1));
         }
@@ -417,6 +410,18 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         }
     }
     m->nsteps = step;
+    /* Join steps and parents from the edges, one tree row at a time (in
+     * cache, where writing them at each join would miss twice). */
+    for (int32_t r = 0; r < n; r++) {
+        size_t rn = (size_t)r * (size_t)n;
+        const mtree_edge_t *e = &m->edges[(size_t)r * (size_t)(n - 1)];
+        m->join_step[rn + r] = 0;
+        m->parent[rn + r] = -1;
+        for (int32_t i = 0; i < n - 1; i++) {
+            m->join_step[rn + e[i].child] = e[i].step;
+            m->parent[rn + e[i].child] = e[i].parent;
+        }
+    }
 
 cleanup:
     mtree_build_free(&b);

@@ -16,25 +16,47 @@
 #include "mtree.h"
 
 /* Working state of one construction; every pointer owned here and freed by
- * mtree_build_free. */
+ * mtree_build_free.  Per-tree state is kept to what every join must touch
+ * (a membership bit, the live list, the edge): with n trees of n ranks,
+ * each further n x n array read or written per join is a cache miss per
+ * join on thousands of ranks. */
 typedef struct build {
     const topo_t *t;
     mtree_opts_t opts;
     int32_t n, nnodes, nlinks;
     int32_t *cap;          /* [nlinks] residual capacity this step */
-    int32_t *members;      /* [n*n] per tree, ranks in join order */
-    int32_t *nmem;         /* [n] */
-    int32_t *live;         /* [n*n] per tree, members that may still parent */
+    /* Out-links of each rank with capacity left this step (every link has
+     * some at the step's start: out_deg), kept as links fill: whether a
+     * rank can still send is one read. */
+    int32_t *free_out;     /* [n] */
+    int32_t *out_deg;      /* [n] */
+    int32_t *link_src_rank;/* [nlinks] rank at the link's source, or -1 */
+    int32_t *nmem;         /* [n] ranks in each tree */
+    int32_t *live;         /* [n*n] per tree, members that may still parent,
+                              in join order */
     int32_t *nlive;        /* [n] */
-    int32_t *missing;      /* [n*n] GPU out-neighbours not in the tree; -1 if
-                              the rank reaches switches (no pruning) */
-    int32_t *last_child;   /* [n*n] step of the last child added (rule 3) */
-    int32_t *dist;         /* [n*n] GPU-hop distance root -> rank */
-    int32_t *far_cnt;      /* [n*(maxd+1)] non-members per distance */
+    int32_t *last_child;   /* [n*n] step of the last child added (rule 3);
+                              MTREE_CHILDREN_ONE only, else NULL */
+    /* MTREE_ORDER_HEIGHT only (NULL otherwise): GPU-hop distance root ->
+     * rank, and per tree the non-members at each distance, whose largest
+     * nonzero index is the remaining height. */
+    uint16_t *dist;        /* [n*n] */
+    int32_t *far_cnt;      /* [n*(maxd+1)] */
     int32_t *far_top;      /* [n] current remaining height */
     int32_t maxd;
-    int32_t *nbr_start;    /* [n+1] distinct direct GPU in-neighbours */
-    int32_t *nbr;
+    /* Distinct direct GPU out-neighbours of each rank (ranks), and whether
+     * the rank has a link to a switch or NIC.  A rank that has none of
+     * the latter and whose GPU out-neighbours are all in tree r can no
+     * longer parent in tree r (mtree_full). */
+    int32_t *onbr_start;   /* [n+1] */
+    int32_t *onbr;
+    bool *switched;        /* [n] */
+    /* Each rank's out-links to GPUs, in the topology's out-link order, and
+     * the rank each reaches (rule 4's direct links, without touching the
+     * node table). */
+    int32_t *dlink_start;  /* [n+1] */
+    int32_t *dlink;        /* link id */
+    int32_t *dlink_rank;   /* rank at its far end */
     int32_t *stamp;        /* [nnodes] BFS visit stamps */
     int32_t *pnext;        /* [nlinks] next parallel link u->v (cyclic):
                               one pipe in the simulator */
@@ -55,21 +77,20 @@ typedef struct build {
     /* cursor[r * (maxhops + 1) + h]: where tree r's scan of its live
      * parents for routes of h links resumes in this step.  Within a step
      * a failed probe stays failed (capacity only shrinks, members only
-     * join, `missing` only falls), so a turn need not rescan the parents
-     * before the last winner: the same choices at O(live) per tree and
-     * step instead of O(live) per turn. */
+     * join), so a turn need not rescan the parents before the last
+     * winner: the same choices at O(live) per tree and step instead of
+     * O(live) per turn. */
     int32_t *cursor;
-    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r (as
-     * join_step >= 0), n^2 / 8 bytes: the membership test of every probe
-     * stays in cache, where join_step's 4 n^2 bytes do not. */
+    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r, n^2 / 8
+     * bytes: the membership test of every probe stays in cache. */
     uint64_t *member;
-    /* full: the same layout, bit p set when missing[r][p] == 0 (p has no
-     * GPU neighbour left outside tree r), tested where missing would be */
-    uint64_t *full;
     int32_t mwords;
     int32_t *nparents;     /* [n] live members at the step's start: those
                               after them joined in this step and may not
                               parent yet (the live list is in join order) */
+    int32_t *keep;         /* [n] where the direct-link scan writes the next
+                              parent it keeps; -1 once it has ended in this
+                              step (mtree.c, close_live) */
     int32_t path_cap;
 } build_t;
 
@@ -91,6 +112,22 @@ static inline void mtree_set_bit(uint64_t *bits, int32_t words, int32_t r,
 {
     bits[(size_t)r * (size_t)words + (size_t)c / 64] |= UINT64_C(1)
                                                          << (c % 64);
+}
+
+/* Whether rank p can no longer parent in tree r: no link to a switch or
+ * NIC, and every GPU out-neighbour already in the tree. */
+static inline bool mtree_full(const build_t *b, int32_t r, int32_t p)
+{
+    const uint64_t *row = &b->member[(size_t)r * (size_t)b->mwords];
+
+    if (b->switched[p])
+        return false;
+    for (int32_t i = b->onbr_start[p]; i < b->onbr_start[p + 1]; i++) {
+        int32_t q = b->onbr[i];
+        if (!((row[q / 64] >> (q % 64)) & 1u))
+            return false;
+    }
+    return true;
 }
 
 /* mtree_prep.c */
