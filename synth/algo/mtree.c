@@ -108,20 +108,13 @@ static bool is_member(const build_t *b, int32_t r, int32_t c)
 }
 
 /* Rank c joins tree r (bookkeeping shared by roots and children; the
- * edge, join step and parent are the caller's). */
+ * edge, join step and parent are the caller's, the remaining height is
+ * settled at the next step's start: settle_heights). */
 static void join(build_t *b, int32_t r, int32_t c)
 {
-    size_t rn = (size_t)r * b->n;
-
     mtree_set_bit(b->member, b->mwords, r, c);
     b->nmem[r]++;
-    b->live[rn + b->nlive[r]++] = c;
-    if (b->dist != NULL) {
-        int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
-        fc[b->dist[rn + c]]--;
-        while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
-            b->far_top[r]--;
-    }
+    b->live[(size_t)r * b->n + b->nlive[r]++] = c;
 }
 
 /* Append len links to m->path_links, growing it. */
@@ -290,19 +283,43 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* MTREE_ORDER_HEIGHT: count out of far_cnt the ranks that joined each
+ * incomplete tree in the last step (behind its parents in the live list,
+ * close_live) and lower its remaining height.  Done here, in one pass per
+ * tree, rather than at each join: the distance rows do not stay in cache
+ * between turns, and these loads do not wait on one another. */
+static void settle_heights(build_t *b)
+{
+    int32_t n = b->n;
+
+    for (int32_t r = 0; r < n; r++) {
+        size_t rn = (size_t)r * (size_t)n;
+        int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
+
+        if (b->nmem[r] == n)
+            continue;
+        for (int32_t i = b->nparents[r]; i < b->nlive[r]; i++)
+            fc[b->dist[rn + b->live[rn + i]]]--;
+        while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
+            b->far_top[r]--;
+    }
+}
+
 /* Rule 2: the turn order for this step (incomplete trees only). */
 static int32_t turn_order(build_t *b)
 {
     int32_t n = b->n, k = 0;
 
-    for (int32_t r = 0; r < n; r++) {
-        if (b->nmem[r] == n)
-            continue;
-        if (b->opts.order == MTREE_ORDER_HEIGHT)
-            b->keys[k++] = (int64_t)(b->maxd - b->far_top[r]) * n + r;
-        else
-            b->keys[k++] = r;
+    if (b->opts.order == MTREE_ORDER_ROOT) {
+        for (int32_t r = 0; r < n; r++)
+            if (b->nmem[r] < n)
+                b->order[k++] = r;
+        return k;
     }
+    settle_heights(b);
+    for (int32_t r = 0; r < n; r++)
+        if (b->nmem[r] < n)
+            b->keys[k++] = (int64_t)(b->maxd - b->far_top[r]) * n + r;
     qsort(b->keys, (size_t)k, sizeof(int64_t), cmp_i64);
     for (int32_t i = 0; i < k; i++)
         b->order[i] = (int32_t)(b->keys[i] % n);
