@@ -142,30 +142,35 @@ static void take(build_t *b, int32_t l)
         b->free_out[b->link_src_rank[l]]--;
 }
 
-/* Rule 4: the first GPU outside tree r that rank p can reach in exactly
- * `hops` links with capacity left: direct links (hops 1, link-id order),
- * else the switched candidates of that length (their topo_route routes,
- * a parallel link standing in for a full one).  Charges the path, appends
- * it to m->path_links and returns the child rank; -1 when none. */
-static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
-                     int32_t hops, int32_t *path_off, int32_t *path_len,
-                     ccs_err_t *err, ccs_status_t *st)
+/* Rule 4 over direct links, with rule 3's fullness test in the same pass
+ * (both read p's GPU out-links and tree r's membership row): the index in
+ * dlink of p's first GPU out-link, in link-id order, with capacity left
+ * and its far end outside tree r; -1 when there is none; -2 when p can no
+ * longer parent in tree r (mtree_full: no switch or NIC link, every GPU
+ * out-neighbour in the tree). */
+static int32_t direct_probe(const build_t *b, int32_t r, int32_t p)
 {
-    int32_t chosen[64];     /* route lengths are < 64 (candidates) */
+    const uint64_t *row = &b->member[(size_t)r * (size_t)b->mwords];
+    bool outside = b->switched[p];
 
-    for (int32_t i = b->dlink_start[p]; hops == 1 && i < b->dlink_start[p + 1];
-         i++) {
-        int32_t l = b->dlink[i], c = b->dlink_rank[i];
-        if (b->cap[l] > 0 && !is_member(b, r, c)) {
-            *path_off = m->npath_links;
-            *path_len = 1;
-            *st = path_append(b, m, &l, 1, err);
-            if (*st != CCS_OK)
-                return -1;
-            take(b, l);
-            return c;
-        }
+    for (int32_t i = b->dlink_start[p]; i < b->dlink_start[p + 1]; i++) {
+        int32_t c = b->dlink_rank[i];
+        if ((row[c / 64] >> (c % 64)) & 1u)
+            continue;
+        outside = true;
+        if (b->cap[b->dlink[i]] > 0)
+            return i;
     }
+    return outside ? -1 : -2;
+}
+
+/* Rule 4 over switched candidates: the first rank outside tree r among
+ * p's candidates whose route has exactly `hops` links, each with
+ * capacity left (a parallel link of the same pipe standing in for a full
+ * one).  Writes the links to chosen[] and returns the rank; -1 when none. */
+static int32_t switched_probe(const build_t *b, int32_t r, int32_t p,
+                              int32_t hops, int32_t *chosen)
+{
     for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
         int32_t c = b->cand[i], off = b->cand_off[i], len = b->cand_len[i];
         bool ok = !is_member(b, r, c);
@@ -189,18 +194,36 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
             } while (l != l0);
             ok = chosen[k] >= 0;
         }
-        if (!ok)
-            continue;
-        *path_off = m->npath_links;
-        *path_len = len;
-        *st = path_append(b, m, chosen, len, err);
-        if (*st != CCS_OK)
-            return -1;
-        for (int32_t k = 0; k < len; k++)
-            take(b, chosen[k]);
-        return c;
+        if (ok)
+            return c;
     }
     return -1;
+}
+
+/* Rank c joins tree r from p over the links path[0, len): charges them,
+ * records the edge and the path. */
+static ccs_status_t add_edge(build_t *b, mtree_t *m, int32_t r, int32_t p,
+                             int32_t c, const int32_t *path, int32_t len,
+                             int32_t step, int32_t *nedges, ccs_err_t *err)
+{
+    mtree_edge_t *e = &m->edges[(size_t)r * (size_t)(b->n - 1) +
+                                (size_t)nedges[r]++];
+    ccs_status_t st;
+
+    e->parent = p;
+    e->child = c;
+    e->step = step;
+    e->path_off = m->npath_links;
+    e->path_len = len;
+    st = path_append(b, m, path, len, err);
+    if (st != CCS_OK)
+        return st;
+    for (int32_t k = 0; k < len; k++)
+        take(b, path[k]);
+    join(b, r, c);
+    if (b->last_child != NULL)
+        b->last_child[(size_t)r * (size_t)b->n + p] = step;
+    return CCS_OK;
 }
 
 /* The end of tree r's scan of its parents for direct links in this step:
@@ -224,9 +247,9 @@ static void close_live(build_t *b, int32_t r)
 static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
                  int32_t *nedges, ccs_err_t *err, ccs_status_t *st)
 {
-    int32_t n = b->n;
-    size_t rn = (size_t)r * n;
+    size_t rn = (size_t)r * b->n;
     int32_t *cur = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1)];
+    int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
     /* Nearest first over all parents (a multi-source BFS by route
      * length), parents in join order within one length; each length's
@@ -238,37 +261,36 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
         if (hops > 1 && !b->has_hops[hops])
             continue;
         for (int32_t i = cur[hops]; i < b->nparents[r]; cur[hops] = ++i) {
-            int32_t p = b->live[rn + i], c, off = 0, len = 0;
-            bool drop = false;
-            mtree_edge_t *e;
+            int32_t p = b->live[rn + i], c = -1, k;
 
             /* Every route from p starts on one of its out-links: with
              * none left this step it cannot parent.  Tested first
              * because free_out stays in cache and the per-tree rows
-             * below do not (a pure filter: same choices). */
-            if (b->free_out[p] == 0) {
-                /* kept: may still parent in a later step */
-            } else if (mtree_full(b, r, p)) {
-                drop = true;
-            } else if (b->opts.children != MTREE_CHILDREN_ONE ||
-                       b->last_child[rn + p] != step) {
-                c = probe(b, m, r, p, hops, &off, &len, err, st);
+             * do not (a pure filter: same choices).  A parent that
+             * is skipped stays in the list. */
+            if (b->free_out[p] > 0 &&
+                (b->last_child == NULL || b->last_child[rn + p] != step)) {
+                if (hops == 1) {
+                    k = direct_probe(b, r, p);
+                    if (k == -2)
+                        continue;       /* full: dropped */
+                    if (k >= 0) {
+                        c = b->dlink_rank[k];
+                        *st = add_edge(b, m, r, p, c, &b->dlink[k], 1,
+                                       step, nedges, err);
+                    }
+                } else {
+                    c = switched_probe(b, r, p, hops, chosen);
+                    if (c >= 0)
+                        *st = add_edge(b, m, r, p, c, chosen, hops, step,
+                                       nedges, err);
+                }
                 if (*st != CCS_OK)
                     return false;
-                if (c >= 0) {   /* p is tried again at the next turn */
-                    join(b, r, c);
-                    if (b->last_child != NULL)
-                        b->last_child[rn + p] = step;
-                    e = &m->edges[(size_t)r * (n - 1) + nedges[r]++];
-                    e->parent = p;
-                    e->child = c;
-                    e->step = step;
-                    e->path_off = off;
-                    e->path_len = len;
+                if (c >= 0)     /* p is tried again at the next turn */
                     return true;
-                }
             }
-            if (hops == 1 && !drop)
+            if (hops == 1)
                 b->live[rn + b->keep[r]++] = p;
         }
         if (hops == 1 && b->keep[r] >= 0)
