@@ -114,7 +114,7 @@ static void join(build_t *b, int32_t r, int32_t c)
 {
     mtree_set_bit(b->member, b->mwords, r, c);
     b->nmem[r]++;
-    b->live[(size_t)r * b->n + b->nlive[r]++] = c;
+    b->live[(size_t)r * b->n + b->nlive[r]++] = (uint16_t)c;
 }
 
 /* Append len links to m->path_links, growing it. */
@@ -236,7 +236,7 @@ static void close_live(build_t *b, int32_t r)
     int32_t added = b->nlive[r] - np;
 
     memmove(&b->live[rn + k], &b->live[rn + np],
-            sizeof(int32_t) * (size_t)added);
+            sizeof(uint16_t) * (size_t)added);
     b->nlive[r] = k + added;
     b->nparents[r] = k;
     b->cursor[(size_t)r * (size_t)(b->maxhops + 1) + 1] = k;
@@ -291,7 +291,7 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
                     return true;
             }
             if (hops == 1)
-                b->live[rn + b->keep[r]++] = p;
+                b->live[rn + b->keep[r]++] = (uint16_t)p;
         }
         if (hops == 1 && b->keep[r] >= 0)
             close_live(b, r);

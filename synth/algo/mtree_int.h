@@ -32,8 +32,9 @@ typedef struct build {
     int32_t *out_deg;      /* [n] */
     int32_t *link_src_rank;/* [nlinks] rank at the link's source, or -1 */
     int32_t *nmem;         /* [n] ranks in each tree */
-    int32_t *live;         /* [n*n] per tree, members that may still parent,
-                              in join order */
+    uint16_t *live;        /* [n*n] per tree, members that may still parent,
+                              in join order (ranks < 65536: mtree_build_init;
+                              half the bytes of the rows every step scans) */
     int32_t *nlive;        /* [n] */
     int32_t *last_child;   /* [n*n] step of the last child added (rule 3);
                               MTREE_CHILDREN_ONE only, else NULL */

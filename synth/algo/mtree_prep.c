@@ -389,7 +389,7 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     b->n = n;
     b->nnodes = N;
     b->nlinks = L;
-    /* dist holds GPU-hop distances, at most n - 1 */
+    /* dist holds GPU-hop distances, at most n - 1, and live ranks */
     if (n > UINT16_MAX)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: %d ranks, "
                            "more than %d", n, UINT16_MAX);
@@ -398,7 +398,7 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     b->out_deg = malloc(sizeof(int32_t) * (size_t)n);
     b->link_src_rank = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
     b->nmem = calloc((size_t)n, sizeof(int32_t));
-    b->live = malloc(sizeof(int32_t) * nn);
+    b->live = malloc(sizeof(uint16_t) * nn);
     b->nlive = calloc((size_t)n, sizeof(int32_t));
     b->far_top = calloc((size_t)n, sizeof(int32_t));
     b->stamp = calloc((size_t)N, sizeof(int32_t));
