@@ -138,8 +138,9 @@ static ccs_status_t path_append(build_t *b, mtree_t *m, const int32_t *links,
 /* Charge one unit of link l. */
 static void take(build_t *b, int32_t l)
 {
-    if (--b->cap[l] == 0 && b->link_src_rank[l] >= 0)
-        b->free_out[b->link_src_rank[l]]--;
+    if (--b->cap[l] == 0 && b->link_src_rank[l] >= 0 &&
+        --b->free_out[b->link_src_rank[l]] == 0)
+        b->senders--;
 }
 
 /* Rule 4 over direct links, with rule 3's fullness test in the same pass
@@ -227,19 +228,21 @@ static ccs_status_t add_edge(build_t *b, mtree_t *m, int32_t r, int32_t p,
 }
 
 /* The end of tree r's scan of its parents for direct links in this step:
- * the kept parents are now live[0, keep), and the ranks that joined in
- * this step (not parents before the next) move down behind them. */
+ * the kept parents are now live[0, keep), the ones it did not reach
+ * (when the step ends early) follow them, and behind those the ranks
+ * that joined in this step (not parents before the next). */
 static void close_live(build_t *b, int32_t r)
 {
     size_t rn = (size_t)r * b->n;
+    int32_t *read = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1) + 1];
     int32_t np = b->nparents[r], k = b->keep[r];
-    int32_t added = b->nlive[r] - np;
+    int32_t tail = b->nlive[r] - *read;
 
-    memmove(&b->live[rn + k], &b->live[rn + np],
-            sizeof(uint16_t) * (size_t)added);
-    b->nlive[r] = k + added;
-    b->nparents[r] = k;
-    b->cursor[(size_t)r * (size_t)(b->maxhops + 1) + 1] = k;
+    memmove(&b->live[rn + k], &b->live[rn + *read],
+            sizeof(uint16_t) * (size_t)tail);
+    b->nparents[r] = k + (np - *read);
+    b->nlive[r] = k + tail;
+    *read = b->nparents[r];
     b->keep[r] = -1;
 }
 
@@ -251,6 +254,13 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
     int32_t *cur = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1)];
     int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
+    /* No rank has an out-link left: every probe would fail, so the scans
+     * that remain in this step are skipped (same choices). */
+    if (b->senders == 0) {
+        if (b->keep[r] >= 0)
+            close_live(b, r);
+        return false;
+    }
     /* Nearest first over all parents (a multi-source BFS by route
      * length), parents in join order within one length; each length's
      * scan resumes at its cursor (build_t).  The scan for direct links,
@@ -412,6 +422,7 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         step++;
         memcpy(b.cap, m->link_cap, sizeof(int32_t) * (size_t)t->nlinks);
         memcpy(b.free_out, b.out_deg, sizeof(int32_t) * (size_t)n);
+        b.senders = b.senders0;
         norder = turn_order(&b);
         for (int32_t i = 0; i < norder; i++) {
             b.step_done[b.order[i]] = false;

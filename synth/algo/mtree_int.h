@@ -30,6 +30,9 @@ typedef struct build {
      * rank can still send is one read. */
     int32_t *free_out;     /* [n] */
     int32_t *out_deg;      /* [n] */
+    int32_t senders;       /* ranks with free_out > 0 now: at 0 no route
+                              can start, and the step is over for all */
+    int32_t senders0;      /* ranks with out_deg > 0 */
     int32_t *link_src_rank;/* [nlinks] rank at the link's source, or -1 */
     int32_t *nmem;         /* [n] ranks in each tree */
     uint16_t *live;        /* [n*n] per tree, members that may still parent,

@@ -440,6 +440,7 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     for (int32_t p = 0; p < n; p++) {
         int32_t v = t->rank_node[p];
         b->out_deg[p] = t->out_start[v + 1] - t->out_start[v];
+        b->senders0 += b->out_deg[p] > 0;
     }
     pipes(t, b->pnext, b->stamp);
     st = rank_links(b, err);
