@@ -28,11 +28,15 @@
  *     the bound n - 1 (fattree:4x4: 15; with every route through spine 0
  *     it was 25).
  *
- * Cost: per step and tree, at most one failed scan of its live parents;
- * each probe scans one CSR row, then (switched networks) the parent's
- * candidate list.  Roughly O(T * n * live * degree) on a torus and
+ * Cost: per step and tree, one pass over its live parents (the ranks in
+ * it with a GPU neighbour still outside), which also drops the full ones;
+ * a parent with no out-link left this step costs one read, a probe one
+ * pass over its GPU links (then, on switched networks, its candidate
+ * list).  Roughly O(T * n * live * degree) on a torus and
  * O(T * n * live * n) on switched networks; the candidates cost n^2
- * topo_route calls once.
+ * topo_route calls once.  What a join writes is kept to a bit, a live
+ * entry and the edge: with n trees of n ranks each further n x n array
+ * touched per join is a cache miss per join from about 1000 ranks on.
  *
  * This file is the construction (rules 2-4), mtree_build_best and the DOT
  * drawing; the working state and its setup (rule 1, distances, switched
