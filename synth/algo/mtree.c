@@ -313,12 +313,6 @@ static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
     return false;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* MTREE_ORDER_HEIGHT: count out of far_cnt the ranks that joined each
  * incomplete tree in the last step (behind its parents in the live list,
  * close_live) and lower its remaining height.  Done here, in one pass per
@@ -353,12 +347,20 @@ static int32_t turn_order(build_t *b)
         return k;
     }
     settle_heights(b);
+    /* A counting sort by remaining height, larger first; ranks ascending
+     * within one height (the scan below is in rank order, and stable). */
+    memset(b->bucket, 0, sizeof(int32_t) * (size_t)(b->maxd + 1));
     for (int32_t r = 0; r < n; r++)
         if (b->nmem[r] < n)
-            b->keys[k++] = (int64_t)(b->maxd - b->far_top[r]) * n + r;
-    qsort(b->keys, (size_t)k, sizeof(int64_t), cmp_i64);
-    for (int32_t i = 0; i < k; i++)
-        b->order[i] = (int32_t)(b->keys[i] % n);
+            b->bucket[b->far_top[r]]++;
+    for (int32_t h = b->maxd; h >= 0; h--) {
+        int32_t c = b->bucket[h];
+        b->bucket[h] = k;
+        k += c;
+    }
+    for (int32_t r = 0; r < n; r++)
+        if (b->nmem[r] < n)
+            b->order[b->bucket[b->far_top[r]]++] = r;
     return k;
 }
 

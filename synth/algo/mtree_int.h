@@ -76,7 +76,8 @@ typedef struct build {
     int32_t maxhops;       /* longest candidate route (>= 1) */
     bool has_hops[64];     /* route lengths that occur (capped) */
     int32_t *order;        /* [n] turn order */
-    int64_t *keys;         /* [n] sort keys */
+    int32_t *bucket;       /* [maxd + 1] counting sort of the turn order by
+                              remaining height (MTREE_ORDER_HEIGHT) */
     bool *step_done;       /* [n] */
     /* cursor[r * (maxhops + 1) + h]: where tree r's scan of its live
      * parents for routes of h links resumes in this step.  Within a step

@@ -38,7 +38,7 @@ void mtree_build_free(build_t *b)
     free(b->cand_len);
     free(b->cand_links);
     free(b->order);
-    free(b->keys);
+    free(b->bucket);
     free(b->step_done);
     free(b->cursor);
     free(b->nparents);
@@ -404,11 +404,10 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     b->stamp = calloc((size_t)N, sizeof(int32_t));
     b->pnext = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
     b->order = malloc(sizeof(int32_t) * (size_t)n);
-    b->keys = malloc(sizeof(int64_t) * (size_t)n);
     b->step_done = calloc((size_t)n, sizeof(bool));
     if (!b->cap || !b->free_out || !b->out_deg || !b->link_src_rank ||
         !b->nmem || !b->live || !b->nlive || !b->far_top ||
-        !b->stamp || !b->pnext || !b->order || !b->keys || !b->step_done)
+        !b->stamp || !b->pnext || !b->order || !b->step_done)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory "
                            "for %d trees", n);
     if (opts->children == MTREE_CHILDREN_ONE) {
@@ -453,7 +452,8 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     if (b->dist != NULL) {
         b->far_cnt = calloc((size_t)n * (size_t)(b->maxd + 1),
                             sizeof(int32_t));
-        if (b->far_cnt == NULL)
+        b->bucket = calloc((size_t)b->maxd + 1, sizeof(int32_t));
+        if (b->far_cnt == NULL || b->bucket == NULL)
             return ccs_err_set(err, CCS_ERR_NOMEM,
                                "multitree: out of memory");
         for (int32_t r = 0; r < n; r++) {
