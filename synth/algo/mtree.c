@@ -151,8 +151,8 @@ static void take(build_t *b, int32_t l)
  * (both read p's GPU out-links and tree r's membership row): the index in
  * dlink of p's first GPU out-link, in link-id order, with capacity left
  * and its far end outside tree r; -1 when there is none; -2 when p can no
- * longer parent in tree r (mtree_full: no switch or NIC link, every GPU
- * out-neighbour in the tree). */
+ * longer parent in tree r (it is full: no switch or NIC link, every GPU
+ * out-neighbour in the tree; fullness lasts). */
 static int32_t direct_probe(const build_t *b, int32_t r, int32_t p)
 {
     const uint64_t *row = &b->member[(size_t)r * (size_t)b->mwords];

@@ -48,23 +48,19 @@ typedef struct build {
     int32_t *far_cnt;      /* [n*(maxd+1)] */
     int32_t *far_top;      /* [n] current remaining height */
     int32_t maxd;
-    /* Distinct direct GPU out-neighbours of each rank (ranks), and whether
-     * the rank has a link to a switch or NIC.  A rank that has none of
-     * the latter and whose GPU out-neighbours are all in tree r can no
-     * longer parent in tree r (mtree_full). */
-    int32_t *onbr_start;   /* [n+1] */
-    int32_t *onbr;
+    /* Whether each rank has a link to a switch or NIC.  A rank that has
+     * none and whose GPU out-neighbours are all in tree r can no longer
+     * parent in tree r (mtree.c, direct_probe). */
     bool *switched;        /* [n] */
     /* Each rank's out-links to GPUs, in the topology's out-link order, and
-     * the rank each reaches (rule 4's direct links, without touching the
-     * node table). */
+     * the rank each reaches (rule 4's direct links and the fullness test,
+     * without touching the node table). */
     int32_t *dlink_start;  /* [n+1] */
     int32_t *dlink;        /* link id */
     int32_t *dlink_rank;   /* rank at its far end */
-    int32_t *stamp;        /* [nnodes] BFS visit stamps */
+    int32_t *stamp;        /* [nnodes] scratch of mtree_prep.c's pipes() */
     int32_t *pnext;        /* [nlinks] next parallel link u->v (cyclic):
                               one pipe in the simulator */
-    int32_t cur_stamp;
     /* Switched candidates of each rank p (III-C3): the ranks whose
      * topo_route from p passes through switches and NICs only, nearest
      * first, each with that fixed route (switched_candidates). */
@@ -117,22 +113,6 @@ static inline void mtree_set_bit(uint64_t *bits, int32_t words, int32_t r,
 {
     bits[(size_t)r * (size_t)words + (size_t)c / 64] |= UINT64_C(1)
                                                          << (c % 64);
-}
-
-/* Whether rank p can no longer parent in tree r: no link to a switch or
- * NIC, and every GPU out-neighbour already in the tree. */
-static inline bool mtree_full(const build_t *b, int32_t r, int32_t p)
-{
-    const uint64_t *row = &b->member[(size_t)r * (size_t)b->mwords];
-
-    if (b->switched[p])
-        return false;
-    for (int32_t i = b->onbr_start[p]; i < b->onbr_start[p + 1]; i++) {
-        int32_t q = b->onbr[i];
-        if (!((row[q / 64] >> (q % 64)) & 1u))
-            return false;
-    }
-    return true;
 }
 
 /* mtree_prep.c */

@@ -24,8 +24,6 @@ void mtree_build_free(build_t *b)
     free(b->dist);
     free(b->far_cnt);
     free(b->far_top);
-    free(b->onbr_start);
-    free(b->onbr);
     free(b->switched);
     free(b->dlink_start);
     free(b->dlink);
@@ -320,27 +318,23 @@ cleanup:
     return st;
 }
 
-/* Per rank, from its out-links: the distinct GPU out-neighbours (onbr),
- * whether one leads to a switch or NIC (switched), and the links to GPUs
- * in out-link order with the rank at their far end (dlink).  Two passes:
- * count, then fill. */
+/* Per rank, from its out-links: whether one leads to a switch or NIC
+ * (switched), and the links to GPUs in out-link order with the rank at
+ * their far end (dlink).  Two passes: count, then fill. */
 static ccs_status_t rank_links(build_t *b, ccs_err_t *err)
 {
     const topo_t *t = b->t;
     int32_t n = b->n;
 
-    b->onbr_start = calloc((size_t)n + 1, sizeof(int32_t));
     b->dlink_start = calloc((size_t)n + 1, sizeof(int32_t));
     b->switched = calloc((size_t)n, sizeof(bool));
-    if (!b->onbr_start || !b->dlink_start || !b->switched)
+    if (!b->dlink_start || !b->switched)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
     for (int32_t pass = 0; pass < 2; pass++) {
-        int32_t no = 0, nd = 0;
+        int32_t nd = 0;
         for (int32_t p = 0; p < n; p++) {
             int32_t v = t->rank_node[p];
-            b->onbr_start[p] = no;
             b->dlink_start[p] = nd;
-            b->cur_stamp++;
             for (int32_t i = t->out_start[v]; i < t->out_start[v + 1];
                  i++) {
                 int32_t l = t->out_links[i], q = t->links[l].dst;
@@ -353,21 +347,13 @@ static ccs_status_t rank_links(build_t *b, ccs_err_t *err)
                     b->dlink_rank[nd] = t->nodes[q].rank;
                 }
                 nd++;
-                if (q == v || b->stamp[q] == b->cur_stamp)
-                    continue;
-                b->stamp[q] = b->cur_stamp;
-                if (pass == 1)
-                    b->onbr[no] = t->nodes[q].rank;
-                no++;
             }
         }
-        b->onbr_start[n] = no;
         b->dlink_start[n] = nd;
         if (pass == 0) {
-            b->onbr = malloc(sizeof(int32_t) * (size_t)(no ? no : 1));
             b->dlink = malloc(sizeof(int32_t) * (size_t)(nd ? nd : 1));
             b->dlink_rank = malloc(sizeof(int32_t) * (size_t)(nd ? nd : 1));
-            if (!b->onbr || !b->dlink || !b->dlink_rank)
+            if (!b->dlink || !b->dlink_rank)
                 return ccs_err_set(err, CCS_ERR_NOMEM,
                                    "multitree: out of memory");
         }
