@@ -357,6 +357,15 @@ static const struct known {
     { "dgx-h100", "milp", CCS_COLL_REDUCE, "lanes" },
     { "dgx-h100", "milp", CCS_COLL_BROADCAST, "lanes" },
     { "torus:4x4", "milp", CCS_COLL_REDUCE, "lanes" },
+    /* nccl-ring, nccl-tree at NCCL's 14 channels on one NVSwitch server:
+     * 14 transfers between one pair in one step; the export spreads them
+     * over 28 channels and 56 thread blocks per GPU and keeps the step
+     * order with nops (dgx-h100 ring: 2032 nops, nothing fused, against
+     * 96 fused steps at 2 channels), which the import turns into steps */
+    { "switch:6", "nccl-ring", CCS_COLL_ALLREDUCE, "nops" },
+    { "switch:6", "nccl-tree", CCS_COLL_ALLREDUCE, "nops" },
+    { "dgx-h100", "nccl-ring", CCS_COLL_ALLREDUCE, "nops" },
+    { "dgx-h100", "nccl-tree", CCS_COLL_ALLREDUCE, "nops" },
     /* nvls: MSCCL's XML has no in-switch reduction, so the imported plan
      * loses nvls=1 and is timed as the point-to-point copies it spells */
     { "dgx-h100", "nvls", CCS_COLL_ALLREDUCE, "no in-switch reduction" },
