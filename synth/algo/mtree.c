@@ -443,6 +443,19 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
                 int32_t r = b.order[i];
                 if (b.step_done[r])
                     continue;
+                /* The next tree's rows (its live list where its scan
+                 * resumes, its membership row, its next edge) are out of
+                 * cache from about 4000 ranks on: ask for them while this
+                 * turn runs. */
+                if (i + 1 < norder) {
+                    int32_t q = b.order[i + 1];
+                    size_t qn = (size_t)q * (size_t)n;
+                    __builtin_prefetch(&b.live[qn + (size_t)b.cursor[
+                        (size_t)q * (size_t)(b.maxhops + 1) + 1]]);
+                    __builtin_prefetch(&b.member[(size_t)q * b.mwords]);
+                    __builtin_prefetch(&m->edges[(size_t)q * (size_t)(n - 1) +
+                                                 (size_t)nedges[q]], 1);
+                }
                 if (turn(&b, m, r, step, nedges, err, &st)) {
                     progress = true;
                     added++;
