@@ -199,6 +199,17 @@ CCS_API const char *ccs_comm_last_error(const ccs_comm_t *comm);
  * NaN value. */
 CCS_API ccs_status_t ccs_comm_set_timeout(ccs_comm_t *comm, double seconds);
 
+/* Allreduces of at most `bytes` of input per rank skip the plan's steps on
+ * host-memory transports (threads, mpi): every rank sends its input to
+ * every other in one exchange and reduces the inputs in rank order, one
+ * latency instead of one per step.  0 replays every plan step by step (its
+ * phases, staging and statistics), as a test of the plan wants.  Default:
+ * CCS_SMALL_BYTES from the environment when the communicator was made,
+ * else 4096 bytes while (ranks - 1) * input is at most 64 KiB.  Every rank
+ * must use the same value.  CCS_ERR_INVALID for NULL or more than 1 MiB. */
+CCS_API ccs_status_t ccs_comm_set_small_bytes(ccs_comm_t *comm,
+                                              size_t bytes);
+
 /*
  * Running a plan.
  *

@@ -53,6 +53,8 @@ struct ccs_plan {
                                 op among the rank's ops to/from the same
                                 peer in the same step, per direction */
     plan_group_t **groups;   /* owned; [nranks][ngroups[r]] */
+    uint32_t *seq_store;     /* owned; every seq[r] lies in it */
+    plan_group_t *group_store; /* owned; every groups[r] lies in it */
     uint32_t *ngroups;       /* owned; [nranks] */
     uint32_t *stage_chunks;  /* owned; [nranks] most chunks of transfer
                                 staging one step of the rank can need */
@@ -93,7 +95,8 @@ struct ccs_comm {
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
     size_t small_bytes;      /* allreduce inputs up to this many bytes take
-                                the one-step exchange (CCS_SMALL_BYTES) */
+                                the one-step exchange (xport.h) */
+    size_t small_total;      /* ... while (R - 1) * input is at most this */
     /* In-place analysis of one (plan, rank), cached (exec.c). */
     const ccs_plan_t *ip_plan; /* borrowed; NULL: nothing cached */
     uint64_t ip_fp;
@@ -122,6 +125,21 @@ void ccs_auto_free(struct ccs_auto *a); /* NULL: no-op */
 /* The schedule's hash the ranks agree on (exec.c). */
 uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan);
 uint64_t ccs_mix64(uint64_t h, uint64_t v);
+
+/* Before a plan's first step (exec_checks.c).  The first time a
+ * communicator sees a call, its ranks agree on (plan, count, dtype, op,
+ * straggler); a mismatch is CCS_ERR_MISMATCH on every rank.  before_step
+ * names the step in messages (-1: after the last). */
+ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                            size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                            int32_t straggler, int64_t before_step,
+                            ccs_err_t *err);
+/* In place, for the plan's rank L: *need_copy when the input must be
+ * copied to the arena first; else *force marks the receives (by op index)
+ * that must land in staging, or is NULL.  Cached per communicator. */
+ccs_status_t ccs_exec_inplace(ccs_comm_t *comm, const ccs_plan_t *plan,
+                              uint32_t L, bool *need_copy,
+                              const uint8_t **force, ccs_err_t *err);
 
 /* Make sure the arena has `bytes`; returns it through *out. */
 ccs_status_t ccs_comm_arena(ccs_comm_t *comm, size_t bytes, void **out,

@@ -32,11 +32,14 @@ ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
         /* Must be the same on every rank (all take the exchange or none):
          * set it job-wide. */
         c->small_bytes = CCS_SMALL_BYTES_DEFAULT;
+        c->small_total = CCS_SMALL_TOTAL_DEFAULT;
         v = getenv("CCS_SMALL_BYTES");
         if (v != NULL && *v != '\0') {
             unsigned long long b = strtoull(v, &end, 10);
-            if (*end == '\0' && b <= ((size_t)1 << 20))
+            if (*end == '\0' && b <= CCS_SMALL_BYTES_MAX) {
                 c->small_bytes = (size_t)b;
+                c->small_total = SIZE_MAX;
+            }
         }
     }
     CCS_LOG(c->log_level, CCS_LOG_INFO, "INIT", rank,
@@ -105,6 +108,15 @@ ccs_status_t ccs_comm_set_timeout(ccs_comm_t *comm, double seconds)
     if (comm->xops->set_timeout == NULL)
         return CCS_ERR_UNSUPPORTED;
     comm->xops->set_timeout(comm->x, seconds > 1e9 ? 1e9 : seconds);
+    return CCS_OK;
+}
+
+ccs_status_t ccs_comm_set_small_bytes(ccs_comm_t *comm, size_t bytes)
+{
+    if (comm == NULL || bytes > CCS_SMALL_BYTES_MAX)
+        return CCS_ERR_INVALID;
+    comm->small_bytes = bytes;
+    comm->small_total = SIZE_MAX;
     return CCS_OK;
 }
 

@@ -1,19 +1,26 @@
 /*
  * format.c - the .ccs writer and reader (specification: docs/format.md).
  *
- * Every integer is written and read one byte at a time in little-endian
- * order, so the code is independent of the host's endianness and alignment,
- * and no struct is ever dumped.  The reader trusts nothing: it checks the
- * total size, the end marker and the CRC-32C first, then every header field,
+ * Every integer is written one byte at a time in little-endian order, so
+ * files are independent of the host's endianness and alignment, and no
+ * struct is ever dumped.  The reader trusts nothing: it checks the total
+ * size, the end marker and the CRC-32C first, then every header field,
  * then that each section fits in what remains of the file *before* it
- * allocates anything sized by a count from the file, then every op field,
- * and finally runs ccs_sched_validate on the result.  Messages name the
- * field, its value and its byte offset.
+ * allocates anything sized by a count from the file, then every op field
+ * (ccs_op_ok, and read_op's worded check for an op that fails it), and
+ * finally the header rules of ccs_sched_validate.  Messages name the field,
+ * its value and its byte offset.
+ *
+ * Op records are laid out as ccs_op_t on a little-endian host (asserted
+ * below): there they are copied into one block, or, in a file read into
+ * a buffer placed so the op section is aligned, the schedule adopts the
+ * buffer (op_store).  Big-endian hosts decode field by field.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +30,25 @@
 #include "crc32c.h"
 #include "format.h"
 #include "ccs_out.h"
+
+_Static_assert(sizeof(ccs_op_t) == CCS_FORMAT_OP_SIZE &&
+               offsetof(ccs_op_t, kind) == 4 &&
+               offsetof(ccs_op_t, buf) == 5 &&
+               offsetof(ccs_op_t, src_buf) == 6 &&
+               offsetof(ccs_op_t, reserved) == 7 &&
+               offsetof(ccs_op_t, peer) == 8 &&
+               offsetof(ccs_op_t, chunk) == 12 &&
+               offsetof(ccs_op_t, src_chunk) == 16 &&
+               offsetof(ccs_op_t, nchunks) == 20,
+               "ccs_op_t is laid out as a .ccs op record");
+
+static bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t low;
+    memcpy(&low, &one, 1);
+    return low == 1;
+}
 
 /* ---- little-endian primitives ---- */
 
@@ -589,32 +615,67 @@ static ccs_status_t read_op(const uint8_t *b, const hdr_t *h, uint32_t r,
     return CCS_OK;
 }
 
-/* only_rank < 0: every rank; otherwise that rank alone. */
+/* Rank r's op records at b + off, already in ops (or decoded into it,
+ * field by field, when `decode_fields`): every op checked; the worded
+ * check (read_op) only for an op that fails the fast one. */
+static ccs_status_t take_ops(const uint8_t *b, const hdr_t *h, uint32_t r,
+                             uint64_t off, uint32_t nops, bool decode_fields,
+                             ccs_op_t *ops, ccs_err_t *err)
+{
+    uint32_t prev = 0;
+
+    for (uint32_t i = 0; i < nops; i++) {
+        uint64_t o = off + (uint64_t)i * CCS_FORMAT_OP_SIZE;
+        ccs_status_t st;
+        if (!decode_fields &&
+            ccs_op_ok(&ops[i], r, h->nranks, h->nsteps, h->nchunks,
+                      h->nscratch) && ops[i].step >= prev) {
+            prev = ops[i].step;
+            continue;
+        }
+        st = read_op(b, h, r, i, o, prev, &ops[i], err);
+        if (st != CCS_OK)
+            return st;
+        prev = ops[i].step;
+    }
+    return CCS_OK;
+}
+
+/* only_rank < 0: every rank; otherwise that rank alone.  own: NULL, or
+ * the allocation holding b, which decode takes over (the schedule adopts
+ * it as its op store, or it is freed). */
 static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
-                           ccs_sched_t **out, ccs_err_t *err)
+                           uint8_t *own, ccs_sched_t **out, ccs_err_t *err)
 {
     hdr_t h;
     uint64_t *offs = NULL;  /* [nranks], freed at cleanup */
     ccs_sched_t *s = NULL;  /* handed to *out on success */
+    ccs_op_t *store = NULL; /* every rank's ops, owned by s once made */
+    uint64_t total = 0;
+    bool le = host_little_endian(), adopt;
     char algo[CCS_ALGO_NAME_MAX];
     ccs_status_t st;
 
-    if ((b == NULL && len > 0) || out == NULL)
+    if ((b == NULL && len > 0) || out == NULL) {
+        free(own);
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    }
     memset(&h, 0, sizeof(h));
     st = check_envelope(b, len, &h, err);
     if (st != CCS_OK)
-        return st;
+        goto cleanup;
     st = check_header(b, &h, err);
     if (st != CCS_OK)
-        return st;
-    if (only_rank >= (int64_t)h.nranks)
-        return ccs_err_set(err, CCS_ERR_MISMATCH,
-                           "rank %" PRId64 " asked for, but the schedule "
-                           "has %u ranks", only_rank, h.nranks);
+        goto cleanup;
+    if (only_rank >= (int64_t)h.nranks) {
+        st = ccs_err_set(err, CCS_ERR_MISMATCH,
+                         "rank %" PRId64 " asked for, but the schedule "
+                         "has %u ranks", only_rank, h.nranks);
+        goto cleanup;
+    }
     st = check_steps(b, &h, err);
     if (st != CCS_OK)
-        return st;
+        goto cleanup;
     /* nranks * 16 bytes fit in the file: this allocation is bounded. */
     offs = malloc((size_t)h.nranks * sizeof(*offs));
     if (offs == NULL) {
@@ -650,30 +711,51 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     }
     s->nsteps = h.nsteps;
     s->step_cap = h.nsteps;
+    /* One block for every rank's ops (check_directory bounded the total
+     * by the file), or the file's own buffer when its op section is
+     * aligned and the host reads the records as they are. */
+    for (uint32_t r = 0; r < h.nranks; r++)
+        if (only_rank < 0 || r == only_rank)
+            total += get_u32(b + h.dir_off +
+                             (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
+    adopt = own != NULL && le && only_rank < 0 &&
+            (uintptr_t)(b + h.ops_off) % _Alignof(ccs_op_t) == 0;
+    if (adopt) {
+        s->op_store = own;
+        s->op_store_bytes = (size_t)(b - own) + len;
+        own = NULL;
+    } else if (total > 0) {
+        store = malloc((size_t)total * sizeof(ccs_op_t));
+        if (store == NULL)
+            goto nomem;
+        s->op_store = store;
+        s->op_store_bytes = (size_t)total * sizeof(ccs_op_t);
+    }
     for (uint32_t r = 0; r < h.nranks; r++) {
         uint32_t nops = get_u32(b + h.dir_off +
                                 (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
-        uint32_t prev = 0;
+        ccs_op_t *ops;
 
         if ((only_rank >= 0 && r != only_rank) || nops == 0)
             continue;
-        /* Bounded: check_directory proved nops * 24 bytes are in the file. */
-        s->rank_ops[r] = malloc((size_t)nops * sizeof(ccs_op_t));
-        if (s->rank_ops[r] == NULL)
-            goto nomem;
-        s->rank_cap[r] = nops;
-        for (uint32_t i = 0; i < nops; i++) {
-            st = read_op(b, &h, r, i,
-                         offs[r] + (uint64_t)i * CCS_FORMAT_OP_SIZE, prev,
-                         &s->rank_ops[r][i], err);
-            if (st != CCS_OK)
-                goto cleanup;
-            prev = s->rank_ops[r][i].step;
+        if (adopt) {
+            ops = (ccs_op_t *)(uintptr_t)(b + offs[r]);
+        } else {
+            ops = store;
+            store += nops;
+            if (le)
+                memcpy(ops, b + offs[r], (size_t)nops * CCS_FORMAT_OP_SIZE);
         }
+        s->rank_ops[r] = ops;
+        s->rank_cap[r] = nops;
+        st = take_ops(b, &h, r, offs[r], nops, !le, ops, err);
+        if (st != CCS_OK)
+            goto cleanup;
         s->rank_nops[r] = nops;
     }
-    /* The shared structural rules, as every consumer sees them. */
-    st = ccs_sched_validate(s, err);
+    /* The shared structural rules, as every consumer sees them (the
+     * per-op ones were applied above, op by op). */
+    st = ccs_sched_validate_header(s, err);
     if (st != CCS_OK) {
         ccs_err_prefix(err, "schedule fails validation: ");
         goto cleanup;
@@ -688,34 +770,59 @@ nomem:
 cleanup:
     ccs_sched_destroy(s);
     free(offs);
+    free(own);
     return st;
 }
 
 ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
                                ccs_sched_t **out, ccs_err_t *err)
 {
-    return decode(buf, len, -1, out, err);
+    return decode(buf, len, -1, NULL, out, err);
 }
 
 ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err)
 {
-    return decode(buf, len, (int64_t)rank, out, err);
+    return decode(buf, len, (int64_t)rank, NULL, out, err);
 }
 
 /* ---- files ---- */
 
-ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
-                                  size_t *len, ccs_err_t *err)
+/* Where the op section of the file open on fd would start, modulo 8,
+ * from its header alone (0 when the header cannot be read): the reader
+ * places the file so that the section is aligned.  Only a placement hint:
+ * decode checks the header for real. */
+static size_t ops_misalignment(int fd, size_t size)
+{
+    uint8_t hd[CCS_FORMAT_HEADER_SIZE];
+    uint64_t off;
+
+    if (size < sizeof(hd) ||
+        pread(fd, hd, sizeof(hd), 0) != (ssize_t)sizeof(hd))
+        return 0;
+    off = (uint64_t)get_u32(hd + CCS_FOFF_HEADER_SIZE) +
+          get_u32(hd + CCS_FOFF_NSTEPS) +
+          (uint64_t)get_u32(hd + CCS_FOFF_NRANKS) * CCS_FORMAT_DIR_ENTRY;
+    if (get_u32(hd + CCS_FOFF_FLAGS) & CCS_FORMAT_FLAG_PARAMS)
+        off += get_u32(hd + CCS_FOFF_PARAMS_LEN);
+    return (size_t)(off % 8);
+}
+
+/* Read the whole file into a new allocation *base; the file's first byte
+ * lands at *base + *shift, placed (align_ops) so that its op section is
+ * 8-byte aligned. */
+static ccs_status_t load_file(const char *path, bool align_ops,
+                              uint8_t **base, size_t *shift, size_t *len,
+                              ccs_err_t *err)
 {
     struct stat sb;
-    uint8_t *data = NULL;   /* handed to *buf on success */
-    size_t size, got = 0;
+    uint8_t *data = NULL;   /* handed to *base on success */
+    size_t size, got = 0, at = 0;
     ccs_status_t st = CCS_OK;
     int fd;
 
-    if (path == NULL || buf == NULL || len == NULL)
+    if (path == NULL || base == NULL || len == NULL)
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -731,7 +838,7 @@ ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
         goto cleanup;
     }
     if ((uint64_t)sb.st_size > CCS_FORMAT_MAX_FILE ||
-        (uint64_t)sb.st_size > SIZE_MAX - 1) {
+        (uint64_t)sb.st_size > SIZE_MAX - 8) {
         st = ccs_err_set(err, CCS_ERR_FORMAT,
                          "%s: %lld bytes, more than the format's limit of %"
                          PRIu64, path, (long long)sb.st_size,
@@ -739,14 +846,16 @@ ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
         goto cleanup;
     }
     size = (size_t)sb.st_size;
-    data = malloc(size + 1);  /* +1: malloc(0) may return NULL */
+    if (align_ops)
+        at = (8 - ops_misalignment(fd, size)) % 8;
+    data = malloc(size + at + 1);  /* +1: malloc(0) may return NULL */
     if (data == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "%s: out of memory for %zu "
                          "bytes", path, size);
         goto cleanup;
     }
     while (got < size) {
-        ssize_t n = read(fd, data + got, size - got);
+        ssize_t n = read(fd, data + at + got, size - got);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -761,7 +870,8 @@ ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
         }
         got += (size_t)n;
     }
-    *buf = data;
+    *base = data;
+    *shift = at;
     *len = size;
     data = NULL;
 cleanup:
@@ -770,20 +880,29 @@ cleanup:
     return st;
 }
 
+ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
+                                  size_t *len, ccs_err_t *err)
+{
+    size_t shift;
+
+    if (buf == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    return load_file(path, false, buf, &shift, len, err);
+}
+
 ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
                                   ccs_err_t *err)
 {
-    uint8_t *data = NULL;  /* freed here */
-    size_t len = 0;
+    uint8_t *data = NULL;  /* taken by decode */
+    size_t len = 0, shift = 0;
     ccs_status_t st;
 
-    st = ccs_format_load_file(path, &data, &len, err);
+    st = load_file(path, true, &data, &shift, &len, err);
     if (st != CCS_OK)
         return st;
-    st = ccs_format_decode(data, len, out, err);
+    st = decode(data + shift, len, -1, data, out, err);
     if (st != CCS_OK)
         ccs_err_prefix(err, "%s: ", path);
-    free(data);
     return st;
 }
 

@@ -9,7 +9,7 @@
  *     hold input and touches only OUT chunks backed by the user's buffer
  *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
  *     outside what the user passed;
- *   - matching (ccs_sched_pair, the rule the verifier uses too): in every
+ *   - matching (ccs_sched_pair_check, the verifier's rule): in every
  *     step, the k-th send from a to b has a k-th receive on b from a with
  *     the same chunk count, so no run can hang on an unmatched transfer or
  *     read past a message;
@@ -22,7 +22,11 @@
  *     in-place hazard (IN[c] read after OUT[c] was written).
  * Every check costs O(ops) or O(ops log ops) of the file, never ranks x
  * chunks: a loader that trusts nothing must not be made slow by a header
- * either.
+ * either.  The buffer spans, the grouping, the numbering, the staging sums
+ * and the hazards of small steps are one pass over each rank's ops while
+ * they are in cache (index_ops); a check that fails there is worded by its
+ * own full function afterwards, in the order above, so a bad file gets the
+ * same message it always got.  The tables of all ranks are one block each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,14 +51,8 @@ void ccs_plan_destroy(ccs_plan_t *plan)
 {
     if (plan == NULL)
         return;
-    if (plan->sched != NULL) {
-        for (uint32_t r = 0; r < plan->sched->nranks; r++) {
-            if (plan->seq != NULL)
-                free(plan->seq[r]);
-            if (plan->groups != NULL)
-                free(plan->groups[r]);
-        }
-    }
+    free(plan->seq_store);
+    free(plan->group_store);
     free(plan->seq);
     free(plan->groups);
     free(plan->ngroups);
@@ -121,53 +119,278 @@ static ccs_status_t check_buffers(const ccs_sched_t *s, ccs_err_t *err)
     return CCS_OK;
 }
 
-/* Number the transfers per (rank, step, peer, direction) and group ops by
- * step.  O(ops): counters are reset lazily with a stamp per group. */
-static ccs_status_t index_ops(ccs_plan_t *p, ccs_err_t *err)
+/* Chunk-by-chunk in-place analysis stops past this much work over the
+ * whole plan: the ranks left get the conservative answer (stage the input),
+ * which is always safe, so load time stays bounded by the file. */
+#define INPLACE_EXACT_WORK (UINT64_C(1) << 26)
+
+/* The in-place hazard of one rank, whose ops read IN and write OUT
+ * (`work` chunks of them): exact while the plan's budget lasts, else the
+ * safe answer (stage the input).  first_w / owner are shared by the ranks
+ * (an owner stamp per chunk instead of clearing them), made on first use. */
+typedef struct inplace {
+    uint32_t *first_w;   /* [C] first step writing OUT[c]; owned */
+    uint32_t *owner;     /* [C] 1 + the rank first_w[c] is for; owned */
+    uint64_t budget;
+} inplace_t;
+
+static ccs_status_t inplace_rank(ccs_plan_t *p, uint32_t r, uint64_t work,
+                                 inplace_t *ip, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    const ccs_op_t *ops = s->rank_ops[r];
+    uint32_t *first_w, *owner;
+
+    if (work > ip->budget) {
+        p->inplace_hazard[r] = 1;
+        return CCS_OK;
+    }
+    ip->budget -= work;
+    if (ip->first_w == NULL) {
+        /* calloc: untouched pages cost nothing, so a plan that writes
+         * few chunks of a large buffer pays for those only. */
+        ip->first_w = malloc((size_t)s->nchunks * sizeof(*ip->first_w));
+        ip->owner = calloc(s->nchunks, sizeof(*ip->owner));
+        if (ip->first_w == NULL || ip->owner == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    first_w = ip->first_w;
+    owner = ip->owner;
+    for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+        if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
+            continue;
+        for (uint32_t k = 0; k < ops[i].nchunks; k++) {
+            uint32_t c = ops[i].chunk + k;
+            if (owner[c] != r + 1) {
+                owner[c] = r + 1;
+                first_w[c] = ops[i].step;
+            }
+        }
+    }
+    /* A read of IN[c] at step t is unsafe when sendbuff aliases
+     * recvbuff and OUT[c] is written at a step <= t -- except by the
+     * reading op itself, element by element (dst = IN (+) x). */
+    for (uint32_t i = 0; i < s->rank_nops[r] && !p->inplace_hazard[r];
+         i++) {
+        const ccs_op_t *op = &ops[i];
+        uint32_t c0;
+        if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
+            c0 = op->chunk;
+        else if (has_src(op->kind) && op->src_buf == CCS_BUF_IN)
+            c0 = op->src_chunk;
+        else
+            continue;
+        for (uint32_t k = 0; k < op->nchunks; k++) {
+            uint32_t c = c0 + k;
+            uint32_t w = owner[c] == r + 1 ? first_w[c] : UINT32_MAX;
+            bool self = op->kind != CCS_OP_SEND &&
+                        op->buf == CCS_BUF_OUT && op->chunk == c0 &&
+                        w == op->step;
+            if (w <= op->step && !self) {
+                p->inplace_hazard[r] = 1;
+                break;
+            }
+        }
+    }
+    return CCS_OK;
+}
+
+/* Does [c, c + n) of buffer b lie where the rank's IN (ilo..ihi) or OUT
+ * (olo..ohi) holds data?  SCRATCH always does (the reader bounded it). */
+static bool span_holds(unsigned b, uint32_t c, uint32_t n, uint32_t ilo,
+                       uint32_t ihi, uint32_t olo, uint32_t ohi)
+{
+    if (b == CCS_BUF_IN)
+        return c >= ilo && (uint64_t)c + n <= ihi;
+    if (b == CCS_BUF_OUT)
+        return c >= olo && (uint64_t)c + n <= ohi;
+    return true;
+}
+
+/* Could two ops of a small step collide?  The rule of
+ * ccs_sched_step_hazard, pair by pair: a write meeting an earlier write,
+ * or meeting any read (its own op's included), except the read of
+ * RECV_REDUCE / REDUCE_LOCAL of exactly its destination.  Exact, so a
+ * "no" skips the full check; a "yes" gets its words from it. */
+static bool small_step_collides(const ccs_op_t *ops, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        const ccs_op_t *w = &ops[j];
+        uint64_t wlo = w->chunk, whi = wlo + w->nchunks;
+        if (w->kind == CCS_OP_SEND)
+            continue;
+        for (uint32_t k = 0; k < n; k++) {
+            const ccs_op_t *o = &ops[k];
+            unsigned rb;
+            uint64_t lo;
+            if (k < j && o->kind != CCS_OP_SEND && o->buf == w->buf &&
+                o->chunk < whi && o->chunk + (uint64_t)o->nchunks > wlo)
+                return true;
+            if (o->kind == CCS_OP_SEND) {
+                rb = o->buf;
+                lo = o->chunk;
+            } else if (o->kind == CCS_OP_RECV ||
+                       (o->kind != CCS_OP_COPY && o->src_buf == o->buf &&
+                        o->src_chunk == o->chunk)) {
+                continue;
+            } else {
+                rb = o->src_buf;
+                lo = o->src_chunk;
+            }
+            if (rb == w->buf && lo < whi && lo + o->nchunks > wlo)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Largest step that small_step_collides handles; larger ones go to the
+ * full check. */
+#define SMALL_STEP_OPS 8
+
+/* One pass over each rank's ops, while they are in cache: group them by
+ * step, number each transfer per (step, peer, direction) (MPI tags), sum
+ * the staging each step may need, find the first step with a hazard and
+ * the first step past the staging limit, and run the rank's in-place
+ * analysis.  The seq and group arrays of
+ * all ranks are one allocation each.  The failures are reported in the
+ * order the checks were specified in (buffers, pairing, hazards,
+ * staging), whatever rank they occur on. */
+typedef struct scan {
+    bool hazard;             /* a step with a hazard: first_r, first_g */
+    uint32_t hazard_r, hazard_g;
+    bool too_big;            /* a step past 32 bits of staging */
+    uint32_t big_r, big_g;
+    uint64_t big_sum;
+    bool outside;            /* some op leaves its valid spans: the words
+                                come from check_buffers */
+} scan_t;
+
+static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
     uint32_t R = s->nranks;
     uint64_t *stamp = NULL;   /* [2R] group stamp of each counter, freed */
     uint32_t *cnt = NULL;     /* [2R] sends to / recvs from peer, freed */
-    uint64_t group_id = 0;
+    uint64_t group_id = 0, total = ccs_sched_total_ops(s), at = 0, gat = 0;
+    plan_group_t *shrunk;
+    inplace_t ip = { NULL, NULL, INPLACE_EXACT_WORK };
     ccs_status_t st = CCS_OK;
 
     stamp = calloc(2 * (size_t)R, sizeof(*stamp));
     cnt = calloc(2 * (size_t)R, sizeof(*cnt));
-    if (stamp == NULL || cnt == NULL)
+    /* Groups: at most one per op; the pages never written cost nothing,
+     * and the block is cut to size below. */
+    p->seq_store = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    p->group_store = malloc((size_t)(total ? total : 1) *
+                            sizeof(plan_group_t));
+    if (stamp == NULL || cnt == NULL || p->seq_store == NULL ||
+        p->group_store == NULL)
         goto nomem;
     p->max_seq = 1;
     for (uint32_t r = 0; r < R; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
         uint32_t n = s->rank_nops[r];
-        uint32_t ng = 0;
+        uint32_t *seq = p->seq_store + at;
+        plan_group_t *grp = p->group_store + gat;
+        uint32_t ng = 0, ilo, ihi, olo, ohi;
+        uint64_t most = 0, work = 0;
+        bool reads_in = false, writes_out = false, outside = false;
 
-        p->seq[r] = malloc((n ? n : 1) * sizeof(uint32_t));
-        p->groups[r] = malloc((n ? n : 1) * sizeof(plan_group_t));
-        if (p->seq[r] == NULL || p->groups[r] == NULL)
-            goto nomem;
-        for (uint32_t i = 0; i < n; i++) {
-            const ccs_op_t *op = &s->rank_ops[r][i];
-            if (i == 0 || op->step != s->rank_ops[r][i - 1].step) {
-                plan_group_t *g = &p->groups[r][ng++];
-                g->step = op->step;
-                g->first = i;
-                g->phase = s->step_phase[op->step];
-                group_id++;
-            }
-            p->groups[r][ng - 1].end = i + 1;
-            p->seq[r][i] = 0;
-            if (is_xfer(op->kind)) {
-                size_t k = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
-                if (stamp[k] != group_id) {
-                    stamp[k] = group_id;
-                    cnt[k] = 0;
+        ccs_coll_valid_span(s, r, false, &ilo, &ihi);
+        ccs_coll_valid_span(s, r, true, &olo, &ohi);
+
+        for (uint32_t i = 0; i < n;) {
+            plan_group_t *g = &grp[ng];
+            uint32_t e = i + 1;
+            uint64_t sum = 0;
+            while (e < n && ops[e].step == ops[i].step)
+                e++;
+            g->step = ops[i].step;
+            g->first = i;
+            g->end = e;
+            g->phase = s->step_phase[ops[i].step];
+            group_id++;
+            for (uint32_t k = i; k < e; k++) {
+                const ccs_op_t *op = &ops[k];
+                bool src = has_src(op->kind);
+                bool rin = (op->kind == CCS_OP_SEND &&
+                            op->buf == CCS_BUF_IN) ||
+                           (src && op->src_buf == CCS_BUF_IN);
+                bool wout = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT;
+                size_t c;
+                outside |= !span_holds(op->buf, op->chunk, op->nchunks, ilo,
+                                       ihi, olo, ohi);
+                outside |= src && !span_holds(op->src_buf, op->src_chunk,
+                                              op->nchunks, ilo, ihi, olo,
+                                              ohi);
+                reads_in |= rin;
+                writes_out |= wout;
+                work += (rin || wout) ? op->nchunks : 0;
+                seq[k] = 0;
+                if (!is_xfer(op->kind))
+                    continue;
+                sum += op->nchunks;
+                c = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
+                if (stamp[c] != group_id) {
+                    stamp[c] = group_id;
+                    cnt[c] = 0;
                 }
-                p->seq[r][i] = cnt[k]++;
-                if (cnt[k] > p->max_seq)
-                    p->max_seq = cnt[k];
+                seq[k] = cnt[c]++;
+                if (cnt[c] > p->max_seq)
+                    p->max_seq = cnt[c];
             }
+            if (sum > most)
+                most = sum;
+            if (sum > UINT32_MAX && !sc->too_big) {
+                sc->too_big = true;
+                sc->big_r = r;
+                sc->big_g = ng;
+                sc->big_sum = sum;
+            }
+            if (!sc->hazard && e - i >= 2) {
+                bool bad;
+                if (e - i <= SMALL_STEP_OPS) {
+                    bad = small_step_collides(&ops[i], e - i);
+                } else {
+                    ccs_err_t scratch;
+                    ccs_err_clear(&scratch);
+                    bad = ccs_sched_step_hazard(&ops[i], e - i, g->step, r,
+                                                CCS_ERR_FORMAT, &scratch) !=
+                          CCS_OK;
+                }
+                if (bad) {
+                    sc->hazard = true;
+                    sc->hazard_r = r;
+                    sc->hazard_g = ng;
+                }
+            }
+            ng++;
+            i = e;
         }
+        p->seq[r] = seq;
+        p->groups[r] = grp;
         p->ngroups[r] = ng;
+        p->stage_chunks[r] = most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
+        sc->outside |= outside;
+        /* The in-place analysis of this rank while its ops are in cache. */
+        if (reads_in && writes_out &&
+            (st = inplace_rank(p, r, work, &ip, err)) != CCS_OK)
+            goto cleanup;
+        at += n;
+        gat += ng;
+    }
+    /* Give back what the groups did not use. */
+    shrunk = realloc(p->group_store, (size_t)(gat ? gat : 1) *
+                                         sizeof(plan_group_t));
+    if (shrunk != NULL) {
+        /* Re-point from the counts: the old block's addresses are dead. */
+        uint64_t off = 0;
+        for (uint32_t r = 0; r < R; r++) {
+            p->groups[r] = shrunk + off;
+            off += p->ngroups[r];
+        }
+        p->group_store = shrunk;
     }
     goto cleanup;
 nomem:
@@ -175,6 +398,8 @@ nomem:
 cleanup:
     free(stamp);
     free(cnt);
+    free(ip.first_w);
+    free(ip.owner);
     return st;
 }
 
@@ -182,130 +407,31 @@ cleanup:
  * verifier's rule, same words): a plan that passes cannot hang on an
  * unmatched transfer, read past a message, or have two ops of a step race
  * on one chunk. */
-static ccs_status_t check_steps(const ccs_plan_t *p, ccs_err_t *err)
+static ccs_status_t check_steps(const ccs_plan_t *p, const scan_t *sc,
+                                ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
-    ccs_pairing_t pair;
     ccs_status_t st;
 
-    st = ccs_sched_pair(s, CCS_ERR_FORMAT, &pair, err);
+    st = ccs_sched_pair_check(s, CCS_ERR_FORMAT, err);
     if (st != CCS_OK)
         return st;
-    ccs_pairing_free(&pair);
-    for (uint32_t r = 0; r < s->nranks; r++) {
-        for (uint32_t g = 0; g < p->ngroups[r]; g++) {
-            const plan_group_t *gr = &p->groups[r][g];
-            st = ccs_sched_step_hazard(&s->rank_ops[r][gr->first],
-                                       gr->end - gr->first, gr->step, r,
-                                       CCS_ERR_FORMAT, err);
-            if (st != CCS_OK)
-                return st;
-        }
+    if (sc->hazard) {
+        const plan_group_t *gr = &p->groups[sc->hazard_r][sc->hazard_g];
+        st = ccs_sched_step_hazard(&s->rank_ops[sc->hazard_r][gr->first],
+                                   gr->end - gr->first, gr->step,
+                                   sc->hazard_r, CCS_ERR_FORMAT, err);
+        if (st == CCS_OK)   /* cannot happen: one rule */
+            st = ccs_err_set(err, CCS_ERR_FORMAT, "step %u, rank %u: "
+                             "hazard", gr->step, sc->hazard_r);
+        return st;
     }
-    return CCS_OK;
-}
-
-/* Chunk-by-chunk in-place analysis stops past this much work over the
- * whole plan: the ranks left get the conservative answer (stage the input),
- * which is always safe, so load time stays bounded by the file. */
-#define INPLACE_EXACT_WORK (UINT64_C(1) << 26)
-
-/* Staging per step and the in-place hazard, per rank. */
-static ccs_status_t analyse(ccs_plan_t *p, ccs_err_t *err)
-{
-    const ccs_sched_t *s = p->sched;
-    uint32_t *first_w = NULL;  /* [C] first step writing OUT[c]; freed */
-    uint32_t *owner = NULL;    /* [C] 1 + the rank first_w[c] is for */
-    uint64_t budget = INPLACE_EXACT_WORK;
-
-    for (uint32_t r = 0; r < s->nranks; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        uint64_t most = 0, work = 0;
-        bool reads_in = false, writes_out = false;
-
-        for (uint32_t g = 0; g < p->ngroups[r]; g++) {
-            const plan_group_t *gr = &p->groups[r][g];
-            uint64_t sum = 0;
-            for (uint32_t i = gr->first; i < gr->end; i++)
-                if (is_xfer(ops[i].kind))
-                    sum += ops[i].nchunks;
-            if (sum > most)
-                most = sum;
-            if (sum > UINT32_MAX)
-                return ccs_err_set(err, CCS_ERR_FORMAT,
-                    "step %u, rank %u: %llu chunks in transfer in one step, "
-                    "more than the runtime's staging can address (%u)",
-                    gr->step, r, (unsigned long long)sum, UINT32_MAX);
-        }
-        p->stage_chunks[r] = (uint32_t)most;
-
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            const ccs_op_t *op = &ops[i];
-            bool rin = (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN) ||
-                       (has_src(op->kind) && op->src_buf == CCS_BUF_IN);
-            bool wout = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT;
-            reads_in |= rin;
-            writes_out |= wout;
-            if (rin || wout)
-                work += op->nchunks;
-        }
-        if (!reads_in || !writes_out)
-            continue;
-        if (work > budget) {
-            p->inplace_hazard[r] = 1;
-            continue;
-        }
-        budget -= work;
-        if (first_w == NULL) {
-            /* calloc: untouched pages cost nothing, so a plan that writes
-             * few chunks of a large buffer pays for those only. */
-            first_w = malloc((size_t)s->nchunks * sizeof(*first_w));
-            owner = calloc(s->nchunks, sizeof(*owner));
-            if (first_w == NULL || owner == NULL) {
-                free(first_w);
-                free(owner);
-                return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-            }
-        }
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            if (ops[i].kind == CCS_OP_SEND || ops[i].buf != CCS_BUF_OUT)
-                continue;
-            for (uint32_t k = 0; k < ops[i].nchunks; k++) {
-                uint32_t c = ops[i].chunk + k;
-                if (owner[c] != r + 1) {
-                    owner[c] = r + 1;
-                    first_w[c] = ops[i].step;
-                }
-            }
-        }
-        /* A read of IN[c] at step t is unsafe when sendbuff aliases
-         * recvbuff and OUT[c] is written at a step <= t -- except by the
-         * reading op itself, element by element (dst = IN (+) x). */
-        for (uint32_t i = 0; i < s->rank_nops[r] && !p->inplace_hazard[r];
-             i++) {
-            const ccs_op_t *op = &ops[i];
-            uint32_t c0;
-            if (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN)
-                c0 = op->chunk;
-            else if (has_src(op->kind) && op->src_buf == CCS_BUF_IN)
-                c0 = op->src_chunk;
-            else
-                continue;
-            for (uint32_t k = 0; k < op->nchunks; k++) {
-                uint32_t c = c0 + k;
-                uint32_t w = owner[c] == r + 1 ? first_w[c] : UINT32_MAX;
-                bool self = op->kind != CCS_OP_SEND &&
-                            op->buf == CCS_BUF_OUT && op->chunk == c0 &&
-                            w == op->step;
-                if (w <= op->step && !self) {
-                    p->inplace_hazard[r] = 1;
-                    break;
-                }
-            }
-        }
-    }
-    free(first_w);
-    free(owner);
+    if (sc->too_big)
+        return ccs_err_set(err, CCS_ERR_FORMAT,
+            "step %u, rank %u: %llu chunks in transfer in one step, "
+            "more than the runtime's staging can address (%u)",
+            p->groups[sc->big_r][sc->big_g].step, sc->big_r,
+            (unsigned long long)sc->big_sum, UINT32_MAX);
     return CCS_OK;
 }
 
@@ -317,6 +443,7 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
 {
     ccs_plan_t *p = NULL;     /* handed to *out on success */
     const ccs_sched_t *s = sched;
+    scan_t scan;
     ccs_status_t st;
     uint32_t R;
 
@@ -325,6 +452,7 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
         ccs_sched_destroy(sched);
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
     }
+    memset(&scan, 0, sizeof(scan));
     p->log_level = ccs_log_level_env();
     p->sched = sched;         /* owned by the plan from here on */
     R = s->nranks;
@@ -338,10 +466,9 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    if ((st = check_buffers(p->sched, err)) != CCS_OK ||
-        (st = index_ops(p, err)) != CCS_OK ||
-        (st = check_steps(p, err)) != CCS_OK ||
-        (st = analyse(p, err)) != CCS_OK)
+    if ((st = index_ops(p, &scan, err)) != CCS_OK ||
+        (scan.outside && (st = check_buffers(p->sched, err)) != CCS_OK) ||
+        (st = check_steps(p, &scan, err)) != CCS_OK)
         goto cleanup;
     CCS_LOG(p->log_level, CCS_LOG_INFO, "PLAN", -1,
             "loaded %s %s plan: %u ranks, %u chunks, %u scratch, %u steps, "

@@ -122,6 +122,11 @@ typedef struct ccs_sched {
     uint32_t *rank_cap;  /* owned; [nranks] capacity of rank_ops[r] (a reader
                             sets it to rank_nops[r]) */
     uint32_t step_cap;   /* capacity of step_phase (a reader: nsteps) */
+    void    *op_store;   /* owned; NULL, or one block (a reader's) that
+                            rank_ops arrays may point into: those are freed
+                            with it, never one by one, and copied out of it
+                            before they grow */
+    size_t   op_store_bytes;
 } ccs_sched_t;
 
 /* ---- Names ---- */
@@ -202,6 +207,36 @@ uint64_t ccs_sched_total_ops(const ccs_sched_t *s);
  * bytes zero, ops sorted by step).  Says nothing about data flow: that is
  * the verifier's job.  The message names the rank, op index and step. */
 ccs_status_t ccs_sched_validate(const ccs_sched_t *s, ccs_err_t *err);
+/* ccs_sched_validate without the per-op rules: for a reader that applies
+ * ccs_op_ok (and, on a failure, its own worded check) to every op as it
+ * reads it, so that a large file is not checked twice. */
+ccs_status_t ccs_sched_validate_header(const ccs_sched_t *s, ccs_err_t *err);
+
+/* The per-op rules of ccs_sched_validate as one branch-light test, for the
+ * loops over millions of ops: true when op (of rank r) is fine.  A false
+ * answer is then worded by the caller's full check. */
+static inline bool ccs_op_ok(const ccs_op_t *op, uint32_t r, uint32_t nranks,
+                             uint32_t nsteps, uint32_t nchunks,
+                             uint32_t nscratch)
+{
+    unsigned k = op->kind;
+    bool comm = k <= CCS_OP_RECV_REDUCE;
+    bool src = k >= CCS_OP_RECV_REDUCE && k < CCS_OP_KIND_COUNT;
+    uint64_t size = op->buf == CCS_BUF_SCRATCH ? nscratch : nchunks;
+    uint64_t ssize = op->src_buf == CCS_BUF_SCRATCH ? nscratch : nchunks;
+    bool peer_ok = comm ? (op->peer >= 0 && (uint32_t)op->peer < nranks &&
+                           (uint32_t)op->peer != r)
+                        : op->peer == -1;
+    bool src_ok = src ? (op->src_buf < CCS_BUF_COUNT &&
+                         (uint64_t)op->src_chunk + op->nchunks <= ssize)
+                      : (op->src_buf == 0 && op->src_chunk == 0);
+
+    return op->step < nsteps && k < CCS_OP_KIND_COUNT &&
+           op->buf < CCS_BUF_COUNT && op->reserved == 0 &&
+           op->nchunks != 0 && peer_ok &&
+           (uint64_t)op->chunk + op->nchunks <= size && src_ok &&
+           !(k != CCS_OP_SEND && op->buf == CCS_BUF_IN);
+}
 
 /* ---- Collective semantics (shared by verifier and runtime) ---- */
 
@@ -257,6 +292,12 @@ typedef struct ccs_pairing {
 ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
                             ccs_pairing_t *out, ccs_err_t *err);
 void ccs_pairing_free(ccs_pairing_t *p);    /* NULL-safe; zeroes *p */
+/* The same check and, on a mismatch, the same status and message as
+ * ccs_sched_pair, without building the pairing: for a caller (the plan
+ * loader) that needs the verdict only.  A few linear passes and 8 bytes of
+ * memory per send. */
+ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
+                                  ccs_err_t *err);
 
 /* The send that receive `ri` of rank `dst` pairs with, by the same rule,
  * without building a whole pairing: its index in rank_ops[peer] through

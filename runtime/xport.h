@@ -139,11 +139,16 @@ typedef struct ccs_xport_ops {
 
 /* Allreduce inputs up to this many bytes per rank take the executor's
  * one-step exchange instead of the plan's steps on host-memory transports
- * (exec.c); CCS_SMALL_BYTES sets it (up to 1 MiB).  Off by default: by
- * default a plan is replayed as written, step by step (its phases, its
- * staging, its statistics), which is what the plan's author and the
- * tests expect; a job that wants the latency opts in. */
-#define CCS_SMALL_BYTES_DEFAULT 0
+ * (exec.c): below it every step of a plan costs a latency and moves
+ * almost nothing, so one exchange with every peer beats any multi-step
+ * plan.  By default the exchange is also capped at CCS_SMALL_TOTAL_DEFAULT
+ * bytes sent per rank ((R - 1) * input), so that a large world, where R - 1
+ * messages cost more than a plan's log R steps, keeps its plan.
+ * CCS_SMALL_BYTES (up to 1 MiB, no cap) or ccs_comm_set_small_bytes set
+ * the threshold; 0 replays every plan as written. */
+#define CCS_SMALL_BYTES_DEFAULT 4096
+#define CCS_SMALL_TOTAL_DEFAULT (64 * 1024)
+#define CCS_SMALL_BYTES_MAX ((size_t)1 << 20)
 
 /* The timeout a new communicator starts with: CCS_TIMEOUT_S (seconds,
  * may be fractional, 0 disables) or the default (comm.c). */

@@ -9,9 +9,12 @@
 #      allreduce at 2 ranks against MPI_Allreduce at 2 processes; ring
 #      allreduce busbw at 2 ranks, 64 MiB, against memcpy bandwidth;
 #   4. MPI transport: the ring plan against MPI_Allreduce at 2 and 4
-#      processes, 8 bytes (replayed, and with the opt-in one-step exchange
-#      CCS_SMALL_BYTES) and 64 MiB (ccs-perf -B: side by side);
-#   5. in-place StragglAR against out-of-place (busbw, 4 ranks, 64 MiB).
+#      processes, 8 bytes (by default: the one-step small exchange; and
+#      with CCS_SMALL_BYTES=0: the plan replayed) and 64 MiB (ccs-perf -B:
+#      side by side);
+#   5. in-place StragglAR against out-of-place (busbw, 4 ranks, 64 MiB);
+#   6. plan load: MB/s of file for a ring:2048 allreduce plan (~400 MB),
+#      against reading the same file (cat), CPU time beside wall time.
 # The machine is shared: single figures are noisy, ratios of neighbours
 # less so.  RUNS=5 by default.
 set -euo pipefail
@@ -41,6 +44,11 @@ if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo stragglar \
     strag=$tmp/stragglar-4.ccs
 fi
 
+# env arguments for a CCS_SMALL_BYTES setting: "default" unsets it
+small_env() {
+    if [ "$1" = default ]; then echo "-u CCS_SMALL_BYTES"
+    else echo "CCS_SMALL_BYTES=$1"; fi
+}
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # field F of the first data row of a ccs-perf table
 row() { grep -vE '^#' | awk -v f="$1" 'NF >= 9 {print $f; exit}'; }
@@ -68,18 +76,18 @@ step=$("$BUILD/tests/test_runtime_overhead" --bench "$RUNS" |
 printf '  %-52s %10s us  (target <= 1 us: %s)\n' \
     "executor cost per step, 2 ranks, 4-byte exchanges" "$step" \
     "$(awk -v v="$step" 'BEGIN {print (v <= 1) ? "met" : "NOT met"}')"
-for small in 0 4096; do
+for small in default 0; do
     ours=(); theirs=(); ratios=()
     for i in $(seq "$RUNS"); do
-        a=$(CCS_SMALL_BYTES=$small "$PERF" -X threads "$ring2" -b 8 -e 8 \
+        a=$(env $(small_env "$small") "$PERF" -X threads "$ring2" -b 8 -e 8 \
             -n 20000 -w 1000 -c 0 | row 6)
         b=$(mpirun --oversubscribe -np 2 "$PERF" -X mpi -B "$ring2" -b 8 \
             -e 8 -n 20000 -w 1000 -c 0 | row 10)
         ours+=("$a"); theirs+=("$b")
         ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')")
     done
-    what="plan replayed"
-    [ "$small" = 0 ] || what="CCS_SMALL_BYTES=$small"
+    [ "$small" = 0 ] && what="CCS_SMALL_BYTES=0, plan replayed"
+    [ "$small" = default ] && what="default (small exchange)"
     line "8 B allreduce, threads 2 ranks vs MPI 2 procs, $what (us)" \
         "$(printf '%s\n' "${ours[@]}" | median)" \
         "$(printf '%s\n' "${theirs[@]}" | median)" \
@@ -103,21 +111,22 @@ echo "== 4. MPI transport: ring plan vs MPI_Allreduce (time ratio, ccs-perf -B)"
 for np in 2 4; do
     plan=$ring2
     [ "$np" = 4 ] && plan=$ring4
-    for sz in 8 8s 64M; do
+    for sz in 8 8r 64M; do
         ours=(); theirs=(); ratios=()
-        n=20000; [ "$sz" = 64M ] && n=5
-        small=0; [ "$sz" = 8s ] && small=4096
+        n=20000; w=1000; [ "$sz" = 64M ] && n=5 && w=2
+        small=default; [ "$sz" = 8r ] && small=0
         for i in $(seq "$RUNS"); do
-            out=$(CCS_SMALL_BYTES=$small mpirun -x CCS_SMALL_BYTES \
-                  --oversubscribe -np "$np" "$PERF" -X mpi -B "$plan" \
-                  -b "${sz%s}" -e "${sz%s}" -n "$n" -w 2 -c 0)
+            mpix=""; [ "$small" = default ] || mpix="-x CCS_SMALL_BYTES"
+            out=$(env $(small_env "$small") mpirun $mpix --oversubscribe \
+                  -np "$np" "$PERF" -X mpi -B "$plan" -b "${sz%r}" \
+                  -e "${sz%r}" -n "$n" -w "$w" -c 0)
             ours+=("$(printf '%s\n' "$out" | row 6)")
             theirs+=("$(printf '%s\n' "$out" | row 10)")
             ratios+=("$(printf '%s\n' "$out" | row 11)")
         done
         target=1.0; [ "$sz" = 64M ] && target=0.75
-        what="${sz%s} B"; [ "$sz" = 64M ] && what="64 MiB"
-        [ "$small" = 0 ] || what="$what, CCS_SMALL_BYTES=$small"
+        what="${sz%r} B"; [ "$sz" = 64M ] && what="64 MiB"
+        [ "$small" = 0 ] && what="$what, CCS_SMALL_BYTES=0 (replayed)"
         line "$np processes, $what: plan vs MPI (us)" \
             "$(printf '%s\n' "${ours[@]}" | median)" \
             "$(printf '%s\n' "${theirs[@]}" | median)" \
@@ -142,4 +151,33 @@ if [ -n "$strag" ]; then
         "$(printf '%s\n' "${ratios[@]}" | median)" ">=" 0.95
 else
     echo "  (no ccsynth: StragglAR plan not synthesized)"
+fi
+
+echo
+echo "== 6. plan load (ring:2048 allreduce, every check the loader makes)"
+if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo ring \
+        --coll allreduce --topo switch:2048 -q -o "$tmp/ring-2048.ccs" \
+        >/dev/null 2>&1; then
+    # One load per process, as a job loads its plan: a process that loads
+    # again reuses memory the first load paid for.
+    : > "$tmp/load.txt"
+    for i in $(seq "$RUNS"); do
+        "$BUILD/tests/test_runtime_plan" --bench-load "$tmp/ring-2048.ccs" 1 |
+            awk '$1 == "raw" {print $2, $3, $4, $5, $6, $7}' >> "$tmp/load.txt"
+    done
+    col() { awk -v c="$1" '{print $c}' "$tmp/load.txt" | median; }
+    mb=$(col 1)
+    for what in "file:2:3" "memory:4:5"; do
+        IFS=: read -r name cw cc <<< "$what"
+        w=$(col "$cw"); c=$(col "$cc")
+        printf '  %-28s %7.3f s wall %6.0f MB/s   %7.3f s cpu %6.0f MB/s  (%s)\n' \
+            "load from $name, $mb MB" "$w" "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" \
+            "$c" "$(awk -v m="$mb" -v t="$c" 'BEGIN {print m / t}')" \
+            "$(verdict "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" ">=" 1000) wall"
+    done
+    r=$(col 6)
+    printf '  %-28s %7.3f s wall %6.0f MB/s\n' "ref: reading the file alone" \
+        "$r" "$(awk -v m="$mb" -v t="$r" 'BEGIN {print m / t}')"
+else
+    echo "  (no ccsynth: ring:2048 plan not synthesized)"
 fi

@@ -3,6 +3,10 @@
 # "tests: N passed, N failed" and exit non-zero on any failure.
 set -u
 BUILD=${BUILD:-build}
+# Each program or script gets at most this many seconds, so a test that
+# hangs (or a check that regresses to work unrelated to its input's size)
+# fails the run instead of stalling it.
+LIMIT=${TEST_TIMEOUT:-900}
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
@@ -11,8 +15,10 @@ failures=()
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     case "$t" in *.o|*.d) continue ;; esac
-    out=$("$t" 2>&1)
+    out=$(timeout "$LIMIT" "$t" 2>&1)
     rc=$?
+    [ $rc -eq 124 ] && out="$out
+$(basename "$t"): killed after ${LIMIT} s (TEST_TIMEOUT)"
     line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     p=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p')
     f=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
@@ -29,7 +35,7 @@ done
 
 for e in tests/e2e/*.sh; do
     [ -f "$e" ] || continue
-    out=$(BUILD="$BUILD" bash "$e" 2>&1)
+    out=$(BUILD="$BUILD" timeout "$LIMIT" bash "$e" 2>&1)
     rc=$?
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
@@ -38,6 +44,7 @@ for e in tests/e2e/*.sh; do
         failed=$((failed + 1))
         failures+=("$e")
         printf '%s\n' "$out" | tail -n 40
+        [ $rc -eq 124 ] && echo "$(basename "$e"): killed after ${LIMIT} s (TEST_TIMEOUT)"
         printf '  %-40s FAILED (exit %d)\n' "$(basename "$e")" "$rc"
     fi
 done

@@ -29,7 +29,10 @@ typedef struct verify_report {
 
 /* CCS_OK when the schedule is correct, CCS_ERR_VERIFY (or CCS_ERR_FORMAT for
  * a structurally broken one) with a message naming step, rank, chunk and the
- * problem.  rep may be NULL. */
+ * problem.  CCS_ERR_NOMEM ("verifier state would exceed ...") when its
+ * indexes would pass its memory budget, checked up front by the formula in
+ * docs/verifier.md: that says nothing about the schedule.  Time and memory
+ * follow the ops, not ranks x chunks x ranks.  rep may be NULL. */
 ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
                           ccs_err_t *err);
 

@@ -32,6 +32,13 @@ expect 4 "unmatched.ccs: verification failed: step 0, rank 1: recv_reduce from r
 # --quiet still reports failures.
 expect 4 "misses contributions" -- $C verify -q "$tmp/missing.ccs"
 
+# 2^24 chunks on 8 ranks in 224 ops: verified by chunk segments, not chunk
+# by chunk; a gap deep inside one op's range is named by its chunk.
+expect 0 "wide8.ccs: ok \(allreduce, ring, 8 ranks, 14 steps, one-port\)" -- \
+    $C verify "$tmp/wide8.ccs"
+expect 4 "wide8_gap.ccs: verification failed: step 1, rank 3: send of out\[4194304\] to rank 4: reads out\[4194304\], which was never written" -- \
+    $C verify "$tmp/wide8_gap.ccs"
+
 # Unreadable and corrupted files: exit 3.
 expect 3 "" -- $C verify "$tmp/nonexistent.ccs"
 head -c 100 "$tmp/ring4.ccs" > "$tmp/truncated.ccs"

@@ -3,8 +3,11 @@
  * `ccsynth verify`, built from the IR builder so the test does not depend
  * on any algorithm module.  Built by `make e2e-progs`.
  *
- *   verify_fixture DIR   writes DIR/ring4.ccs, DIR/direct3.ccs (correct),
- *                        DIR/missing.ccs, DIR/unmatched.ccs (broken)
+ *   verify_fixture DIR   writes DIR/ring4.ccs, DIR/direct3.ccs,
+ *                        DIR/wide8.ccs (correct; wide8: 8 ranks, 2^24
+ *                        chunks, each op moving 2^21 of them),
+ *                        DIR/missing.ccs, DIR/unmatched.ccs,
+ *                        DIR/wide8_gap.ccs (broken)
  * Exit 0 on success, 1 on any failure (the message on stderr).
  */
 #include <stdio.h>
@@ -31,7 +34,7 @@ static int write_one(const ccs_sched_t *s, const char *dir, const char *name)
 
 int main(int argc, char **argv)
 {
-    ccs_sched_t *ring = NULL, *direct = NULL, *bad = NULL;
+    ccs_sched_t *ring = NULL, *direct = NULL, *bad = NULL, *wide = NULL;
     ccs_err_t err = { { 0 } };
     int rc = 1;
 
@@ -75,9 +78,34 @@ int main(int argc, char **argv)
     memmove(bad->rank_ops[0], bad->rank_ops[0] + 1,
             (bad->rank_nops[0] - 1) * sizeof(ccs_op_t));
     bad->rank_nops[0]--;
-    rc = write_one(bad, argv[1], "unmatched.ccs");
+    if ((rc = write_one(bad, argv[1], "unmatched.ccs")) != 0)
+        goto cleanup;
+
+    /* A tiny plan over the largest chunk count; then the same with rank
+     * 2's step-0 send to rank 3 (block 2) started one chunk late on both
+     * sides, so rank 3's out[2 * 2^21] is never written. */
+    rc = 1;
+    if (fixture_ring_allreduce_wide(8, CCS_MAX_CHUNKS / 8, &wide, &err) !=
+        CCS_OK) {
+        fprintf(stderr, "verify_fixture: %s\n", err.msg);
+        goto cleanup;
+    }
+    if ((rc = write_one(wide, argv[1], "wide8.ccs")) != 0)
+        goto cleanup;
+    rc = 1;
+    for (uint32_t r = 2; r <= 3; r++) {
+        ccs_op_t *op = &wide->rank_ops[r][0];
+        if (op->chunk != 2 * (CCS_MAX_CHUNKS / 8))
+            op++;
+        op->chunk++;
+        op->nchunks--;
+        if (op->kind == CCS_OP_RECV_REDUCE)
+            op->src_chunk++;
+    }
+    rc = write_one(wide, argv[1], "wide8_gap.ccs");
 
 cleanup:
+    ccs_sched_destroy(wide);
     ccs_sched_destroy(bad);
     ccs_sched_destroy(direct);
     ccs_sched_destroy(ring);

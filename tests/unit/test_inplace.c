@@ -75,6 +75,7 @@ static size_t run_inplace(const ccs_plan_t *plan, int R, size_t n,
     if (ccs_comm_init_threads(R, c) != CCS_OK)
         return (size_t)-1;
     for (int r = 0; r < R; r++) {
+        ccs_comm_set_small_bytes(c[r], 0);   /* the plan's staging, replayed */
         memset(&j[r], 0, sizeof(j[r]));
         j[r].plan = plan;
         j[r].comm = c[r];

@@ -3,6 +3,12 @@
  * moves: format errors from the reader, unmatched or mis-sized transfers,
  * buffers outside the collective's valid ranges, plan/communicator/call
  * mismatches, and messages that say what is wrong.
+ *
+ *   test_runtime_plan                     the tests
+ *   test_runtime_plan --bench-load F N    load plan file F N times: median
+ *                                         wall and CPU MB/s of file, and
+ *                                         reading F alone for reference
+ *                                         (scripts/bench-runtime.sh)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -397,6 +403,9 @@ static void debug_scenario(char *out, size_t outlen)
     ccs_plan_from_sched(s4, &p4, NULL);
     ccs_comm_init_threads(2, c);                           /* INFO INIT */
     if (c[0] != NULL && p2 != NULL && p4 != NULL) {
+        /* The TRACE lines counted are the plan's steps: replay them. */
+        ccs_comm_set_small_bytes(c[0], 0);
+        ccs_comm_set_small_bytes(c[1], 0);
         mm_job_t j[2] = { { p2, c[0], 8, CCS_OK }, { p2, c[1], 8, CCS_OK } };
         pthread_t th[2];
         ccs_run(p4, c[0], a, b, 8, CCS_FLOAT32, CCS_SUM, NULL); /* WARN */
@@ -490,8 +499,94 @@ TEST(quiet_unless_ccs_debug)
     free(saved);
 }
 
-int main(void)
+static int cmp_double(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return v[n / 2];
+}
+
+/* Times ccs_plan_load_file (what a job calls: read, CRC, every check,
+ * indexing), ccs_plan_load_mem from a buffer already read (the loader
+ * without the read), and, as the reference, reading the same file into
+ * memory alone (run just before each load): wall and CPU seconds,
+ * medians. */
+static int bench_load(const char *path, int runs)
+{
+    double wall[64], cpu[64], mwall[64], mcpu[64], rd[64];
+    double mb = 0;
+    char msg[256];
+
+    if (runs < 1 || runs > 64)
+        return 1;
+    for (int i = 0; i < runs; i++) {
+        ccs_plan_t *p = NULL, *pm = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        ccs_err_t e;
+        double t0 = ccs_now_s(), c0;
+        ccs_status_t st;
+
+        ccs_err_clear(&e);
+        if ((st = ccs_format_load_file(path, &buf, &len, &e)) != CCS_OK) {
+            fprintf(stderr, "%s: %s\n", path, ccs_err_msg(&e, st));
+            return 1;
+        }
+        rd[i] = ccs_now_s() - t0;
+        mb = (double)len / 1e6;
+        t0 = ccs_now_s();
+        c0 = cpu_now_s();
+        st = ccs_plan_load_mem_msg(buf, len, &pm, msg, sizeof msg);
+        mwall[i] = ccs_now_s() - t0;
+        mcpu[i] = cpu_now_s() - c0;
+        free(buf);
+        ccs_plan_destroy(pm);
+        if (st != CCS_OK) {
+            fprintf(stderr, "%s: %s\n", path, msg);
+            return 1;
+        }
+        t0 = ccs_now_s();
+        c0 = cpu_now_s();
+        if (ccs_plan_load_file_msg(path, &p, msg, sizeof msg) != CCS_OK) {
+            fprintf(stderr, "%s\n", msg);
+            return 1;
+        }
+        wall[i] = ccs_now_s() - t0;
+        cpu[i] = cpu_now_s() - c0;
+        ccs_plan_destroy(p);
+    }
+    double w = median_of(wall, runs), c = median_of(cpu, runs);
+    double mw = median_of(mwall, runs), mc = median_of(mcpu, runs);
+    double r = median_of(rd, runs);
+    printf("  plan load, %.0f MB file, medians of %d:\n"
+           "    from the file   %.3f s wall (%5.0f MB/s), %.3f s cpu "
+           "(%5.0f MB/s); target >= 1000 MB/s: %s\n"
+           "    from memory     %.3f s wall (%5.0f MB/s), %.3f s cpu "
+           "(%5.0f MB/s)\n"
+           "    ref: read alone %.3f s wall (%5.0f MB/s)\n"
+           "    raw %.1f %.4f %.4f %.4f %.4f %.4f\n",
+           mb, runs, w, mb / w, c, mb / c,
+           mb / w >= 1000 ? "met" : "NOT met", mw, mb / mw, mc, mb / mc,
+           r, mb / r, mb, w, c, mw, mc, r);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--bench-load") == 0)
+        return bench_load(argv[2], atoi(argv[3]));
     setenv("CCS_TIMEOUT_S", "20", 0);
     RUN(load_mem_roundtrip_and_info);
     RUN(load_errors_have_messages);

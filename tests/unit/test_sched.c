@@ -130,18 +130,32 @@ TEST(pairing_rule)
         int nxf;
         int lone_send_step, lone_recv_step;   /* -1: none */
         const char *want;                     /* NULL: pairs */
+        uint32_t lone_recv_n;                 /* 0: 1 chunk */
     } cases[] = {
         { "two sends of a pair in one step keep their order",
           { { 0, 0, 1, 1 }, { 0, 0, 1, 2 }, { 1, 1, 0, 1 } }, 3, -1, -1,
-          NULL },
+          NULL, 0 },
         { "lone receive at step 0 beats a lone send at step 1",
           { { 0, 0, 1, 1 } }, 1, 1, 0,
           "step 0, rank 3: recv from rank 2 into out[0] has no matching "
-          "send" },
+          "send", 0 },
         { "lone send at step 0 beats a lone receive at step 1",
           { { 0, 0, 1, 1 } }, 1, 0, 1,
           "step 0, rank 2: send of in[0] to rank 3 has no matching "
-          "receive" },
+          "receive", 0 },
+        { "receives posted out of sender order still pair",
+          { { 0, 2, 1, 1 }, { 0, 0, 1, 1 }, { 0, 3, 1, 2 }, { 1, 1, 0, 1 },
+            { 1, 3, 0, 1 } }, 5, -1, -1, NULL, 0 },
+        { "a lone send and a lone receive of one step pair",
+          { { 0, 0, 1, 1 } }, 1, 1, 1, NULL, 0 },
+        { "a lone send beside a pair of the same step",
+          { { 0, 0, 1, 1 } }, 1, 0, -1,
+          "step 0, rank 2: send of in[0] to rank 3 has no matching "
+          "receive", 0 },
+        { "chunk counts differ",
+          { { 0, 0, 1, 1 } }, 1, 0, 0,
+          "step 0, rank 2: send of in[0] (1 chunk) to rank 3 is received by "
+          "recv into out[0..1] (2 chunks): size mismatch", 2 },
     };
 
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -169,10 +183,20 @@ TEST(pairing_rule)
         if (cases[c].lone_recv_step >= 0) {
             ccs_op_t o = { .step = (uint32_t)cases[c].lone_recv_step,
                            .kind = CCS_OP_RECV, .buf = CCS_BUF_OUT,
-                           .peer = 2, .nchunks = 1 };
+                           .peer = 2, .nchunks = cases[c].lone_recv_n
+                                                     ? cases[c].lone_recv_n
+                                                     : 1 };
             CHECK_STATUS(ccs_sched_add_op(s, 3, &o, &err), CCS_OK);
         }
         CHECK_STATUS(ccs_sched_finalize(s, &err), CCS_OK);
+        /* The check without the pairing: same verdict, same words. */
+        {
+            ccs_err_t e2 = { { 0 } };
+            CHECK_STATUS(ccs_sched_pair_check(s, CCS_ERR_FORMAT, &e2),
+                         cases[c].want ? CCS_ERR_FORMAT : CCS_OK);
+            if (cases[c].want != NULL)
+                CHECK_STR_CONTAINS(e2.msg, cases[c].want);
+        }
         if (cases[c].want != NULL) {
             CHECK_STATUS(ccs_sched_pair(s, CCS_ERR_VERIFY, &p, &err),
                          CCS_ERR_VERIFY);

@@ -1,9 +1,10 @@
 /*
- * test_small.c - the opt-in one-step exchange for small allreduces
- * (exec.c, CCS_SMALL_BYTES): every dtype x op, 2 to 5 ranks, out of place
+ * test_small.c - the one-step exchange for small allreduces (exec.c, on
+ * by default below 4 KiB): every dtype x op, 2 to 5 ranks, out of place
  * and in place, checked by the independent reference of ccs_check.h; one
- * step taken below the threshold, the plan's steps above it; every rank
- * gets the same bits.
+ * step taken below the threshold, the plan's steps above it, with the
+ * default, CCS_SMALL_BYTES and ccs_comm_set_small_bytes; every rank gets
+ * the same bits.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,7 +61,6 @@ static ccs_plan_t *plan_of(ccs_sched_t *s)
 TEST(small_exchange_every_type_and_op)
 {
     static const size_t counts[] = { 1, 7, 100 };
-    setenv("CCS_SMALL_BYTES", "4096", 1);
     for (int R = 2; R <= 5; R++) {
         ccs_plan_t *p = plan_of(fx_ring_allreduce((uint32_t)R, 1));
         ccs_comm_t *c[8];
@@ -104,43 +104,78 @@ TEST(small_exchange_every_type_and_op)
             ccs_comm_destroy(c[r]);
         ccs_plan_destroy(p);
     }
-    unsetenv("CCS_SMALL_BYTES");
 }
 
-/* Above the threshold (and by default) the plan runs step by step. */
-TEST(plan_steps_above_threshold_and_by_default)
+#define MAX_R 18
+
+/* Which calls take the exchange: the default threshold and its cap on
+ * what a rank sends, the environment, the setter. */
+TEST(threshold_decides_exchange_or_plan)
 {
-    ccs_plan_t *p = plan_of(fx_ring_allreduce(3, 1));
-    for (int on = 0; on < 2; on++) {
-        ccs_comm_t *c[3];
-        job_t j[3];
-        pthread_t th[3];
-        if (on)
-            setenv("CCS_SMALL_BYTES", "64", 1);
-        CHECK_STATUS(ccs_comm_init_threads(3, c), CCS_OK);
+    static const struct {
+        const char *env;     /* CCS_SMALL_BYTES, NULL: unset */
+        long set;            /* ccs_comm_set_small_bytes, -1: not called */
+        int R;
+        size_t count;        /* float32 elements per rank */
+        int exchange;        /* 1: one step; 0: the plan's steps */
+    } cases[] = {
+        { NULL, -1, 3, 2, 1 },       /* 8 B: default on */
+        { NULL, -1, 3, 1024, 1 },    /* 4096 B: the threshold itself */
+        { NULL, -1, 3, 1025, 0 },    /* 4100 B: above */
+        { NULL, -1, 18, 900, 1 },    /* 17 x 3600 B <= 64 KiB */
+        { NULL, -1, 18, 1024, 0 },   /* 17 x 4096 B > 64 KiB: the cap */
+        { "64", -1, 3, 16, 1 },
+        { "64", -1, 3, 17, 0 },
+        { "4096", -1, 18, 1024, 1 }, /* set explicitly: no cap */
+        { "0", -1, 3, 2, 0 },        /* off: replay */
+        { NULL, 0, 3, 2, 0 },        /* off by the setter */
+        { NULL, 8192, 3, 2048, 1 },
+        { "4096", 0, 3, 2, 0 },      /* the setter wins over the env */
+    };
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int R = cases[k].R;
+        ccs_plan_t *p = plan_of(fx_ring_allreduce((uint32_t)R, 1));
+        ccs_comm_t *c[MAX_R];
+        job_t j[MAX_R];
+        pthread_t th[MAX_R];
+
+        CHECK(p != NULL);
+        if (p == NULL)
+            continue;
+        if (cases[k].env != NULL)
+            setenv("CCS_SMALL_BYTES", cases[k].env, 1);
+        CHECK_STATUS(ccs_comm_init_threads(R, c), CCS_OK);
         unsetenv("CCS_SMALL_BYTES");
-        for (int r = 0; r < 3; r++) {
-            j[r] = (job_t){ p, c[r], r, 3, 0, on ? 17 : 2, CCS_FLOAT32,
-                            CCS_SUM, CCS_OK, 0, 0, malloc(17 * 4) };
+        for (int r = 0; r < R; r++) {
+            if (cases[k].set >= 0)
+                CHECK_STATUS(ccs_comm_set_small_bytes(
+                                 c[r], (size_t)cases[k].set), CCS_OK);
+            j[r] = (job_t){ p, c[r], r, R, 0, cases[k].count, CCS_FLOAT32,
+                            CCS_SUM, CCS_OK, 0, 0,
+                            malloc(cases[k].count * 4) };
             pthread_create(&th[r], NULL, job_main, &j[r]);
         }
-        for (int r = 0; r < 3; r++)
+        for (int r = 0; r < R; r++)
             pthread_join(th[r], NULL);
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < R; r++) {
             CHECK_STATUS(j[r].st, CCS_OK);
             CHECK_EQ_INT(j[r].wrong, 0);
-            CHECK_EQ_INT(j[r].steps, p->ngroups[r]);
+            CHECK_MSG(j[r].steps == (cases[k].exchange ? 1 : p->ngroups[r]),
+                      "case %zu rank %d: %u steps run, want %u", k, r,
+                      j[r].steps, cases[k].exchange ? 1 : p->ngroups[r]);
             free(j[r].out);
             ccs_comm_destroy(c[r]);
         }
+        ccs_plan_destroy(p);
     }
-    ccs_plan_destroy(p);
+    CHECK_STATUS(ccs_comm_set_small_bytes(NULL, 0), CCS_ERR_INVALID);
 }
 
 int main(void)
 {
     setenv("CCS_TIMEOUT_S", "30", 0);  /* a bug fails instead of hanging */
     RUN(small_exchange_every_type_and_op);
-    RUN(plan_steps_above_threshold_and_by_default);
+    RUN(threshold_decides_exchange_or_plan);
     return TEST_SUMMARY();
 }

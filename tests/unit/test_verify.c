@@ -327,6 +327,80 @@ static const tsched_t bad[] = {
       CCS_ERR_VERIFY, { "reduction in alltoall" } },
 };
 
+/* Chunk segments: one chunk stands for a run of chunks every op treats
+ * alike, so these check that runs are cut where ops partly overlap, that
+ * data moved to another position carries its cuts along, and that a
+ * failure inside a large run is named by its real first chunk and counted
+ * chunk by chunk. */
+static const tsched_t segments[] = {
+    { "ranges that partly overlap across steps", CCS_COLL_ALLGATHER, 2, 8,
+      -1, 2, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 4), CP(0, 1, I, 4, O, 4, 4),
+          X(0, 0, I, 0, 1, O, 0, 3), X(0, 1, I, 4, 0, O, 4, 4),
+          X(1, 0, I, 1, 1, O, 1, 3), END },
+      CCS_OK, { NULL } },
+    { "a partly overlapping range lands one chunk off", CCS_COLL_ALLGATHER,
+      2, 8, -1, 2, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 4), CP(0, 1, I, 4, O, 4, 4),
+          X(0, 0, I, 0, 1, O, 0, 3), X(0, 1, I, 4, 0, O, 4, 4),
+          X(1, 0, I, 1, 1, O, 2, 3), END },
+      CCS_ERR_VERIFY, { "end: rank 1 out[2] holds chunk 1, not chunk 2 "
+                        "(allgather) (3 of 16 output chunks wrong)" } },
+    { "a run in the middle of a large range misses a rank",
+      CCS_COLL_ALLREDUCE, 2, 1000, -1, 1, (const tline_t[]){
+          RF(0, 1, I, 0, 0, O, 0, I, 0, 400),
+          RF(0, 1, I, 600, 0, O, 600, I, 600, 400),
+          CP(0, 0, I, 400, O, 400, 200),
+          RF(0, 0, I, 0, 1, O, 0, I, 0, 1000), END },
+      CCS_ERR_VERIFY, { "end: rank 0 out[400] (allreduce) misses "
+                        "contributions of ranks 1 (200 of 2000 output "
+                        "chunks wrong)" } },
+    { "a send reads past what was written, inside one op",
+      CCS_COLL_ALLREDUCE, 2, 10, -1, 2, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 6), X(1, 0, O, 3, 1, O, 3, 5), END },
+      CCS_ERR_VERIFY, { "step 1, rank 0: send of out[6] to rank 1: reads "
+                        "out[6], which was never written" } },
+    { "a hazard on one chunk of two multi-chunk ops", CCS_COLL_ALLGATHER, 2,
+      4, -1, 1, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 2), X(0, 1, I, 2, 0, O, 1, 2), END },
+      CCS_ERR_VERIFY, { "step 0, rank 0", "out[1] is written twice in this "
+                        "step" } },
+    { "a contribution reduced twice in one run of a range",
+      CCS_COLL_ALLREDUCE, 2, 6, -1, 2, (const tline_t[]){
+          RF(0, 1, I, 0, 0, O, 0, I, 0, 6), RF(0, 0, I, 0, 1, O, 0, I, 0, 6),
+          RR(1, 1, I, 2, 0, O, 2, 2), END },
+      CCS_ERR_VERIFY, { "step 1, rank 0: recv_reduce from rank 1 into "
+                        "out[2]: contribution of rank 1 already present" } },
+    { "staging through scratch at another offset", CCS_COLL_ALLGATHER, 2, 4,
+      -1, 2, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 2), X(0, 0, I, 0, 1, S, 1, 2),
+          CP(0, 1, I, 2, O, 2, 2), X(0, 1, I, 2, 0, O, 2, 2),
+          CP(1, 1, S, 1, O, 0, 2), END },
+      CCS_OK, { NULL } },
+    { "staging through scratch, halves swapped on the way out",
+      CCS_COLL_ALLGATHER, 2, 4, -1, 2, (const tline_t[]){
+          CP(0, 0, I, 0, O, 0, 2), X(0, 0, I, 0, 1, S, 1, 2),
+          CP(0, 1, I, 2, O, 2, 2), X(0, 1, I, 2, 0, O, 2, 2),
+          CP(1, 1, S, 2, O, 0, 1), CP(1, 1, S, 1, O, 1, 1), END },
+      CCS_ERR_VERIFY, { "end: rank 1 out[0] holds chunk 1, not chunk 0 "
+                        "(allgather) (2 of 8 output chunks wrong)" } },
+    { "one scratch chunk reused by two chunks in turn", CCS_COLL_ALLREDUCE,
+      2, 2, -1, 5, (const tline_t[]){
+          X(0, 0, I, 0, 1, S, 0, 1), CP(0, 1, I, 0, O, 0, 1),
+          CP(0, 1, I, 1, O, 1, 1), RL(1, 1, S, 0, O, 0, 1),
+          X(2, 0, I, 1, 1, S, 0, 1), RL(3, 1, S, 0, O, 1, 1),
+          X(4, 1, O, 0, 0, O, 0, 2), END },
+      CCS_OK, { NULL } },
+    { "the reused scratch chunk brings the old chunk again",
+      CCS_COLL_ALLREDUCE, 2, 2, -1, 5, (const tline_t[]){
+          X(0, 0, I, 0, 1, S, 0, 1), CP(0, 1, I, 0, O, 0, 1),
+          CP(0, 1, I, 1, O, 1, 1), RL(1, 1, S, 0, O, 0, 1),
+          X(2, 0, I, 0, 1, S, 0, 1), RL(3, 1, S, 0, O, 1, 1),
+          X(4, 1, O, 0, 0, O, 0, 2), END },
+      CCS_ERR_VERIFY, { "step 3, rank 1: reduce_local of scratch[0] into "
+                        "out[1]: combines chunk 1 with chunk 0" } },
+};
+
 static void run_table(const tsched_t *tab, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -371,6 +445,11 @@ TEST(correct_schedules_pass)
 TEST(broken_schedules_are_caught)
 {
     run_table(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+TEST(segment_boundaries)
+{
+    run_table(segments, sizeof(segments) / sizeof(segments[0]));
 }
 
 TEST(ring_allreduce_passes_and_reports_one_port)
@@ -526,17 +605,56 @@ TEST(long_rank_lists_are_truncated)
     ccs_sched_destroy(s);
 }
 
-static double now_s(void)
+/* A plan of 224 ops over 2^24 chunks: its cost follows the ops, and a
+ * failure deep inside one op's range is named by its exact chunk. */
+TEST(many_chunk_plan)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    const uint32_t n = 8, w = CCS_MAX_CHUNKS / 8;
+    ccs_sched_t *ring = NULL, *cut = NULL;
+    ccs_err_t err = { { 0 } };
+    verify_report_t rep;
+
+    CHECK_STATUS(fixture_ring_allreduce_wide(n, w, &ring, &err), CCS_OK);
+    if (ring == NULL)
+        return;
+    CHECK_STATUS(verify_sched(ring, &rep, &err), CCS_OK);
+    CHECK_EQ_INT(rep.nops, 4ull * (n - 1) * n);
+    CHECK_EQ_INT(rep.chunk_transfers, 2ull * (n - 1) * n * w);
+    CHECK(rep.one_port);
+
+    /* Rank 2 -> 3 in step 0 moves block 2 (chunks 2w..3w): start it one
+     * chunk later on both sides, so rank 3's out[2w] stays unwritten and
+     * its step-1 send of the block reads it. */
+    CHECK_STATUS(ccs_sched_clone(ring, &cut, &err), CCS_OK);
+    if (cut == NULL) {
+        ccs_sched_destroy(ring);
+        return;
+    }
+    for (uint32_t r = 2; r <= 3; r++) {
+        ccs_op_t *op = &cut->rank_ops[r][0];
+        if (op->chunk != 2 * w)
+            op++;
+        CHECK_EQ_INT(op->step, 0);
+        CHECK_EQ_INT(op->chunk, 2 * w);
+        op->chunk++;
+        op->nchunks--;
+        if (op->kind == CCS_OP_RECV_REDUCE)
+            op->src_chunk++;
+    }
+    CHECK_STATUS(verify_sched(cut, NULL, &err), CCS_ERR_VERIFY);
+    CHECK_STR_CONTAINS(err.msg, "step 1, rank 3: send of out[4194304] to "
+                                "rank 4: reads out[4194304], which was "
+                                "never written");
+    ccs_sched_destroy(cut);
+    ccs_sched_destroy(ring);
 }
 
 /* Tiny files that declare a huge rank x chunk table and fill almost none
  * of it.  The final check used to visit (and format a message for) every
  * cell: 5 s for 1 rank x 2^24 chunks, hours for 4096 ranks.  Now it costs
- * what the ops wrote; the message and the count are the same. */
+ * what the ops wrote; the message and the count are the same.  No clock
+ * here: a return to the cell-by-cell walk would not finish, and the
+ * per-program limit of scripts/run-tests.sh turns that into a failure. */
 TEST(cost_is_bounded_by_what_is_written)
 {
     static const struct {
@@ -565,7 +683,6 @@ TEST(cost_is_bounded_by_what_is_written)
         ccs_sched_t *s = NULL;
         ccs_err_t err = { { 0 } };
         uint32_t t;
-        double t0;
 
         CHECK_STATUS(ccs_sched_create(cases[i].coll, cases[i].nranks,
                                       CCS_MAX_CHUNKS, "x", &s, &err), CCS_OK);
@@ -576,9 +693,7 @@ TEST(cost_is_bounded_by_what_is_written)
             CHECK_STATUS(ccs_sched_local(s, t, 0, CCS_BUF_OUT, 0, CCS_BUF_IN,
                                          0, 1, false, &err), CCS_OK);
         }
-        t0 = now_s();
         CHECK_STATUS(verify_sched(s, NULL, &err), CCS_ERR_VERIFY);
-        CHECK_MSG(now_s() - t0 < 1.0, "case %zu: %.2f s", i, now_s() - t0);
         CHECK_STR_CONTAINS(err.msg, cases[i].want);
         ccs_sched_destroy(s);
     }
@@ -588,6 +703,8 @@ int main(void)
 {
     RUN(correct_schedules_pass);
     RUN(broken_schedules_are_caught);
+    RUN(segment_boundaries);
+    RUN(many_chunk_plan);
     RUN(ring_allreduce_passes_and_reports_one_port);
     RUN(direct_allgather_is_not_one_port);
     RUN(every_ring_mutation_is_caught);

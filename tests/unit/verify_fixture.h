@@ -52,6 +52,48 @@ static ccs_status_t fixture_ring_allreduce(uint32_t n, ccs_sched_t **out,
     return CCS_OK;
 }
 
+/* The ring allreduce of fixture_ring_allreduce with every chunk widened
+ * to w consecutive chunks (C = n * w): each op moves w chunks, so the
+ * plan is as small as the n-chunk one however large w is. */
+static inline ccs_status_t fixture_ring_allreduce_wide(uint32_t n, uint32_t w,
+                                                ccs_sched_t **out,
+                                                ccs_err_t *err)
+{
+    ccs_sched_t *s = NULL;
+    ccs_status_t st;
+    uint32_t t;
+
+    st = ccs_sched_create(CCS_COLL_ALLREDUCE, n, n * w, "ring", &s, err);
+    if (st != CCS_OK)
+        return st;
+    for (uint32_t k = 0; k + 1 < n && st == CCS_OK; k++) {
+        st = ccs_sched_add_step(s, 0, &t, err);
+        for (uint32_t r = 0; r < n && st == CCS_OK; r++) {
+            uint32_t c = (r + n - k) % n * w;
+            st = ccs_sched_xfer_reduce_from(s, t, r,
+                                            k == 0 ? CCS_BUF_IN : CCS_BUF_OUT,
+                                            c, (r + 1) % n, CCS_BUF_OUT, c,
+                                            CCS_BUF_IN, c, w, err);
+        }
+    }
+    for (uint32_t k = 0; k + 1 < n && st == CCS_OK; k++) {
+        st = ccs_sched_add_step(s, 0, &t, err);
+        for (uint32_t r = 0; r < n && st == CCS_OK; r++) {
+            uint32_t c = (r + 1 + n - k) % n * w;
+            st = ccs_sched_xfer(s, t, r, CCS_BUF_OUT, c, (r + 1) % n,
+                                CCS_BUF_OUT, c, w, false, err);
+        }
+    }
+    if (st == CCS_OK)
+        st = ccs_sched_finalize(s, err);
+    if (st != CCS_OK) {
+        ccs_sched_destroy(s);
+        return st;
+    }
+    *out = s;
+    return CCS_OK;
+}
+
 /* Direct allgather over n ranks (C = n): one step in which every rank
  * copies its IN chunk to OUT and sends it to every other rank: n(n-1)
  * transfers in a single step.  *out owned by the caller. */

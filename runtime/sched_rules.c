@@ -1,0 +1,640 @@
+/*
+ * sched_rules.c - the IR's rules that every consumer of a schedule applies
+ * the same way (sched.h): the words of its messages, pairing each receive
+ * with its send, and the hazards within one step.  The plan loader, the
+ * verifier, the simulator and the MultiTree reader call these, so a file
+ * is accepted or refused for the same reason everywhere.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+/* ---- The IR's rules: messages ---- */
+
+void ccs_buf_range_str(char *buf, size_t len, unsigned b, uint32_t chunk,
+                       uint32_t n)
+{
+    if (n <= 1)
+        snprintf(buf, len, "%s[%u]", ccs_buf_str((ccs_buf_t)b), chunk);
+    else
+        snprintf(buf, len, "%s[%u..%" PRIu64 "]", ccs_buf_str((ccs_buf_t)b),
+                 chunk, (uint64_t)chunk + n - 1);
+}
+
+void ccs_op_desc(char *buf, size_t len, const ccs_op_t *op, uint32_t i)
+{
+    char dst[48], src[48];
+    const char *kind = ccs_op_kind_str((ccs_op_kind_t)op->kind);
+
+    ccs_buf_range_str(dst, sizeof(dst), op->buf, op->chunk + i, 1);
+    ccs_buf_range_str(src, sizeof(src), op->src_buf, op->src_chunk + i, 1);
+    switch (op->kind) {
+    case CCS_OP_SEND:
+        snprintf(buf, len, "send of %s to rank %d", dst, op->peer);
+        break;
+    case CCS_OP_RECV:
+        snprintf(buf, len, "recv from rank %d into %s", op->peer, dst);
+        break;
+    case CCS_OP_RECV_REDUCE:
+        if (op->src_buf == op->buf && op->src_chunk == op->chunk)
+            snprintf(buf, len, "recv_reduce from rank %d into %s", op->peer,
+                     dst);
+        else
+            snprintf(buf, len, "recv_reduce from rank %d into %s (with %s)",
+                     op->peer, dst, src);
+        break;
+    default:
+        snprintf(buf, len, "%s of %s into %s", kind, src, dst);
+        break;
+    }
+}
+
+/* ---- The IR's rules: pairing ---- */
+
+static bool kind_is_recv(unsigned kind)
+{
+    return kind == CCS_OP_RECV || kind == CCS_OP_RECV_REDUCE;
+}
+
+/* One transfer endpoint: the pairing key (step, dst, src) and its op. */
+typedef struct xend {
+    uint32_t step, dst, src, flat;
+} xend_t;
+
+enum { KEY_DST, KEY_SRC };
+
+/* Stable counting sort of in[0..n) by one key field into out; cnt has
+ * room for nkeys + 1 counters. */
+static void xend_csort(const xend_t *in, xend_t *out, uint32_t n, int key,
+                       uint32_t nkeys, uint32_t *cnt)
+{
+#define KEY_OF(e) (key == KEY_DST ? (e).dst : (e).src)
+    memset(cnt, 0, ((size_t)nkeys + 1) * sizeof(*cnt));
+    for (uint32_t i = 0; i < n; i++)
+        cnt[KEY_OF(in[i]) + 1]++;
+    for (uint32_t k = 0; k < nkeys; k++)
+        cnt[k + 1] += cnt[k];
+    for (uint32_t i = 0; i < n; i++)
+        out[cnt[KEY_OF(in[i])]++] = in[i];
+#undef KEY_OF
+}
+
+/* The merge order: (dst, src, step). */
+static int xend_cmp(const xend_t *a, const xend_t *b)
+{
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return 0;
+}
+
+/* The reporting order: (step, dst, src). */
+static int xend_step_cmp(const xend_t *a, const xend_t *b)
+{
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    return 0;
+}
+
+static const ccs_op_t *flat_op(const ccs_sched_t *s, const uint32_t *base,
+                               uint32_t rank, uint32_t flat)
+{
+    return &s->rank_ops[rank][flat - base[rank]];
+}
+
+void ccs_pairing_free(ccs_pairing_t *p)
+{
+    if (p == NULL)
+        return;
+    free(p->base);
+    free(p->mate);
+    p->base = NULL;
+    p->mate = NULL;
+}
+
+ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
+                            ccs_pairing_t *out, ccs_err_t *err)
+{
+    ccs_pairing_t p = { NULL, NULL };  /* handed to *out on success */
+    xend_t *snd = NULL, *rcv = NULL, *tmp = NULL;  /* freed at cleanup */
+    uint32_t *cnt = NULL;                          /* freed at cleanup */
+    uint64_t total = ccs_sched_total_ops(s);
+    uint32_t ns = 0, nr = 0, i = 0, j = 0;
+    xend_t worst = { 0, 0, 0, 0 }, worst_mate = { 0, 0, 0, 0 };
+    int worst_kind = -1;   /* 0 size mismatch, 1 lone send, 2 lone recv */
+    ccs_status_t st = CCS_OK;
+
+    if (s == NULL || out == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    if (total >= UINT32_MAX)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "%" PRIu64 " ops: too many to pair", total);
+    p.base = malloc(((size_t)s->nranks + 1) * sizeof(*p.base));
+    p.mate = malloc((size_t)(total ? total : 1) * sizeof(*p.mate));
+    cnt = malloc(((size_t)s->nranks + 1) * sizeof(*cnt));
+    if (p.base == NULL || p.mate == NULL || cnt == NULL)
+        goto nomem;
+    p.base[0] = 0;
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        p.base[r + 1] = p.base[r] + s->rank_nops[r];
+        for (uint32_t k = 0; k < s->rank_nops[r]; k++) {
+            ns += ops[k].kind == CCS_OP_SEND;
+            nr += kind_is_recv(ops[k].kind);
+        }
+    }
+    snd = malloc((size_t)(ns ? ns : 1) * sizeof(*snd));
+    rcv = malloc((size_t)(nr ? nr : 1) * sizeof(*rcv));
+    tmp = malloc((size_t)(ns > nr ? ns : nr ? nr : 1) * sizeof(*tmp));
+    if (snd == NULL || rcv == NULL || tmp == NULL)
+        goto nomem;
+    ns = nr = 0;
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        for (uint32_t k = 0; k < s->rank_nops[r]; k++) {
+            uint32_t flat = p.base[r] + k;
+            p.mate[flat] = CCS_NO_OP;
+            if (ops[k].kind == CCS_OP_SEND)
+                snd[ns++] = (xend_t){ ops[k].step, (uint32_t)ops[k].peer, r,
+                                      flat };
+            else if (kind_is_recv(ops[k].kind))
+                rcv[nr++] = (xend_t){ ops[k].step, r, (uint32_t)ops[k].peer,
+                                      flat };
+        }
+    }
+    /* Sends arrive in (src, step, op order), receives in (dst, step, op
+     * order).  Stable counting sorts by rank (buckets: ranks, never steps,
+     * so a file declaring many steps costs nothing extra) bring both to
+     * (dst, src, step, op order): one pass for sends, two for receives.
+     * Then the k-th of a key on each side pair up. */
+    xend_csort(snd, tmp, ns, KEY_DST, s->nranks, cnt);
+    memcpy(snd, tmp, (size_t)ns * sizeof(*snd));
+    xend_csort(rcv, tmp, nr, KEY_SRC, s->nranks, cnt);
+    xend_csort(tmp, rcv, nr, KEY_DST, s->nranks, cnt);
+
+    /* The merge visits keys in (dst, src, step) order; the error reported
+     * is the one a step-by-step reader meets first: the earliest in
+     * (step, dst, src) order, so every mismatch is looked at. */
+    while (i < ns || j < nr) {
+        int c = (i < ns && j < nr) ? xend_cmp(&snd[i], &rcv[j])
+                                   : (i < ns ? -1 : 1);
+        const xend_t *at = c > 0 ? &rcv[j] : &snd[i];
+        bool bad = c != 0;
+        if (c == 0) {
+            const ccs_op_t *so = flat_op(s, p.base, snd[i].src, snd[i].flat);
+            const ccs_op_t *ro = flat_op(s, p.base, rcv[j].dst, rcv[j].flat);
+            bad = so->nchunks != ro->nchunks;
+            p.mate[rcv[j].flat] = snd[i].flat;
+            p.mate[snd[i].flat] = rcv[j].flat;
+        }
+        if (bad && (worst_kind < 0 || xend_step_cmp(at, &worst) < 0)) {
+            worst_kind = c == 0 ? 0 : c < 0 ? 1 : 2;
+            worst = *at;
+            if (c == 0)
+                worst_mate = rcv[j];
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    if (worst_kind >= 0) {
+        char sr[48], rr[48];
+        if (worst_kind == 0) {
+            const ccs_op_t *so = flat_op(s, p.base, worst.src, worst.flat);
+            const ccs_op_t *ro = flat_op(s, p.base, worst_mate.dst,
+                                         worst_mate.flat);
+            ccs_buf_range_str(sr, sizeof(sr), so->buf, so->chunk,
+                              so->nchunks);
+            ccs_buf_range_str(rr, sizeof(rr), ro->buf, ro->chunk,
+                              ro->nchunks);
+            st = ccs_err_set(err, fail,
+                             "step %u, rank %u: send of %s (%u chunk%s) "
+                             "to rank %u is received by %s into %s (%u "
+                             "chunk%s): size mismatch", worst.step,
+                             worst.src, sr, so->nchunks,
+                             so->nchunks == 1 ? "" : "s", worst.dst,
+                             ccs_op_kind_str((ccs_op_kind_t)ro->kind),
+                             rr, ro->nchunks, ro->nchunks == 1 ? "" : "s");
+        } else if (worst_kind == 1) {
+            const ccs_op_t *so = flat_op(s, p.base, worst.src, worst.flat);
+            ccs_buf_range_str(sr, sizeof(sr), so->buf, so->chunk,
+                              so->nchunks);
+            st = ccs_err_set(err, fail,
+                             "step %u, rank %u: send of %s to rank %u has "
+                             "no matching receive", worst.step, worst.src,
+                             sr, worst.dst);
+        } else {
+            const ccs_op_t *ro = flat_op(s, p.base, worst.dst, worst.flat);
+            ccs_buf_range_str(rr, sizeof(rr), ro->buf, ro->chunk,
+                              ro->nchunks);
+            st = ccs_err_set(err, fail,
+                             "step %u, rank %u: %s from rank %u into %s has "
+                             "no matching send", worst.step, worst.dst,
+                             ccs_op_kind_str((ccs_op_kind_t)ro->kind),
+                             worst.src, rr);
+        }
+        goto cleanup;
+    }
+    *out = p;
+    p.base = p.mate = NULL;
+    goto cleanup;
+nomem:
+    st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory pairing %" PRIu64
+                     " ops", total);
+cleanup:
+    ccs_pairing_free(&p);
+    free(snd);
+    free(rcv);
+    free(tmp);
+    free(cnt);
+    return st;
+}
+
+/* The check alone, without the pairing: every ordered pair (a, q) of
+ * ranks must see the same sequence of (step, chunk count) in a's sends to
+ * q (a's op order) and in q's receives from a (q's op order) -- the k-th
+ * send of a step meets the k-th receive exactly when the two sequences
+ * are equal.  Each endpoint packs into 64 bits (step < 2^24, peer < 2^16,
+ * chunks - 1 < 2^24, bounds ccs_sched_validate guarantees), sends go to
+ * buckets by receiver in one scatter, and each rank's receives, stably
+ * sorted by sender when they are not already, must equal its bucket word
+ * for word.  No per-op record wider than 8 bytes and no second pass over
+ * the bucket: a 400 MB plan checks in a few passes over its ops.  A
+ * mismatch reruns ccs_sched_pair, which finds the first one and words it. */
+#define PACK_STEP_SHIFT 40
+#define PACK_PEER_SHIFT 24
+
+static uint64_t pack_end(const ccs_op_t *op, uint32_t other)
+{
+    return (uint64_t)op->step << PACK_STEP_SHIFT |
+           (uint64_t)other << PACK_PEER_SHIFT | (op->nchunks - 1);
+}
+
+static uint32_t packed_peer(uint64_t v)
+{
+    return (uint32_t)(v >> PACK_PEER_SHIFT) & 0xffffu;
+}
+
+/* Stable sort of v[0..n) by the packed peer: two 8-bit counting passes. */
+static void sort_by_peer(uint64_t *v, uint64_t *tmp, uint32_t n)
+{
+    uint32_t cnt[257];
+
+    for (unsigned shift = 0; shift < 16; shift += 8) {
+        memset(cnt, 0, sizeof(cnt));
+        for (uint32_t i = 0; i < n; i++)
+            cnt[((packed_peer(v[i]) >> shift) & 0xff) + 1]++;
+        for (unsigned k = 0; k < 256; k++)
+            cnt[k + 1] += cnt[k];
+        for (uint32_t i = 0; i < n; i++)
+            tmp[cnt[(packed_peer(v[i]) >> shift) & 0xff]++] = v[i];
+        memcpy(v, tmp, (size_t)n * sizeof(*v));
+    }
+}
+
+ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
+                                  ccs_err_t *err)
+{
+    uint32_t R, most_recv = 0;
+    uint64_t ns = 0;
+    uint64_t *pos = NULL;      /* [R + 1] bucket starts; freed */
+    uint64_t *snd = NULL;      /* [ns] sends by receiver; freed */
+    uint64_t *rcv = NULL, *tmp = NULL; /* [most_recv] one rank's; freed */
+    bool same = true, fits;
+    ccs_status_t st = CCS_OK;
+
+    if (s == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    R = s->nranks;
+    fits = R <= 65536 && s->nsteps <= (UINT32_C(1) << 24);
+    pos = calloc((size_t)R + 1, sizeof(*pos));
+    if (pos == NULL)
+        goto nomem;
+    for (uint32_t r = 0; r < R && fits; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        uint32_t nrecv = 0;
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            unsigned k = ops[i].kind;
+            fits &= ops[i].nchunks - 1 < (UINT32_C(1) << 24);
+            if (k == CCS_OP_SEND)
+                pos[(uint32_t)ops[i].peer + 1]++;
+            nrecv += kind_is_recv(k);
+        }
+        if (nrecv > most_recv)
+            most_recv = nrecv;
+    }
+    if (!fits) {
+        free(pos);
+        goto exact;
+    }
+    for (uint32_t q = 0; q < R; q++)
+        pos[q + 1] += pos[q];
+    ns = pos[R];
+    snd = malloc((size_t)(ns ? ns : 1) * sizeof(*snd));
+    rcv = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*rcv));
+    tmp = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*tmp));
+    if (snd == NULL || rcv == NULL || tmp == NULL)
+        goto nomem;
+    /* Senders in rank order, each in op order: every bucket ends up in
+     * (sender, step, op order). */
+    for (uint32_t r = 0; r < R; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++)
+            if (ops[i].kind == CCS_OP_SEND)
+                snd[pos[ops[i].peer]++] = pack_end(&ops[i], r);
+    }
+    /* pos[q] is now the end of q's bucket, its start the end of q - 1's. */
+    for (uint32_t q = 0; q < R && same; q++) {
+        const ccs_op_t *ops = s->rank_ops[q];
+        uint64_t lo = q == 0 ? 0 : pos[q - 1];
+        uint32_t n = 0;
+        bool sorted = true;
+        for (uint32_t i = 0; i < s->rank_nops[q]; i++) {
+            if (!kind_is_recv(ops[i].kind))
+                continue;
+            rcv[n] = pack_end(&ops[i], (uint32_t)ops[i].peer);
+            sorted &= n == 0 || packed_peer(rcv[n - 1]) <= packed_peer(rcv[n]);
+            n++;
+        }
+        if (!sorted)
+            sort_by_peer(rcv, tmp, n);
+        same = pos[q] - lo == n &&
+               memcmp(rcv, snd + lo, (size_t)n * sizeof(*rcv)) == 0;
+    }
+    free(pos);
+    free(snd);
+    free(rcv);
+    free(tmp);
+    if (same)
+        return CCS_OK;
+exact:
+    {
+        ccs_pairing_t p = { NULL, NULL };
+        st = ccs_sched_pair(s, fail, &p, err);
+        ccs_pairing_free(&p);
+        if (st == CCS_OK)   /* cannot happen: both apply one rule */
+            st = ccs_err_set(err, fail, "transfers do not pair");
+        return st;
+    }
+nomem:
+    free(pos);
+    free(snd);
+    free(rcv);
+    free(tmp);
+    return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory pairing ops");
+}
+
+/* [*lo, *hi): the ops of rank r in step t (ops sorted by step). */
+static void step_range(const ccs_sched_t *s, uint32_t r, uint32_t t,
+                       uint32_t *lo, uint32_t *hi)
+{
+    const ccs_op_t *ops = s->rank_ops[r];
+    uint32_t a = 0, b = s->rank_nops[r];
+
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (ops[m].step < t)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    b = a;
+    while (b < s->rank_nops[r] && ops[b].step == t)
+        b++;
+    *hi = b;
+}
+
+bool ccs_sched_recv_send(const ccs_sched_t *s, uint32_t dst, uint32_t ri,
+                         uint32_t *send_idx)
+{
+    const ccs_op_t *rcv, *ops;
+    uint32_t lo, hi, k = 0, a;
+
+    if (s == NULL || dst >= s->nranks || ri >= s->rank_nops[dst])
+        return false;
+    rcv = &s->rank_ops[dst][ri];
+    if (!kind_is_recv(rcv->kind) || rcv->peer < 0 ||
+        (uint32_t)rcv->peer >= s->nranks)
+        return false;
+    a = (uint32_t)rcv->peer;
+    step_range(s, dst, rcv->step, &lo, &hi);
+    for (uint32_t i = lo; i < ri; i++)
+        k += kind_is_recv(s->rank_ops[dst][i].kind) &&
+             s->rank_ops[dst][i].peer == rcv->peer;
+    step_range(s, a, rcv->step, &lo, &hi);
+    ops = s->rank_ops[a];
+    for (uint32_t i = lo; i < hi; i++) {
+        if (ops[i].kind == CCS_OP_SEND && ops[i].peer == (int32_t)dst &&
+            k-- == 0) {
+            *send_idx = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- The IR's rules: hazards within a step ---- */
+
+/* A chunk interval of one buffer; `op` is its op's index in the step. */
+typedef struct ival {
+    uint32_t buf, op;
+    uint64_t lo, hi;
+} ival_t;
+
+static int ival_cmp(const void *pa, const void *pb)
+{
+    const ival_t *a = pa, *b = pb;
+    if (a->buf != b->buf)
+        return a->buf < b->buf ? -1 : 1;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return 0;
+}
+
+/* The interval op reads that counts as a read in hazard terms (the own-
+ * destination read of RECV_REDUCE / REDUCE_LOCAL does not); false when
+ * none. */
+static bool hazard_read(const ccs_op_t *op, ival_t *iv)
+{
+    bool own = op->src_buf == op->buf && op->src_chunk == op->chunk;
+
+    switch (op->kind) {
+    case CCS_OP_SEND:
+        iv->buf = op->buf;
+        iv->lo = op->chunk;
+        break;
+    case CCS_OP_COPY:
+        iv->buf = op->src_buf;
+        iv->lo = op->src_chunk;
+        break;
+    case CCS_OP_RECV_REDUCE:
+    case CCS_OP_REDUCE_LOCAL:
+        if (own)
+            return false;
+        iv->buf = op->src_buf;
+        iv->lo = op->src_chunk;
+        break;
+    default:
+        return false;
+    }
+    iv->hi = iv->lo + op->nchunks;
+    return true;
+}
+
+/* Smallest chunk of w also in x (same buffer), or UINT64_MAX. */
+static uint64_t ival_meet(const ival_t *w, const ival_t *x)
+{
+    if (w->buf != x->buf || x->lo >= w->hi || x->hi <= w->lo)
+        return UINT64_MAX;
+    return x->lo > w->lo ? x->lo : w->lo;
+}
+
+/* Do writes[0..m) (in op order) overlap anywhere?  Sorts a copy in tmp. */
+static bool writes_overlap(const ival_t *w, uint32_t m, ival_t *tmp)
+{
+    memcpy(tmp, w, (size_t)m * sizeof(*tmp));
+    qsort(tmp, m, sizeof(*tmp), ival_cmp);
+    for (uint32_t i = 1; i < m; i++) {
+        if (tmp[i].buf == tmp[i - 1].buf && tmp[i].lo < tmp[i - 1].hi)
+            return true;
+        if (tmp[i].buf == tmp[i - 1].buf && tmp[i].hi < tmp[i - 1].hi)
+            tmp[i].hi = tmp[i - 1].hi;   /* carry the reach forward */
+    }
+    return false;
+}
+
+/* Below this many ops a step is checked pair by pair. */
+#define HAZARD_SMALL 32
+
+ccs_status_t ccs_sched_step_hazard(const ccs_op_t *ops, uint32_t n,
+                                   uint32_t step, uint32_t rank,
+                                   ccs_status_t fail, ccs_err_t *err)
+{
+    /* Small steps (nearly all) use the stack; larger ones own heap arrays
+     * freed at cleanup. */
+    ival_t sw[HAZARD_SMALL], srd[HAZARD_SMALL];
+    ival_t *w = sw, *rd = srd, *tmp = NULL;
+    uint32_t nw = 0, nrd = 0, jw = UINT32_MAX, jfirst = UINT32_MAX;
+    uint64_t xfirst = UINT64_MAX;
+    bool twice = false;
+    ccs_status_t st = CCS_OK;
+
+    if (n < 2 && (n == 0 || ops[0].kind == CCS_OP_SEND ||
+                  ops[0].kind == CCS_OP_RECV))
+        return CCS_OK;   /* nothing can collide */
+    if (n > HAZARD_SMALL) {
+        w = malloc((size_t)n * sizeof(*w));
+        rd = malloc((size_t)n * sizeof(*rd));
+        tmp = malloc((size_t)n * sizeof(*tmp));
+        if (w == NULL || rd == NULL || tmp == NULL) {
+            st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+            goto cleanup;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (ops[i].kind != CCS_OP_SEND)
+            w[nw++] = (ival_t){ ops[i].buf, i, ops[i].chunk,
+                                (uint64_t)ops[i].chunk + ops[i].nchunks };
+        if (hazard_read(&ops[i], &rd[nrd]))
+            rd[nrd].op = i, nrd++;
+    }
+    if (n <= HAZARD_SMALL) {
+        for (uint32_t j = 0; j < nw && jfirst == UINT32_MAX; j++) {
+            uint64_t xw = UINT64_MAX, xr = UINT64_MAX, x;
+            for (uint32_t k = 0; k < j; k++) {
+                x = ival_meet(&w[j], &w[k]);
+                xw = x < xw ? x : xw;
+            }
+            for (uint32_t k = 0; k < nrd; k++) {
+                x = ival_meet(&w[j], &rd[k]);
+                xr = x < xr ? x : xr;
+            }
+            if (xw != UINT64_MAX || xr != UINT64_MAX) {
+                jfirst = j;
+                twice = xw <= xr;
+                xfirst = twice ? xw : xr;
+            }
+        }
+    } else {
+        /* Reads as a sorted union; the first write that meets it. */
+        qsort(rd, nrd, sizeof(*rd), ival_cmp);
+        uint32_t nu = 0;
+        for (uint32_t k = 0; k < nrd; k++) {
+            if (nu > 0 && rd[nu - 1].buf == rd[k].buf &&
+                rd[k].lo <= rd[nu - 1].hi) {
+                if (rd[k].hi > rd[nu - 1].hi)
+                    rd[nu - 1].hi = rd[k].hi;
+            } else {
+                rd[nu++] = rd[k];
+            }
+        }
+        /* The first write that overlaps an earlier one: "writes 0..m
+         * overlap" only turns true as m grows, so search for it. */
+        if (writes_overlap(w, nw, tmp)) {
+            uint32_t a = 1, b = nw - 1;   /* answer in [a, b] */
+            while (a < b) {
+                uint32_t m = a + (b - a) / 2;
+                if (writes_overlap(w, m + 1, tmp))
+                    b = m;
+                else
+                    a = m + 1;
+            }
+            jw = a;
+        }
+        for (uint32_t j = 0; j < nw && j <= jw; j++) {
+            uint64_t xr = UINT64_MAX, xw = UINT64_MAX;
+            uint32_t lo = 0, hi = nu;
+            while (lo < hi) {  /* first read span of w's buffer ending
+                                  past w's start */
+                uint32_t m = lo + (hi - lo) / 2;
+                if (rd[m].buf < w[j].buf ||
+                    (rd[m].buf == w[j].buf && rd[m].hi <= w[j].lo))
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            if (lo < nu)
+                xr = ival_meet(&w[j], &rd[lo]);
+            if (j == jw) {
+                for (uint32_t k = 0; k < j; k++) {
+                    uint64_t x = ival_meet(&w[j], &w[k]);
+                    xw = x < xw ? x : xw;
+                }
+            }
+            if (xw != UINT64_MAX || xr != UINT64_MAX) {
+                jfirst = j;
+                twice = xw <= xr;
+                xfirst = twice ? xw : xr;
+                break;
+            }
+        }
+    }
+    if (jfirst != UINT32_MAX) {
+        const ccs_op_t *op = &ops[w[jfirst].op];
+        char what[160];
+        ccs_op_desc(what, sizeof(what), op,
+                    (uint32_t)(xfirst - op->chunk));
+        st = ccs_err_set(err, fail, "step %u, rank %u: %s: %s[%" PRIu64
+                         "] is %s", step, rank, what,
+                         ccs_buf_str((ccs_buf_t)op->buf), xfirst,
+                         twice ? "written twice in this step"
+                               : "read and written in the same step");
+    }
+cleanup:
+    if (w != sw)
+        free(w);
+    if (rd != srd)
+        free(rd);
+    free(tmp);
+    return st;
+}
