@@ -118,46 +118,56 @@ static void put_op(uint8_t *p, const ccs_op_t *op)
     put_u32(p + 20, op->nchunks);
 }
 
-ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
-                               size_t *len, ccs_err_t *err)
+/* What the encoder checks before it writes a byte, and what follows from
+ * it: the length of the params text and of the whole encoding. */
+static ccs_status_t encode_check(const ccs_sched_t *s, uint64_t *params_len,
+                                 uint64_t *size, ccs_err_t *err)
 {
-    uint8_t *out = NULL;
-    uint64_t size, params_len = 0, total_ops;
-    size_t pos, algo_len;
     ccs_status_t st;
 
-    if (s == NULL || buf == NULL || len == NULL)
-        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
     /* Write only what every reader accepts. */
     st = ccs_sched_validate(s, err);
     if (st != CCS_OK) {
         ccs_err_prefix(err, "cannot encode an invalid schedule: ");
         return st;
     }
+    *params_len = 0;
     if (s->params != NULL) {
-        params_len = strlen(s->params);
-        if (params_len > CCS_FORMAT_MAX_PARAMS)
+        *params_len = strlen(s->params);
+        if (*params_len > CCS_FORMAT_MAX_PARAMS)
             return ccs_err_set(err, CCS_ERR_INVALID,
                                "params text is %" PRIu64 " bytes, more than "
-                               "the format's limit of %u", params_len,
+                               "the format's limit of %u", *params_len,
                                CCS_FORMAT_MAX_PARAMS);
     }
-    total_ops = ccs_sched_total_ops(s);
-    size = (uint64_t)CCS_FORMAT_HEADER_SIZE + params_len + s->nsteps +
-           (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks +
-           (uint64_t)CCS_FORMAT_OP_SIZE * total_ops + CCS_FORMAT_TRAILER_SIZE;
-    if (size > CCS_FORMAT_MAX_FILE || size > SIZE_MAX)
+    *size = (uint64_t)CCS_FORMAT_HEADER_SIZE + *params_len + s->nsteps +
+            (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks +
+            (uint64_t)CCS_FORMAT_OP_SIZE * ccs_sched_total_ops(s) +
+            CCS_FORMAT_TRAILER_SIZE;
+    if (*size > CCS_FORMAT_MAX_FILE || *size > SIZE_MAX)
         return ccs_err_set(err, CCS_ERR_INVALID,
                            "encoding would be %" PRIu64 " bytes, more than "
-                           "the format's limit of %" PRIu64, size,
+                           "the format's limit of %" PRIu64, *size,
                            (uint64_t)CCS_FORMAT_MAX_FILE);
+    return CCS_OK;
+}
 
-    /* Owned by the caller through *buf on success; freed here otherwise. */
-    out = calloc(1, (size_t)size);
-    if (out == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM,
-                           "out of memory for a %" PRIu64 "-byte encoding",
-                           size);
+/* Bytes before the op records: header, params, step phases, directory. */
+static uint64_t head_size(const ccs_sched_t *s, uint64_t params_len)
+{
+    return (uint64_t)CCS_FORMAT_HEADER_SIZE + params_len + s->nsteps +
+           (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks;
+}
+
+/* Write the head_size() bytes before the op records to out, which must be
+ * zeroed: bytes after the algorithm name's NUL stay zero, so whatever
+ * follows the NUL in s->algo cannot leak into the file, and equal
+ * schedules encode alike. */
+static void encode_head(const ccs_sched_t *s, uint64_t params_len,
+                        uint64_t size, uint8_t *out)
+{
+    size_t pos, algo_len;
+    uint64_t stream;
 
     memcpy(out + CCS_FOFF_MAGIC, CCS_FORMAT_MAGIC, CCS_FORMAT_MAGIC_LEN);
     put_u16(out + CCS_FOFF_MAJOR, CCS_FORMAT_MAJOR);
@@ -176,9 +186,6 @@ ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
     put_u32(out + CCS_FOFF_PARAMS_LEN, (uint32_t)params_len);
     put_u64(out + CCS_FOFF_FINGERPRINT, s->topo_fingerprint);
     put_u64(out + CCS_FOFF_FILE_SIZE, size);
-    /* Bytes after the name's NUL stay zero (calloc): whatever follows the
-     * NUL in s->algo must not leak into the file, or equal schedules could
-     * encode differently. */
     algo_len = strnlen(s->algo, sizeof(s->algo));
     memcpy(out + CCS_FOFF_ALGO, s->algo, algo_len);
     pos = CCS_FORMAT_HEADER_SIZE;
@@ -190,17 +197,39 @@ ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
         memcpy(out + pos, s->step_phase, s->nsteps);
     pos += s->nsteps;
 
-    {
-        uint64_t stream = (uint64_t)pos +
-                          (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks;
-        for (uint32_t r = 0; r < s->nranks; r++) {
-            put_u64(out + pos, stream);
-            put_u32(out + pos + 8, s->rank_nops[r]);
-            put_u32(out + pos + 12, 0);
-            pos += CCS_FORMAT_DIR_ENTRY;
-            stream += (uint64_t)CCS_FORMAT_OP_SIZE * s->rank_nops[r];
-        }
+    stream = (uint64_t)pos + (uint64_t)CCS_FORMAT_DIR_ENTRY * s->nranks;
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        put_u64(out + pos, stream);
+        put_u32(out + pos + 8, s->rank_nops[r]);
+        put_u32(out + pos + 12, 0);
+        pos += CCS_FORMAT_DIR_ENTRY;
+        stream += (uint64_t)CCS_FORMAT_OP_SIZE * s->rank_nops[r];
     }
+}
+
+ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
+                               size_t *len, ccs_err_t *err)
+{
+    uint8_t *out = NULL;
+    uint64_t size, params_len;
+    size_t pos;
+    ccs_status_t st;
+
+    if (s == NULL || buf == NULL || len == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    st = encode_check(s, &params_len, &size, err);
+    if (st != CCS_OK)
+        return st;
+
+    /* Owned by the caller through *buf on success; freed here otherwise.
+     * Zeroed: encode_head relies on it. */
+    out = calloc(1, (size_t)size);
+    if (out == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM,
+                           "out of memory for a %" PRIu64 "-byte encoding",
+                           size);
+    encode_head(s, params_len, size, out);
+    pos = (size_t)head_size(s, params_len);
     for (uint32_t r = 0; r < s->nranks; r++) {
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             put_op(out + pos, &s->rank_ops[r][i]);
@@ -877,23 +906,93 @@ ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
     return st;
 }
 
+/* Op records per write in ccs_format_write_file: 1 MiB or so. */
+#define WRITE_BLOCK_OPS 43690u
+
+/* Write len bytes to the output, adding them to the running checksum. */
+static ccs_status_t put_bytes(ccs_out_t *o, const char *path,
+                              const uint8_t *p, size_t len, uint32_t *crc,
+                              uint64_t *done, ccs_err_t *err)
+{
+    *crc = ccs_crc32c(*crc, p, len);
+    *done += len;
+    if (len > 0 && fwrite(p, 1, len, ccs_out_stream(o)) != len)
+        return ccs_err_set(err, CCS_ERR_IO, "%s: write failed: %s", path,
+                           strerror(errno));
+    return CCS_OK;
+}
+
 ccs_status_t ccs_format_write_file(const ccs_sched_t *s, const char *path,
                                    ccs_err_t *err)
 {
-    uint8_t *data = NULL;  /* encoding; freed here */
-    size_t len = 0;
+    /* The same bytes as ccs_format_encode, streamed: the head, then the op
+     * records a block at a time, then the trailer, so that the file never
+     * sits whole in memory beside the schedule (a plan of thousands of
+     * ranks is gigabytes). */
+    uint8_t *head = NULL;      /* owned here */
+    uint8_t *block = NULL;     /* owned here */
+    uint8_t trailer[CCS_FORMAT_TRAILER_SIZE];
+    uint64_t size, params_len, hsize, done = 0;
+    uint32_t crc = 0, nb = 0;
+    ccs_out_t *o = NULL;       /* committed or aborted here */
     ccs_status_t st;
 
     if (s == NULL || path == NULL || path[0] == '\0')
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL or empty argument");
-    /* Encode first: a schedule that cannot be encoded touches no file. */
-    st = ccs_format_encode(s, &data, &len, err);
+    /* Checked first: a schedule that cannot be encoded touches no file. */
+    st = encode_check(s, &params_len, &size, err);
     if (st != CCS_OK) {
         ccs_err_prefix(err, "%s: ", path);
         return st;
     }
+    hsize = head_size(s, params_len);
+    head = calloc(1, (size_t)hsize);
+    block = malloc((size_t)WRITE_BLOCK_OPS * CCS_FORMAT_OP_SIZE);
+    if (head == NULL || block == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
+    encode_head(s, params_len, size, head);
     /* Atomic for a regular file, written through for a device or FIFO. */
-    st = ccs_out_write_all(path, data, len, err);
-    free(data);
+    st = ccs_out_open(path, &o, err);
+    if (st != CCS_OK)
+        goto cleanup;
+    st = put_bytes(o, path, head, (size_t)hsize, &crc, &done, err);
+    for (uint32_t r = 0; st == CCS_OK && r < s->nranks; r++) {
+        for (uint32_t i = 0; st == CCS_OK && i < s->rank_nops[r]; i++) {
+            put_op(block + (size_t)nb * CCS_FORMAT_OP_SIZE,
+                   &s->rank_ops[r][i]);
+            if (++nb == WRITE_BLOCK_OPS) {
+                st = put_bytes(o, path, block, (size_t)nb * CCS_FORMAT_OP_SIZE,
+                               &crc, &done, err);
+                nb = 0;
+            }
+        }
+    }
+    if (st == CCS_OK)
+        st = put_bytes(o, path, block, (size_t)nb * CCS_FORMAT_OP_SIZE, &crc,
+                       &done, err);
+    if (st == CCS_OK) {
+        memcpy(trailer, CCS_FORMAT_END, CCS_FORMAT_END_LEN);
+        crc = ccs_crc32c(crc, trailer, CCS_FORMAT_END_LEN);
+        put_u32(trailer + CCS_FORMAT_END_LEN, crc);
+        done += CCS_FORMAT_TRAILER_SIZE;
+        if (fwrite(trailer, 1, sizeof(trailer), ccs_out_stream(o)) !=
+            sizeof(trailer))
+            st = ccs_err_set(err, CCS_ERR_IO, "%s: write failed: %s", path,
+                             strerror(errno));
+    }
+    if (st == CCS_OK && done != size)
+        st = ccs_err_set(err, CCS_ERR_INTERNAL, "%s: encoder wrote %" PRIu64
+                         " bytes, planned %" PRIu64, path, done, size);
+    if (st == CCS_OK)
+        st = ccs_out_commit(o, err);
+    else
+        ccs_out_abort(o);
+    o = NULL;
+
+cleanup:
+    free(head);
+    free(block);
     return st;
 }

@@ -191,6 +191,26 @@ ccs_status_t ccs_sched_add_op(ccs_sched_t *s, uint32_t rank,
     return CCS_OK;
 }
 
+ccs_status_t ccs_sched_reserve(ccs_sched_t *s, uint32_t rank, uint32_t nops,
+                               ccs_err_t *err)
+{
+    ccs_op_t *grown;
+
+    if (s == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    if (rank >= s->nranks)
+        return ccs_err_set(err, CCS_ERR_INVALID, "rank %u out of range",
+                           rank);
+    if (nops <= s->rank_cap[rank])
+        return CCS_OK;
+    grown = realloc(s->rank_ops[rank], (size_t)nops * sizeof(*grown));
+    if (grown == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    s->rank_ops[rank] = grown;
+    s->rank_cap[rank] = nops;
+    return CCS_OK;
+}
+
 ccs_status_t ccs_sched_xfer_reduce_from(ccs_sched_t *s, uint32_t step,
                                         uint32_t src, ccs_buf_t sbuf,
                                         uint32_t schunk, uint32_t dst,

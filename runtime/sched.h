@@ -158,6 +158,11 @@ ccs_status_t ccs_sched_add_step(ccs_sched_t *s, uint32_t phase,
  * non-decreasing step order, or ccs_sched_finalize must be called. */
 ccs_status_t ccs_sched_add_op(ccs_sched_t *s, uint32_t rank,
                               const ccs_op_t *op, ccs_err_t *err);
+/* Room for `nops` ops in all in `rank`'s stream, so that appending up to
+ * that many never reallocates (for builders that count their ops first:
+ * no copies while growing, no capacity beyond the count). */
+ccs_status_t ccs_sched_reserve(ccs_sched_t *s, uint32_t rank, uint32_t nops,
+                               ccs_err_t *err);
 
 /* Convenience: a transfer src -> dst in `step`: SEND on src from
  * (sbuf, schunk) and, on dst, RECV into (dbuf, dchunk) or, when `reduce`,

@@ -61,7 +61,55 @@ typedef struct emit {
     const mtree_t *m;
     uint32_t n, P, T;        /* ranks, sub-chunks per tree, tree steps */
     bool allreduce;
+    /* [n] when not NULL: the ops are only counted per rank, nothing is
+     * added (build_multitree reserves each rank's stream from the counts
+     * before the real pass, which then never reallocates) */
+    uint32_t *count;
 } emit_t;
+
+/* The schedule calls of the emission, or their op counts (emit_t.count). */
+static ccs_status_t put_xfer(const emit_t *e, uint32_t step, uint32_t src,
+                             ccs_buf_t sbuf, uint32_t schunk, uint32_t dst,
+                             ccs_buf_t dbuf, uint32_t dchunk, bool reduce,
+                             ccs_err_t *err)
+{
+    if (e->count != NULL) {
+        e->count[src]++;
+        e->count[dst]++;
+        return CCS_OK;
+    }
+    return ccs_sched_xfer(e->s, step, src, sbuf, schunk, dst, dbuf, dchunk,
+                          1, reduce, err);
+}
+
+static ccs_status_t put_xfer_reduce_from(const emit_t *e, uint32_t step,
+                                         uint32_t src, ccs_buf_t sbuf,
+                                         uint32_t schunk, uint32_t dst,
+                                         ccs_buf_t dbuf, uint32_t dchunk,
+                                         ccs_buf_t obuf, uint32_t ochunk,
+                                         ccs_err_t *err)
+{
+    if (e->count != NULL) {
+        e->count[src]++;
+        e->count[dst]++;
+        return CCS_OK;
+    }
+    return ccs_sched_xfer_reduce_from(e->s, step, src, sbuf, schunk, dst,
+                                      dbuf, dchunk, obuf, ochunk, 1, err);
+}
+
+static ccs_status_t put_local(const emit_t *e, uint32_t step, uint32_t rank,
+                              ccs_buf_t dbuf, uint32_t dchunk, ccs_buf_t sbuf,
+                              uint32_t schunk, uint32_t n, bool reduce,
+                              ccs_err_t *err)
+{
+    if (e->count != NULL) {
+        e->count[rank]++;
+        return CCS_OK;
+    }
+    return ccs_sched_local(e->s, step, rank, dbuf, dchunk, sbuf, schunk, n,
+                           reduce, err);
+}
 
 /* All-gather from step base: roots send their block (IN for allgather, OUT
  * after the reduce-scatter for allreduce); others forward from OUT. */
@@ -74,8 +122,8 @@ static ccs_status_t emit_allgather(const emit_t *e, uint32_t base,
     for (uint32_t r = 0; r < e->n; r++) {
         uint32_t c0 = r * e->P;
         if (!e->allreduce) {
-            st = ccs_sched_local(e->s, base, r, CCS_BUF_OUT, c0, CCS_BUF_IN,
-                                 c0, e->P, false, err);
+            st = put_local(e, base, r, CCS_BUF_OUT, c0, CCS_BUF_IN, c0,
+                           e->P, false, err);
             if (st != CCS_OK)
                 return st;
         }
@@ -84,10 +132,10 @@ static ccs_status_t emit_allgather(const emit_t *e, uint32_t base,
             ccs_buf_t sb = (ed->parent == (int32_t)r && !e->allreduce)
                                ? CCS_BUF_IN : CCS_BUF_OUT;
             for (uint32_t j = 0; j < e->P; j++) {
-                st = ccs_sched_xfer(e->s, base + (uint32_t)ed->step - 1 + j,
-                                    (uint32_t)ed->parent, sb, c0 + j,
-                                    (uint32_t)ed->child, CCS_BUF_OUT, c0 + j,
-                                    1, false, err);
+                st = put_xfer(e, base + (uint32_t)ed->step - 1 + j,
+                              (uint32_t)ed->parent, sb, c0 + j,
+                              (uint32_t)ed->child, CCS_BUF_OUT, c0 + j,
+                              false, err);
                 if (st != CCS_OK)
                     return st;
             }
@@ -350,14 +398,14 @@ static ccs_status_t rs_node(const emit_t *e, const rs_plan_t *pl,
             w->nheld[nn++] = dst;
             for (uint32_t jj = 0; jj < e->P; jj++) {
                 if (from_in)
-                    st = ccs_sched_xfer_reduce_from(
-                        e->s, j + jj, (uint32_t)ed->child, src.buf,
+                    st = put_xfer_reduce_from(
+                        e, j + jj, (uint32_t)ed->child, src.buf,
                         src.base + jj, p, dst.buf, dst.base + jj,
-                        CCS_BUF_IN, c0 + jj, 1, err);
+                        CCS_BUF_IN, c0 + jj, err);
                 else
-                    st = ccs_sched_xfer(e->s, j + jj, (uint32_t)ed->child,
-                                        src.buf, src.base + jj, p, dst.buf,
-                                        dst.base + jj, 1, reduce, err);
+                    st = put_xfer(e, j + jj, (uint32_t)ed->child, src.buf,
+                                  src.base + jj, p, dst.buf, dst.base + jj,
+                                  reduce, err);
                 if (st != CCS_OK)
                     return st;
             }
@@ -370,10 +418,9 @@ static ccs_status_t rs_node(const emit_t *e, const rs_plan_t *pl,
                 break;
             }
             for (uint32_t jj = 0; jj < e->P; jj++) {
-                st = ccs_sched_local(e->s, j + jj, p, w->held[i].buf,
-                                     w->held[i].base + jj,
-                                     w->held[i + 1].buf,
-                                     w->held[i + 1].base + jj, 1, true, err);
+                st = put_local(e, j + jj, p, w->held[i].buf,
+                               w->held[i].base + jj, w->held[i + 1].buf,
+                               w->held[i + 1].base + jj, 1, true, err);
                 if (st != CCS_OK)
                     return st;
             }
@@ -451,6 +498,29 @@ cleanup:
     return st;
 }
 
+/* The collective's ops (or their counts, emit_t.count). */
+static ccs_status_t emit_all(const emit_t *e, ccs_coll_t coll,
+                             const rs_plan_t *pl, uint32_t rs_span,
+                             ccs_err_t *err)
+{
+    ccs_status_t st;
+
+    switch (coll) {
+    case CCS_COLL_ALLGATHER:
+        return emit_allgather(e, 0, err);
+    case CCS_COLL_REDUCESCATTER:
+        return emit_reducescatter(e, pl, err);
+    case CCS_COLL_ALLREDUCE:
+        st = emit_reducescatter(e, pl, err);
+        if (st == CCS_OK)
+            st = emit_allgather(e, rs_span, err);
+        return st;
+    default:
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: %s is not "
+                           "implemented", ccs_coll_str(coll));
+    }
+}
+
 static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
                                     ccs_sched_t **out, algo_report_t *rep,
                                     ccs_err_t *err)
@@ -508,23 +578,21 @@ static ccs_status_t build_multitree(const topo_t *t, const algo_params_t *p,
     e.P = P;
     e.T = T;
     e.allreduce = p->coll == CCS_COLL_ALLREDUCE;
-    switch (p->coll) {
-    case CCS_COLL_ALLGATHER:
-        st = emit_allgather(&e, 0, err);
-        break;
-    case CCS_COLL_REDUCESCATTER:
-        st = emit_reducescatter(&e, &pl, err);
-        break;
-    case CCS_COLL_ALLREDUCE:
-        st = emit_reducescatter(&e, &pl, err);
-        if (st == CCS_OK)
-            st = emit_allgather(&e, rs_span, err);
-        break;
-    default:
-        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: %s is not "
-                         "implemented", ccs_coll_str(p->coll));
-        break;
+    /* Count each rank's ops, reserve, then emit: the streams of thousands
+     * of ranks grow together, and growing them by doubling copies them
+     * and leaves up to half their room unused. */
+    e.count = calloc(n, sizeof(*e.count));
+    if (e.count == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+        goto cleanup;
     }
+    st = emit_all(&e, p->coll, &pl, rs_span, err);
+    for (uint32_t r = 0; st == CCS_OK && r < n; r++)
+        st = ccs_sched_reserve(s, r, e.count[r], err);
+    free(e.count);
+    e.count = NULL;
+    if (st == CCS_OK)
+        st = emit_all(&e, p->coll, &pl, rs_span, err);
 
 cleanup:
     rs_plan_free(&pl);

@@ -28,11 +28,15 @@
  *     the bound n - 1 (fattree:4x4: 15; with every route through spine 0
  *     it was 25).
  *
- * Cost: per step and tree, at most one failed scan of its live parents;
- * each probe scans one CSR row, then (switched networks) the parent's
- * candidate list.  Roughly O(T * n * live * degree) on a torus and
+ * Cost: per step and tree, one pass over its live parents (the ranks in
+ * it with a GPU neighbour still outside), which also drops the full ones;
+ * a parent with no out-link left this step costs one read, a probe one
+ * pass over its GPU links (then, on switched networks, its candidate
+ * list).  Roughly O(T * n * live * degree) on a torus and
  * O(T * n * live * n) on switched networks; the candidates cost n^2
- * topo_route calls once.
+ * topo_route calls once.  What a join writes is kept to a bit, a live
+ * entry and the edge: with n trees of n ranks each further n x n array
+ * touched per join is a cache miss per join from about 1000 ranks on.
  *
  * This file is the construction (rules 2-4), mtree_build_best and the DOT
  * drawing; the working state and its setup (rule 1, distances, switched
@@ -107,27 +111,14 @@ static bool is_member(const build_t *b, int32_t r, int32_t c)
     return mtree_test_bit(b->member, b->mwords, r, c);
 }
 
-/* Rank c joins tree r at `step` (bookkeeping shared by roots and
- * children). */
-static void join(build_t *b, mtree_t *m, int32_t r, int32_t c, int32_t step)
+/* Rank c joins tree r (bookkeeping shared by roots and children; the
+ * edge, join step and parent are the caller's, the remaining height is
+ * settled at the next step's start: settle_heights). */
+static void join(build_t *b, int32_t r, int32_t c)
 {
-    int32_t n = b->n;
-    size_t rn = (size_t)r * n;
-    int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
-
-    m->join_step[rn + c] = step;
-    b->member[(size_t)r * (size_t)b->mwords + (size_t)c / 64] |=
-        UINT64_C(1) << (c % 64);
-    b->members[rn + b->nmem[r]++] = c;
-    b->live[rn + b->nlive[r]++] = c;
-    for (int32_t i = b->nbr_start[c]; i < b->nbr_start[c + 1]; i++) {
-        int32_t q = b->nbr[i];
-        if (b->missing[rn + q] > 0 && --b->missing[rn + q] == 0)
-            mtree_set_bit(b->full, b->mwords, r, q);
-    }
-    fc[b->dist[rn + c]]--;
-    while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
-        b->far_top[r]--;
+    mtree_set_bit(b->member, b->mwords, r, c);
+    b->nmem[r]++;
+    b->live[(size_t)r * b->n + b->nlive[r]++] = (uint16_t)c;
 }
 
 /* Append len links to m->path_links, growing it. */
@@ -148,33 +139,43 @@ static ccs_status_t path_append(build_t *b, mtree_t *m, const int32_t *links,
     return CCS_OK;
 }
 
-/* Rule 4: the first GPU outside tree r that rank p can reach in exactly
- * `hops` links with capacity left: direct links (hops 1, link-id order),
- * else the switched candidates of that length (their topo_route routes,
- * a parallel link standing in for a full one).  Charges the path, appends
- * it to m->path_links and returns the child rank; -1 when none. */
-static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
-                     int32_t hops, int32_t *path_off, int32_t *path_len,
-                     ccs_err_t *err, ccs_status_t *st)
+/* Charge one unit of link l. */
+static void take(build_t *b, int32_t l)
 {
-    const topo_t *t = b->t;
-    int32_t src = t->rank_node[p];
-    int32_t chosen[64];     /* route lengths are < 64 (candidates) */
+    if (--b->cap[l] == 0 && b->link_src_rank[l] >= 0 &&
+        --b->free_out[b->link_src_rank[l]] == 0)
+        b->senders--;
+}
 
-    for (int32_t i = t->out_start[src];
-         hops == 1 && i < t->out_start[src + 1]; i++) {
-        int32_t l = t->out_links[i], y = t->links[l].dst;
-        if (b->cap[l] > 0 && mtree_is_gpu(t, y) &&
-            !is_member(b, r, t->nodes[y].rank)) {
-            *path_off = m->npath_links;
-            *path_len = 1;
-            *st = path_append(b, m, &l, 1, err);
-            if (*st != CCS_OK)
-                return -1;
-            b->cap[l]--;
-            return t->nodes[y].rank;
-        }
+/* Rule 4 over direct links, with rule 3's fullness test in the same pass
+ * (both read p's GPU out-links and tree r's membership row): the index in
+ * dlink of p's first GPU out-link, in link-id order, with capacity left
+ * and its far end outside tree r; -1 when there is none; -2 when p can no
+ * longer parent in tree r (it is full: no switch or NIC link, every GPU
+ * out-neighbour in the tree; fullness lasts). */
+static int32_t direct_probe(const build_t *b, int32_t r, int32_t p)
+{
+    const uint64_t *row = &b->member[(size_t)r * (size_t)b->mwords];
+    bool outside = b->switched[p];
+
+    for (int32_t i = b->dlink_start[p]; i < b->dlink_start[p + 1]; i++) {
+        int32_t c = b->dlink_rank[i];
+        if ((row[c / 64] >> (c % 64)) & 1u)
+            continue;
+        outside = true;
+        if (b->cap[b->dlink[i]] > 0)
+            return i;
     }
+    return outside ? -1 : -2;
+}
+
+/* Rule 4 over switched candidates: the first rank outside tree r among
+ * p's candidates whose route has exactly `hops` links, each with
+ * capacity left (a parallel link of the same pipe standing in for a full
+ * one).  Writes the links to chosen[] and returns the rank; -1 when none. */
+static int32_t switched_probe(const build_t *b, int32_t r, int32_t p,
+                              int32_t hops, int32_t *chosen)
+{
     for (int32_t i = b->cand_start[p]; i < b->cand_start[p + 1]; i++) {
         int32_t c = b->cand[i], off = b->cand_off[i], len = b->cand_len[i];
         bool ok = !is_member(b, r, c);
@@ -198,85 +199,140 @@ static int32_t probe(build_t *b, mtree_t *m, int32_t r, int32_t p,
             } while (l != l0);
             ok = chosen[k] >= 0;
         }
-        if (!ok)
-            continue;
-        *path_off = m->npath_links;
-        *path_len = len;
-        *st = path_append(b, m, chosen, len, err);
-        if (*st != CCS_OK)
-            return -1;
-        for (int32_t k = 0; k < len; k++)
-            b->cap[chosen[k]]--;
-        return c;
+        if (ok)
+            return c;
     }
     return -1;
 }
 
-/* Whether rank p has an out-link with capacity left in this step. */
-static bool has_free_link(const build_t *b, int32_t p)
+/* Rank c joins tree r from p over the links path[0, len): charges them,
+ * records the edge and the path. */
+static ccs_status_t add_edge(build_t *b, mtree_t *m, int32_t r, int32_t p,
+                             int32_t c, const int32_t *path, int32_t len,
+                             int32_t step, int32_t *nedges, ccs_err_t *err)
 {
-    const topo_t *t = b->t;
-    int32_t src = t->rank_node[p];
+    mtree_edge_t *e = &m->edges[(size_t)r * (size_t)(b->n - 1) +
+                                (size_t)nedges[r]++];
+    ccs_status_t st;
 
-    for (int32_t i = t->out_start[src]; i < t->out_start[src + 1]; i++)
-        if (b->cap[t->out_links[i]] > 0)
-            return true;
-    return false;
+    e->parent = p;
+    e->child = c;
+    e->step = step;
+    e->path_off = m->npath_links;
+    e->path_len = len;
+    st = path_append(b, m, path, len, err);
+    if (st != CCS_OK)
+        return st;
+    for (int32_t k = 0; k < len; k++)
+        take(b, path[k]);
+    join(b, r, c);
+    if (b->last_child != NULL)
+        b->last_child[(size_t)r * (size_t)b->n + p] = step;
+    return CCS_OK;
+}
+
+/* The end of tree r's scan of its parents for direct links in this step:
+ * the kept parents are now live[0, keep), the ones it did not reach
+ * (when the step ends early) follow them, and behind those the ranks
+ * that joined in this step (not parents before the next). */
+static void close_live(build_t *b, int32_t r)
+{
+    size_t rn = (size_t)r * b->n;
+    int32_t *read = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1) + 1];
+    int32_t np = b->nparents[r], k = b->keep[r];
+    int32_t tail = b->nlive[r] - *read;
+
+    memmove(&b->live[rn + k], &b->live[rn + *read],
+            sizeof(uint16_t) * (size_t)tail);
+    b->nparents[r] = k + (np - *read);
+    b->nlive[r] = k + tail;
+    *read = b->nparents[r];
+    b->keep[r] = -1;
 }
 
 /* Rule 3 and one turn of tree r in `step`: true when a rank joined. */
 static bool turn(build_t *b, mtree_t *m, int32_t r, int32_t step,
                  int32_t *nedges, ccs_err_t *err, ccs_status_t *st)
 {
-    int32_t n = b->n;
-    size_t rn = (size_t)r * n;
+    size_t rn = (size_t)r * b->n;
     int32_t *cur = &b->cursor[(size_t)r * (size_t)(b->maxhops + 1)];
+    int32_t chosen[64];     /* route lengths are < 64 (candidates) */
 
+    /* No rank has an out-link left: every probe would fail, so the scans
+     * that remain in this step are skipped (same choices). */
+    if (b->senders == 0) {
+        if (b->keep[r] >= 0)
+            close_live(b, r);
+        return false;
+    }
     /* Nearest first over all parents (a multi-source BFS by route
      * length), parents in join order within one length; each length's
-     * scan resumes at its cursor (build_t). */
+     * scan resumes at its cursor (build_t).  The scan for direct links,
+     * which every step finishes before any longer one starts, also drops
+     * the parents it finds full (they stay full): the live list is
+     * compacted as it is read. */
     for (int32_t hops = 1; hops <= b->maxhops; hops++) {
         if (hops > 1 && !b->has_hops[hops])
             continue;
         for (int32_t i = cur[hops]; i < b->nparents[r]; cur[hops] = ++i) {
-            int32_t p = b->live[rn + i], c, off = 0, len = 0;
-            mtree_edge_t *e;
+            int32_t p = b->live[rn + i], c = -1, k;
 
             /* Every route from p starts on one of its out-links: with
              * none left this step it cannot parent.  Tested first
-             * because the capacities stay in cache and the per-tree rows
-             * below do not (a pure filter: same choices). */
-            if (!has_free_link(b, p))
-                continue;
-            if (mtree_test_bit(b->full, b->mwords, r, p))
-                continue;
-            if (b->opts.children == MTREE_CHILDREN_ONE &&
-                b->last_child[rn + p] == step)
-                continue;
-            c = probe(b, m, r, p, hops, &off, &len, err, st);
-            if (*st != CCS_OK)
-                return false;
-            if (c < 0)
-                continue;
-            join(b, m, r, c, step);
-            m->parent[rn + c] = p;
-            b->last_child[rn + p] = step;
-            e = &m->edges[(size_t)r * (n - 1) + nedges[r]++];
-            e->parent = p;
-            e->child = c;
-            e->step = step;
-            e->path_off = off;
-            e->path_len = len;
-            return true;
+             * because free_out stays in cache and the per-tree rows
+             * do not (a pure filter: same choices).  A parent that
+             * is skipped stays in the list. */
+            if (b->free_out[p] > 0 &&
+                (b->last_child == NULL || b->last_child[rn + p] != step)) {
+                if (hops == 1) {
+                    k = direct_probe(b, r, p);
+                    if (k == -2)
+                        continue;       /* full: dropped */
+                    if (k >= 0) {
+                        c = b->dlink_rank[k];
+                        *st = add_edge(b, m, r, p, c, &b->dlink[k], 1,
+                                       step, nedges, err);
+                    }
+                } else {
+                    c = switched_probe(b, r, p, hops, chosen);
+                    if (c >= 0)
+                        *st = add_edge(b, m, r, p, c, chosen, hops, step,
+                                       nedges, err);
+                }
+                if (*st != CCS_OK)
+                    return false;
+                if (c >= 0)     /* p is tried again at the next turn */
+                    return true;
+            }
+            if (hops == 1)
+                b->live[rn + b->keep[r]++] = (uint16_t)p;
         }
+        if (hops == 1 && b->keep[r] >= 0)
+            close_live(b, r);
     }
     return false;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* MTREE_ORDER_HEIGHT: count out of far_cnt the ranks that joined each
+ * incomplete tree in the last step (behind its parents in the live list,
+ * close_live) and lower its remaining height.  Done here, in one pass per
+ * tree, rather than at each join: the distance rows do not stay in cache
+ * between turns, and these loads do not wait on one another. */
+static void settle_heights(build_t *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    int32_t n = b->n;
+
+    for (int32_t r = 0; r < n; r++) {
+        size_t rn = (size_t)r * (size_t)n;
+        int32_t *fc = &b->far_cnt[(size_t)r * (b->maxd + 1)];
+
+        if (b->nmem[r] == n)
+            continue;
+        for (int32_t i = b->nparents[r]; i < b->nlive[r]; i++)
+            fc[b->dist[rn + b->live[rn + i]]]--;
+        while (b->far_top[r] > 0 && fc[b->far_top[r]] == 0)
+            b->far_top[r]--;
+    }
 }
 
 /* Rule 2: the turn order for this step (incomplete trees only). */
@@ -284,33 +340,28 @@ static int32_t turn_order(build_t *b)
 {
     int32_t n = b->n, k = 0;
 
-    for (int32_t r = 0; r < n; r++) {
-        if (b->nmem[r] == n)
-            continue;
-        if (b->opts.order == MTREE_ORDER_HEIGHT)
-            b->keys[k++] = (int64_t)(b->maxd - b->far_top[r]) * n + r;
-        else
-            b->keys[k++] = r;
+    if (b->opts.order == MTREE_ORDER_ROOT) {
+        for (int32_t r = 0; r < n; r++)
+            if (b->nmem[r] < n)
+                b->order[k++] = r;
+        return k;
     }
-    qsort(b->keys, (size_t)k, sizeof(int64_t), cmp_i64);
-    for (int32_t i = 0; i < k; i++)
-        b->order[i] = (int32_t)(b->keys[i] % n);
+    settle_heights(b);
+    /* A counting sort by remaining height, larger first; ranks ascending
+     * within one height (the scan below is in rank order, and stable). */
+    memset(b->bucket, 0, sizeof(int32_t) * (size_t)(b->maxd + 1));
+    for (int32_t r = 0; r < n; r++)
+        if (b->nmem[r] < n)
+            b->bucket[b->far_top[r]]++;
+    for (int32_t h = b->maxd; h >= 0; h--) {
+        int32_t c = b->bucket[h];
+        b->bucket[h] = k;
+        k += c;
+    }
+    for (int32_t r = 0; r < n; r++)
+        if (b->nmem[r] < n)
+            b->order[b->bucket[b->far_top[r]]++] = r;
     return k;
-}
-
-/* Drop members that can no longer parent (all GPU neighbours in the tree),
- * keeping join order. */
-static void compact_live(build_t *b, int32_t r)
-{
-    size_t rn = (size_t)r * b->n;
-    int32_t k = 0;
-
-    for (int32_t i = 0; i < b->nlive[r]; i++) {
-        int32_t p = b->live[rn + i];
-        if (!mtree_test_bit(b->full, b->mwords, r, p))
-            b->live[rn + k++] = p;
-    }
-    b->nlive[r] = k;
 }
 
 ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
@@ -352,10 +403,6 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         st = ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
         goto cleanup;
     }
-    for (size_t i = 0; i < nn; i++) {
-        m->join_step[i] = -1;
-        m->parent[i] = -1;
-    }
     st = mtree_build_init(&b, t, &o, m->link_cap, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -372,7 +419,7 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
 
     /* Algorithm 1 lines 1-3: every rank roots its own tree. */
     for (int32_t r = 0; r < n; r++)
-        join(&b, m, r, r, 0);
+        join(&b, r, r);
 
     while (done < n) {             /* lines 4-14 */
         int32_t norder, added = 0;
@@ -380,11 +427,13 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
 
         step++;
         memcpy(b.cap, m->link_cap, sizeof(int32_t) * (size_t)t->nlinks);
+        memcpy(b.free_out, b.out_deg, sizeof(int32_t) * (size_t)n);
+        b.senders = b.senders0;
         norder = turn_order(&b);
         for (int32_t i = 0; i < norder; i++) {
             b.step_done[b.order[i]] = false;
-            compact_live(&b, b.order[i]);
             b.nparents[b.order[i]] = b.nlive[b.order[i]];
+            b.keep[b.order[i]] = 0;
             memset(&b.cursor[(size_t)b.order[i] * (size_t)(b.maxhops + 1)],
                    0, sizeof(int32_t) * (size_t)(b.maxhops + 1));
         }
@@ -394,6 +443,19 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
                 int32_t r = b.order[i];
                 if (b.step_done[r])
                     continue;
+                /* The next tree's rows (its live list where its scan
+                 * resumes, its membership row, its next edge) are out of
+                 * cache from about 4000 ranks on: ask for them while this
+                 * turn runs. */
+                if (i + 1 < norder) {
+                    int32_t q = b.order[i + 1];
+                    size_t qn = (size_t)q * (size_t)n;
+                    __builtin_prefetch(&b.live[qn + (size_t)b.cursor[
+                        (size_t)q * (size_t)(b.maxhops + 1) + 1]]);
+                    __builtin_prefetch(&b.member[(size_t)q * b.mwords]);
+                    __builtin_prefetch(&m->edges[(size_t)q * (size_t)(n - 1) +
+                                                 (size_t)nedges[q]], 1);
+                }
                 if (turn(&b, m, r, step, nedges, err, &st)) {
                     progress = true;
                     added++;
@@ -417,6 +479,18 @@ ccs_status_t mtree_build(const topo_t *t, const mtree_opts_t *opts,
         }
     }
     m->nsteps = step;
+    /* Join steps and parents from the edges, one tree row at a time (in
+     * cache, where writing them at each join would miss twice). */
+    for (int32_t r = 0; r < n; r++) {
+        size_t rn = (size_t)r * (size_t)n;
+        const mtree_edge_t *e = &m->edges[(size_t)r * (size_t)(n - 1)];
+        m->join_step[rn + r] = 0;
+        m->parent[rn + r] = -1;
+        for (int32_t i = 0; i < n - 1; i++) {
+            m->join_step[rn + e[i].child] = e[i].step;
+            m->parent[rn + e[i].child] = e[i].parent;
+        }
+    }
 
 cleanup:
     mtree_build_free(&b);

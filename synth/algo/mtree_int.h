@@ -16,29 +16,51 @@
 #include "mtree.h"
 
 /* Working state of one construction; every pointer owned here and freed by
- * mtree_build_free. */
+ * mtree_build_free.  Per-tree state is kept to what every join must touch
+ * (a membership bit, the live list, the edge): with n trees of n ranks,
+ * each further n x n array read or written per join is a cache miss per
+ * join on thousands of ranks. */
 typedef struct build {
     const topo_t *t;
     mtree_opts_t opts;
     int32_t n, nnodes, nlinks;
     int32_t *cap;          /* [nlinks] residual capacity this step */
-    int32_t *members;      /* [n*n] per tree, ranks in join order */
-    int32_t *nmem;         /* [n] */
-    int32_t *live;         /* [n*n] per tree, members that may still parent */
+    /* Out-links of each rank with capacity left this step (every link has
+     * some at the step's start: out_deg), kept as links fill: whether a
+     * rank can still send is one read. */
+    int32_t *free_out;     /* [n] */
+    int32_t *out_deg;      /* [n] */
+    int32_t senders;       /* ranks with free_out > 0 now: at 0 no route
+                              can start, and the step is over for all */
+    int32_t senders0;      /* ranks with out_deg > 0 */
+    int32_t *link_src_rank;/* [nlinks] rank at the link's source, or -1 */
+    int32_t *nmem;         /* [n] ranks in each tree */
+    uint16_t *live;        /* [n*n] per tree, members that may still parent,
+                              in join order (ranks < 65536: mtree_build_init;
+                              half the bytes of the rows every step scans) */
     int32_t *nlive;        /* [n] */
-    int32_t *missing;      /* [n*n] GPU out-neighbours not in the tree; -1 if
-                              the rank reaches switches (no pruning) */
-    int32_t *last_child;   /* [n*n] step of the last child added (rule 3) */
-    int32_t *dist;         /* [n*n] GPU-hop distance root -> rank */
-    int32_t *far_cnt;      /* [n*(maxd+1)] non-members per distance */
+    int32_t *last_child;   /* [n*n] step of the last child added (rule 3);
+                              MTREE_CHILDREN_ONE only, else NULL */
+    /* MTREE_ORDER_HEIGHT only (NULL otherwise): GPU-hop distance root ->
+     * rank, and per tree the non-members at each distance, whose largest
+     * nonzero index is the remaining height. */
+    uint16_t *dist;        /* [n*n] */
+    int32_t *far_cnt;      /* [n*(maxd+1)] */
     int32_t *far_top;      /* [n] current remaining height */
     int32_t maxd;
-    int32_t *nbr_start;    /* [n+1] distinct direct GPU in-neighbours */
-    int32_t *nbr;
-    int32_t *stamp;        /* [nnodes] BFS visit stamps */
+    /* Whether each rank has a link to a switch or NIC.  A rank that has
+     * none and whose GPU out-neighbours are all in tree r can no longer
+     * parent in tree r (mtree.c, direct_probe). */
+    bool *switched;        /* [n] */
+    /* Each rank's out-links to GPUs, in the topology's out-link order, and
+     * the rank each reaches (rule 4's direct links and the fullness test,
+     * without touching the node table). */
+    int32_t *dlink_start;  /* [n+1] */
+    int32_t *dlink;        /* link id */
+    int32_t *dlink_rank;   /* rank at its far end */
+    int32_t *stamp;        /* [nnodes] scratch of mtree_prep.c's pipes() */
     int32_t *pnext;        /* [nlinks] next parallel link u->v (cyclic):
                               one pipe in the simulator */
-    int32_t cur_stamp;
     /* Switched candidates of each rank p (III-C3): the ranks whose
      * topo_route from p passes through switches and NICs only, nearest
      * first, each with that fixed route (switched_candidates). */
@@ -50,26 +72,26 @@ typedef struct build {
     int32_t maxhops;       /* longest candidate route (>= 1) */
     bool has_hops[64];     /* route lengths that occur (capped) */
     int32_t *order;        /* [n] turn order */
-    int64_t *keys;         /* [n] sort keys */
+    int32_t *bucket;       /* [maxd + 1] counting sort of the turn order by
+                              remaining height (MTREE_ORDER_HEIGHT) */
     bool *step_done;       /* [n] */
     /* cursor[r * (maxhops + 1) + h]: where tree r's scan of its live
      * parents for routes of h links resumes in this step.  Within a step
      * a failed probe stays failed (capacity only shrinks, members only
-     * join, `missing` only falls), so a turn need not rescan the parents
-     * before the last winner: the same choices at O(live) per tree and
-     * step instead of O(live) per turn. */
+     * join), so a turn need not rescan the parents before the last
+     * winner: the same choices at O(live) per tree and step instead of
+     * O(live) per turn. */
     int32_t *cursor;
-    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r (as
-     * join_step >= 0), n^2 / 8 bytes: the membership test of every probe
-     * stays in cache, where join_step's 4 n^2 bytes do not. */
+    /* member[r * mwords + c / 64] bit c % 64: rank c is in tree r, n^2 / 8
+     * bytes: the membership test of every probe stays in cache. */
     uint64_t *member;
-    /* full: the same layout, bit p set when missing[r][p] == 0 (p has no
-     * GPU neighbour left outside tree r), tested where missing would be */
-    uint64_t *full;
     int32_t mwords;
     int32_t *nparents;     /* [n] live members at the step's start: those
                               after them joined in this step and may not
                               parent yet (the live list is in join order) */
+    int32_t *keep;         /* [n] where the direct-link scan writes the next
+                              parent it keeps; -1 once it has ended in this
+                              step (mtree.c, close_live) */
     int32_t path_cap;
 } build_t;
 

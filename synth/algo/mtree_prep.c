@@ -14,17 +14,20 @@
 void mtree_build_free(build_t *b)
 {
     free(b->cap);
-    free(b->members);
+    free(b->free_out);
+    free(b->out_deg);
+    free(b->link_src_rank);
     free(b->nmem);
     free(b->live);
     free(b->nlive);
-    free(b->missing);
     free(b->last_child);
     free(b->dist);
     free(b->far_cnt);
     free(b->far_top);
-    free(b->nbr_start);
-    free(b->nbr);
+    free(b->switched);
+    free(b->dlink_start);
+    free(b->dlink);
+    free(b->dlink_rank);
     free(b->stamp);
     free(b->pnext);
     free(b->cand_start);
@@ -33,12 +36,12 @@ void mtree_build_free(build_t *b)
     free(b->cand_len);
     free(b->cand_links);
     free(b->order);
-    free(b->keys);
+    free(b->bucket);
     free(b->step_done);
     free(b->cursor);
     free(b->nparents);
+    free(b->keep);
     free(b->member);
-    free(b->full);
 }
 
 /* Rule 1: capacity units per link. */
@@ -82,9 +85,43 @@ static void pipes(const topo_t *t, int32_t *pnext, int32_t *last)
     }
 }
 
-/* GPU-hop distances from every root: a level-by-level BFS in which
- * entering a GPU starts the next level and entering a switch or NIC stays
- * on the current one.  Also checks that every rank reaches every other. */
+/* Whether every node of a rank is reached from rank 0's node along
+ * links (forward) and reaches it (against them): then every rank reaches
+ * every other through rank 0.  q and seen are [nnodes] scratch. */
+static bool ranks_connected(const build_t *b, int32_t *q, int32_t *seen)
+{
+    const topo_t *t = b->t;
+
+    for (int32_t dir = 0; dir < 2; dir++) {
+        const int32_t *start = dir == 0 ? t->out_start : t->in_start;
+        const int32_t *adj = dir == 0 ? t->out_links : t->in_links;
+        int32_t nq = 0;
+
+        memset(seen, 0, sizeof(*seen) * (size_t)b->nnodes);
+        seen[t->rank_node[0]] = 1;
+        q[nq++] = t->rank_node[0];
+        for (int32_t h = 0; h < nq; h++) {
+            for (int32_t i = start[q[h]]; i < start[q[h] + 1]; i++) {
+                const topo_link_t *l = &t->links[adj[i]];
+                int32_t y = dir == 0 ? l->dst : l->src;
+                if (!seen[y]) {
+                    seen[y] = 1;
+                    q[nq++] = y;
+                }
+            }
+        }
+        for (int32_t r = 0; r < b->n; r++)
+            if (!seen[t->rank_node[r]])
+                return false;
+    }
+    return true;
+}
+
+/* GPU-hop distances from every root (into b->dist when it is there): a
+ * level-by-level BFS in which entering a GPU starts the next level and
+ * entering a switch or NIC stays on the current one.  Also checks that
+ * every rank reaches every other, naming the first pair that does not;
+ * without b->dist, two searches from rank 0 settle the usual case. */
 static ccs_status_t all_distances(build_t *b, ccs_err_t *err)
 {
     const topo_t *t = b->t;
@@ -99,6 +136,8 @@ static ccs_status_t all_distances(build_t *b, ccs_err_t *err)
         goto cleanup;
     }
     b->maxd = 0;
+    if (b->dist == NULL && ranks_connected(b, q, nd))
+        goto cleanup;
     for (int32_t r = 0; r < n; r++) {
         int32_t nq = 0, nnx = 0;
         for (int32_t v = 0; v < N; v++)
@@ -136,7 +175,8 @@ static ccs_status_t all_distances(build_t *b, ccs_err_t *err)
                                  t->nodes[t->rank_node[v]].name);
                 goto cleanup;
             }
-            b->dist[(size_t)r * n + v] = d;
+            if (b->dist != NULL)
+                b->dist[(size_t)r * n + v] = (uint16_t)d;
             if (d > b->maxd)
                 b->maxd = d;
         }
@@ -278,13 +318,55 @@ cleanup:
     return st;
 }
 
+/* Per rank, from its out-links: whether one leads to a switch or NIC
+ * (switched), and the links to GPUs in out-link order with the rank at
+ * their far end (dlink).  Two passes: count, then fill. */
+static ccs_status_t rank_links(build_t *b, ccs_err_t *err)
+{
+    const topo_t *t = b->t;
+    int32_t n = b->n;
+
+    b->dlink_start = calloc((size_t)n + 1, sizeof(int32_t));
+    b->switched = calloc((size_t)n, sizeof(bool));
+    if (!b->dlink_start || !b->switched)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
+    for (int32_t pass = 0; pass < 2; pass++) {
+        int32_t nd = 0;
+        for (int32_t p = 0; p < n; p++) {
+            int32_t v = t->rank_node[p];
+            b->dlink_start[p] = nd;
+            for (int32_t i = t->out_start[v]; i < t->out_start[v + 1];
+                 i++) {
+                int32_t l = t->out_links[i], q = t->links[l].dst;
+                if (!mtree_is_gpu(t, q)) {
+                    b->switched[p] = true;
+                    continue;
+                }
+                if (pass == 1) {
+                    b->dlink[nd] = l;
+                    b->dlink_rank[nd] = t->nodes[q].rank;
+                }
+                nd++;
+            }
+        }
+        b->dlink_start[n] = nd;
+        if (pass == 0) {
+            b->dlink = malloc(sizeof(int32_t) * (size_t)(nd ? nd : 1));
+            b->dlink_rank = malloc(sizeof(int32_t) * (size_t)(nd ? nd : 1));
+            if (!b->dlink || !b->dlink_rank)
+                return ccs_err_set(err, CCS_ERR_NOMEM,
+                                   "multitree: out of memory");
+        }
+    }
+    return CCS_OK;
+}
+
 ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
                               const mtree_opts_t *opts, int32_t *link_cap,
                               ccs_err_t *err)
 {
     int32_t n = t->ngpus, N = t->nnodes, L = t->nlinks;
     size_t nn = (size_t)n * (size_t)n;
-    int32_t cnt = 0;
     ccs_status_t st;
 
     memset(b, 0, sizeof(*b));
@@ -293,27 +375,41 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
     b->n = n;
     b->nnodes = N;
     b->nlinks = L;
+    /* dist holds GPU-hop distances, at most n - 1, and live ranks */
+    if (n > UINT16_MAX)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED, "multitree: %d ranks, "
+                           "more than %d", n, UINT16_MAX);
     b->cap = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
-    b->members = malloc(sizeof(int32_t) * nn);
+    b->free_out = malloc(sizeof(int32_t) * (size_t)n);
+    b->out_deg = malloc(sizeof(int32_t) * (size_t)n);
+    b->link_src_rank = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
     b->nmem = calloc((size_t)n, sizeof(int32_t));
-    b->live = malloc(sizeof(int32_t) * nn);
+    b->live = malloc(sizeof(uint16_t) * nn);
     b->nlive = calloc((size_t)n, sizeof(int32_t));
-    b->missing = malloc(sizeof(int32_t) * nn);
-    b->last_child = malloc(sizeof(int32_t) * nn);
-    b->dist = malloc(sizeof(int32_t) * nn);
     b->far_top = calloc((size_t)n, sizeof(int32_t));
-    b->nbr_start = calloc((size_t)n + 1, sizeof(int32_t));
     b->stamp = calloc((size_t)N, sizeof(int32_t));
     b->pnext = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
     b->order = malloc(sizeof(int32_t) * (size_t)n);
-    b->keys = malloc(sizeof(int64_t) * (size_t)n);
     b->step_done = calloc((size_t)n, sizeof(bool));
-    if (!b->cap || !b->members || !b->nmem || !b->live || !b->nlive ||
-        !b->missing || !b->last_child || !b->dist || !b->far_top ||
-        !b->nbr_start || !b->stamp || !b->pnext || !b->order ||
-        !b->keys || !b->step_done)
+    if (!b->cap || !b->free_out || !b->out_deg || !b->link_src_rank ||
+        !b->nmem || !b->live || !b->nlive || !b->far_top ||
+        !b->stamp || !b->pnext || !b->order || !b->step_done)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory "
                            "for %d trees", n);
+    if (opts->children == MTREE_CHILDREN_ONE) {
+        b->last_child = malloc(sizeof(int32_t) * nn);
+        if (b->last_child == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of "
+                               "memory for %d trees", n);
+        for (size_t i = 0; i < nn; i++)
+            b->last_child[i] = -1;
+    }
+    if (opts->order == MTREE_ORDER_HEIGHT) {
+        b->dist = malloc(sizeof(uint16_t) * nn);
+        if (b->dist == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of "
+                               "memory for %d trees", n);
+    }
     for (int32_t r = 0; r < n; r++) {
         int32_t v = t->rank_node[r];
         if (v < 0 || v >= N || !mtree_is_gpu(t, v) || t->nodes[v].rank != r)
@@ -322,83 +418,45 @@ ccs_status_t mtree_build_init(build_t *b, const topo_t *t,
                                r, v, r);
     }
     link_capacities(t, link_cap);
-    pipes(t, b->pnext, b->stamp);
-
-    /* Distinct direct GPU in-neighbours of each rank (for `missing`). */
-    for (int32_t pass = 0; pass < 2; pass++) {
-        cnt = 0;
-        for (int32_t c = 0; c < n; c++) {
-            int32_t v = t->rank_node[c];
-            b->nbr_start[c] = cnt;
-            b->cur_stamp++;
-            for (int32_t i = t->in_start[v]; i < t->in_start[v + 1]; i++) {
-                int32_t q = t->links[t->in_links[i]].src;
-                if (!mtree_is_gpu(t, q) || q == v ||
-                    b->stamp[q] == b->cur_stamp)
-                    continue;
-                b->stamp[q] = b->cur_stamp;
-                if (pass == 1)
-                    b->nbr[cnt] = t->nodes[q].rank;
-                cnt++;
-            }
-        }
-        b->nbr_start[n] = cnt;
-        if (pass == 0) {
-            b->nbr = malloc(sizeof(int32_t) * (size_t)(cnt ? cnt : 1));
-            if (b->nbr == NULL)
-                return ccs_err_set(err, CCS_ERR_NOMEM,
-                                   "multitree: out of memory");
-        }
+    for (int32_t l = 0; l < L; l++) {
+        int32_t u = t->links[l].src;
+        b->link_src_rank[l] = mtree_is_gpu(t, u) ? t->nodes[u].rank : -1;
     }
-    /* missing[r][p] starts at p's distinct GPU out-neighbour count, or -1
-     * when p has a link to a switch or NIC. */
     for (int32_t p = 0; p < n; p++) {
-        int32_t v = t->rank_node[p], m = 0;
-        b->cur_stamp++;
-        for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
-            int32_t q = t->links[t->out_links[i]].dst;
-            if (q == v)
-                continue;
-            if (!mtree_is_gpu(t, q)) {
-                m = -1;
-                break;
-            }
-            if (b->stamp[q] != b->cur_stamp) {
-                b->stamp[q] = b->cur_stamp;
-                m++;
-            }
-        }
-        for (int32_t r = 0; r < n; r++)
-            b->missing[(size_t)r * n + p] = m;
+        int32_t v = t->rank_node[p];
+        b->out_deg[p] = t->out_start[v + 1] - t->out_start[v];
+        b->senders0 += b->out_deg[p] > 0;
     }
-    for (size_t i = 0; i < nn; i++)
-        b->last_child[i] = -1;
-
-    st = all_distances(b, err);
+    pipes(t, b->pnext, b->stamp);
+    st = rank_links(b, err);
+    if (st == CCS_OK)
+        st = all_distances(b, err);
     if (st == CCS_OK)
         st = switched_candidates(b, err);
     if (st != CCS_OK)
         return st;
-    b->far_cnt = calloc((size_t)n * (size_t)(b->maxd + 1), sizeof(int32_t));
-    if (b->far_cnt == NULL)
-        return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
-    for (int32_t r = 0; r < n; r++) {
-        for (int32_t v = 0; v < n; v++)
-            b->far_cnt[(size_t)r * (b->maxd + 1) +
-                       b->dist[(size_t)r * n + v]]++;
-        b->far_top[r] = b->maxd;
+    if (b->dist != NULL) {
+        b->far_cnt = calloc((size_t)n * (size_t)(b->maxd + 1),
+                            sizeof(int32_t));
+        b->bucket = calloc((size_t)b->maxd + 1, sizeof(int32_t));
+        if (b->far_cnt == NULL || b->bucket == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM,
+                               "multitree: out of memory");
+        for (int32_t r = 0; r < n; r++) {
+            for (int32_t v = 0; v < n; v++)
+                b->far_cnt[(size_t)r * (b->maxd + 1) +
+                           b->dist[(size_t)r * n + v]]++;
+            b->far_top[r] = b->maxd;
+        }
     }
     b->cursor = calloc((size_t)n * (size_t)(b->maxhops + 1),
                        sizeof(int32_t));
     b->nparents = calloc((size_t)n, sizeof(int32_t));
+    b->keep = calloc((size_t)n, sizeof(int32_t));
     b->mwords = (n + 63) / 64;
     b->member = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
-    b->full = calloc((size_t)n * (size_t)b->mwords, sizeof(uint64_t));
-    if (b->cursor == NULL || b->nparents == NULL || b->member == NULL ||
-        b->full == NULL)
+    if (b->cursor == NULL || b->nparents == NULL || b->keep == NULL ||
+        b->member == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "multitree: out of memory");
-    for (int32_t p = 0; p < n; p++)     /* no GPU neighbour at all */
-        for (int32_t r = 0; b->missing[p] == 0 && r < n; r++)
-            mtree_set_bit(b->full, b->mwords, r, p);
     return CCS_OK;
 }

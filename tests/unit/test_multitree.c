@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "format.h"
 #include "mtree.h"
 #include "sim.h"
 #include "synth_out.h"
@@ -449,9 +450,18 @@ TEST(disconnected_is_an_error)
     tb_cable(b, 0, 1, 16e9);
     tb_cable(b, 2, 3, 16e9);
     tb_finish(b);
-    CHECK_STATUS(mtree_build(&b->t, NULL, &m, &err), CCS_ERR_TOPOLOGY);
-    CHECK_STR_CONTAINS(err.msg, "cannot reach");
-    CHECK(m == NULL);
+    /* Both orders name the same first pair (the root order, which keeps
+     * no distances, checks reachability from rank 0 first). */
+    for (int o = 0; o < MTREE_ORDER_COUNT; o++) {
+        mtree_opts_t opts;
+
+        mtree_opts_init(&opts);
+        opts.order = (mtree_order_t)o;
+        CHECK_STATUS(mtree_build(&b->t, &opts, &m, &err), CCS_ERR_TOPOLOGY);
+        CHECK_STR_CONTAINS(err.msg, "rank 0 (node gpu0) cannot reach rank 2 "
+                           "(node gpu2)");
+        CHECK(m == NULL);
+    }
     tb_free(b);
 }
 
@@ -1032,6 +1042,102 @@ TEST(trees_in_report)
     tb_free(b);
 }
 
+/* The emission counts each rank's ops before emitting them and reserves
+ * exactly that room: after the build (before ccs_sched_finalize may sort
+ * and reallocate), every stream's capacity equals its op count.  A count
+ * that is short would have made the stream grow by doubling, one that is
+ * long would leave room unused. */
+TEST(emission_reserves_exact_counts)
+{
+    static const char *specs[] = { "torus:4x4", "mesh:4x4", "fattree:4x4",
+                                   "cluster:2x8" };
+    static const uint32_t pipes[] = { 1, 3 };
+    const algo_desc_t *a = algo_find("multitree");
+
+    CHECK(a != NULL);
+    for (size_t i = 0; a != NULL && i < sizeof(specs) / sizeof(*specs); i++) {
+        topo_t *t = NULL;
+        ccs_err_t err = { { 0 } };
+
+        CHECK_STATUS(topo_load(specs[i], NULL, &t, &err), CCS_OK);
+        for (size_t c = 0; t != NULL && c < 3; c++) {
+            for (size_t k = 0; k < 2; k++) {
+                algo_params_t p;
+                ccs_sched_t *s = NULL;
+                uint32_t bad = 0;
+
+                algo_params_init(&p);
+                p.coll = colls[c];
+                p.pipeline = pipes[k];
+                CHECK_STATUS(a->build(t, &p, &s, NULL, &err), CCS_OK);
+                for (uint32_t r = 0; s != NULL && r < s->nranks; r++)
+                    bad += s->rank_cap[r] != s->rank_nops[r];
+                CHECK_MSG(s != NULL && bad == 0, "%s %s P=%u: %u ranks with "
+                          "room for other than their ops", specs[i],
+                          ccs_coll_str(colls[c]), pipes[k], bad);
+                ccs_sched_destroy(s);
+            }
+        }
+        topo_destroy(t);
+    }
+}
+
+/* ccs_format_write_file streams the encoding a block of op records at a
+ * time: the file holds exactly ccs_format_encode's bytes, for a schedule
+ * of a few blocks (torus:16x16 allreduce, about 260 000 ops) and one of
+ * less than a block. */
+TEST(written_file_is_the_encoding)
+{
+    static const char *specs[] = { "torus:4x4", "torus:16x16" };
+    char dir[] = "/tmp/ccs_test_multitree_XXXXXX";
+    char path[64];
+
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof(path), "%s/plan.ccs", dir);
+    for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
+        topo_t *t = NULL;
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        algo_params_t p;
+        uint8_t *enc = NULL, *file = NULL;     /* both owned here */
+        size_t len = 0, flen = 0;
+        FILE *f;
+
+        CHECK_STATUS(topo_load(specs[i], NULL, &t, &err), CCS_OK);
+        algo_params_init(&p);
+        p.coll = CCS_COLL_ALLREDUCE;
+        if (t != NULL)
+            CHECK_STATUS(algo_synthesize("multitree", t, &p, &s, &err),
+                         CCS_OK);
+        if (s == NULL) {
+            topo_destroy(t);
+            continue;
+        }
+        CHECK_STATUS(ccs_format_encode(s, &enc, &len, &err), CCS_OK);
+        CHECK_STATUS(ccs_format_write_file(s, path, &err), CCS_OK);
+        f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (f != NULL) {
+            file = malloc(len + 1);
+            flen = file != NULL ? fread(file, 1, len + 1, f) : 0;
+            fclose(f);
+        }
+        CHECK_MSG(enc != NULL && file != NULL && flen == len &&
+                  memcmp(enc, file, len) == 0, "%s: the file (%zu bytes) "
+                  "is not the encoding (%zu bytes)", specs[i], flen, len);
+        /* nothing is left behind where the file cannot be written */
+        CHECK_STATUS(ccs_format_write_file(s, "/nonexistent-dir/plan.ccs",
+                                           &err), CCS_ERR_IO);
+        CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/plan.ccs");
+        free(enc);
+        free(file);
+        ccs_sched_destroy(s);
+        topo_destroy(t);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     topo_global_init();
@@ -1053,5 +1159,7 @@ int main(void)
     RUN(trees_read_back_from_schedules);
     RUN(trees_read_back_refuses);
     RUN(torus8x8_beats_ring_and_dbtree);
+    RUN(emission_reserves_exact_counts);
+    RUN(written_file_is_the_encoding);
     return TEST_SUMMARY();
 }
