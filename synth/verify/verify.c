@@ -26,7 +26,7 @@
  * written cells column by column, the unwritten ones by count.
  *
  * Cost: O(ops x segments per op x ceil(R / 64)) time, plus a sort of the
- * cut points.  Memory besides the schedule: about 10 bytes per op, 16 per
+ * cut points.  Memory besides the schedule: about 14 bytes per op, 16 per
  * piece, 8 per (rank, segment that holds state) and, for the largest
  * column only, 8 * ceil(R / 64) + 16 bytes per cell it writes (vseg_budget
  * has the formula; past VERIFY_MEM_LIMIT the verifier refuses up front).
@@ -56,7 +56,9 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
     v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
     v->order = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
     v->rank_of = malloc((size_t)(total ? total : 1) * sizeof(uint16_t));
-    if (v->step_start == NULL || v->order == NULL || v->rank_of == NULL)
+    v->xsend = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    if (v->step_start == NULL || v->order == NULL || v->rank_of == NULL ||
+        v->xsend == NULL)
         return ccs_err_set(v->err, CCS_ERR_NOMEM,
                            "out of memory indexing %llu ops",
                            (unsigned long long)total);
@@ -73,6 +75,10 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
                 sends = recvs = 0;
             v->step_start[ops[i].step + 1]++;
             if (ops[i].kind == CCS_OP_SEND) {
+                /* ccs_sched_validate bounds chunks by CCS_MAX_CHUNKS
+                 * (2^24) and buffers by 3. */
+                v->xsend[v->pair.mate[f]] = ops[i].chunk << 2 |
+                                            (ops[i].buf & 3u);
                 sends++;
                 rep->chunk_transfers += ops[i].nchunks;
             } else if (ops[i].kind == CCS_OP_RECV ||
@@ -152,6 +158,7 @@ static void vctx_free(vctx_t *v)
     free(v->rank_of);
     free(v->order);
     free(v->step_start);
+    free(v->xsend);
     for (unsigned sp = 0; sp < VS_COUNT; sp++)
         free(v->sp[sp].b);
     free(v->segmap);

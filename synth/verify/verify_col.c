@@ -349,10 +349,9 @@ static ccs_status_t write_piece(vctx_t *v, const vpiece_t *p)
     switch (op->kind) {
     case CCS_OP_RECV:
     case CCS_OP_RECV_REDUCE: {
-        const ccs_op_t *so = vop_at(v, (uint32_t)op->peer,
-                                    v->pair.mate[p->f]);
-        if (!val_get(v, (uint32_t)op->peer, so->buf,
-                     seg_at(v, so->buf, so->chunk + e), &x))
+        unsigned sb = vsend_buf(v, p->f);
+        if (!val_get(v, (uint32_t)op->peer, sb,
+                     seg_at(v, sb, vsend_chunk(v, p->f) + e), &x))
             return op_fail(v, key_of(p, 3, 1), CCS_ERR_INTERNAL, rank, op,
                            "matched send not readable");
         if (op->kind == CCS_OP_RECV_REDUCE &&
@@ -545,7 +544,7 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
                 uint32_t f = vpiece_op(v, v->ent[2 * (size_t)(b + 16)]);
                 __builtin_prefetch(vop_at(v, v->ent[2 * (size_t)(b + 16) + 1],
                                           f));
-                __builtin_prefetch(&v->pair.mate[f]);
+                __builtin_prefetch(&v->xsend[f]);
             }
             if (n == v->grpcap) {
                 uint32_t ncap = v->grpcap ? 2 * v->grpcap : 64;

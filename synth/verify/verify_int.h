@@ -79,6 +79,11 @@ typedef struct vctx {
     uint32_t *order;        /* owned; [nops] flat ops by step (freed once
                                the columns are built) */
     uint32_t *step_start;   /* owned; [nsteps + 1] into order */
+    uint32_t *xsend;        /* owned; [nops] for a receive: its send's
+                               chunk << 2 | buffer (chunks are below 2^24),
+                               filled from the sends in one streaming pass
+                               so that no receive reads its send's op on
+                               another rank's array */
 
     vspace_t sp[VS_COUNT];  /* owned arrays */
     uint32_t nseg;
@@ -134,6 +139,16 @@ typedef struct vctx {
 static inline unsigned vspace_of(unsigned buf)
 {
     return buf == CCS_BUF_SCRATCH ? VS_SCRATCH : VS_IO;
+}
+
+static inline uint32_t vsend_chunk(const vctx_t *v, uint32_t f)
+{
+    return v->xsend[f] >> 2;
+}
+
+static inline unsigned vsend_buf(const vctx_t *v, uint32_t f)
+{
+    return v->xsend[f] & 3u;
 }
 
 static inline bool vstateful(unsigned buf)

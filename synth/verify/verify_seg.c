@@ -169,10 +169,10 @@ static ccs_status_t shifting_edges(vctx_t *v, vedge_t **out, size_t *nout)
         int k = 0;
 
         if (op->kind == CCS_OP_RECV || op->kind == CCS_OP_RECV_REDUCE) {
-            const ccs_op_t *so = vop(v, v->pair.mate[f]);
-            cand[k++] = (vedge_t){ op->chunk, so->chunk, op->nchunks,
+            cand[k++] = (vedge_t){ op->chunk, vsend_chunk(v, f),
+                                   op->nchunks,
                                    (uint8_t)vspace_of(op->buf),
-                                   (uint8_t)vspace_of(so->buf) };
+                                   (uint8_t)vspace_of(vsend_buf(v, f)) };
         }
         if (op->kind == CCS_OP_RECV_REDUCE || op->kind == CCS_OP_COPY ||
             op->kind == CCS_OP_REDUCE_LOCAL)
@@ -265,42 +265,100 @@ static ccs_status_t close_cuts(vctx_t *v)
     return st;
 }
 
+/* A cut point: a bit of bm[space] when the space is mapped densely (no
+ * sort needed then), else appended to the space's list. */
+static ccs_status_t add_cut(vctx_t *v, uint64_t *const *bm, unsigned space,
+                            uint32_t pos)
+{
+    if (bm[space] != NULL) {
+        bm[space][pos / 64] |= UINT64_C(1) << (pos % 64);
+        return CCS_OK;
+    }
+    return cut(v, space, pos);
+}
+
+/* The set bits of bm (len + 1 of them) as the space's sorted cut list. */
+static ccs_status_t cuts_from_bitmap(vctx_t *v, unsigned space,
+                                     const uint64_t *bm, uint32_t len)
+{
+    vspace_t *sp = &v->sp[space];
+    uint32_t n = 0, k = 0;
+
+    for (uint32_t w = 0; w <= len / 64; w++)
+        n += (uint32_t)__builtin_popcountll(bm[w]);
+    if (n > sp->cap) {
+        uint32_t *nb = realloc(sp->b, (size_t)n * sizeof(*nb));
+        if (nb == NULL)
+            return ccs_err_set(v->err, CCS_ERR_NOMEM,
+                               "out of memory for verifier segments");
+        sp->b = nb;
+        sp->cap = n;
+    }
+    for (uint32_t w = 0; w <= len / 64; w++) {
+        uint64_t x = bm[w];
+        while (x != 0) {
+            sp->b[k++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+            x &= x - 1;
+        }
+    }
+    sp->nb = n;
+    return CCS_OK;
+}
+
 static ccs_status_t build_cuts(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
+    uint32_t len[VS_COUNT] = { s->nchunks, s->nscratch };
+    uint64_t *bm[VS_COUNT] = { NULL, NULL };  /* owned here */
     ccs_status_t st = CCS_OK;
 
-    st = cut(v, VS_IO, 0);
-    if (st == CCS_OK)
-        st = cut(v, VS_IO, s->nchunks);
-    if (st == CCS_OK)
-        st = cut(v, VS_SCRATCH, 0);
-    if (st == CCS_OK)
-        st = cut(v, VS_SCRATCH, s->nscratch);
+    /* Dense buffers: a bitmap per space takes the cuts (2 to 4 per op)
+     * straight away, instead of a list of them to grow and sort. */
+    for (unsigned sp = 0; sp < VS_COUNT && dense_ok(v); sp++) {
+        bm[sp] = calloc((size_t)len[sp] / 64 + 1, sizeof(uint64_t));
+        if (bm[sp] == NULL)
+            st = ccs_err_set(v->err, CCS_ERR_NOMEM,
+                             "out of memory for verifier segments");
+    }
+    for (unsigned sp = 0; sp < VS_COUNT && st == CCS_OK; sp++) {
+        st = add_cut(v, bm, sp, 0);
+        if (st == CCS_OK)
+            st = add_cut(v, bm, sp, len[sp]);
+    }
     /* Block ends: valid spans and expected values change only there. */
     if (ccs_coll_blocked(s->coll)) {
         uint32_t b = ccs_coll_block(s->coll, s->nranks, s->nchunks);
         for (uint32_t r = 1; r < s->nranks && b > 0 && st == CCS_OK; r++)
-            st = cut(v, VS_IO, r * b);
+            st = add_cut(v, bm, VS_IO, r * b);
     }
-    for (uint32_t f = 0; f < v->nops && st == CCS_OK; f++) {
-        const ccs_op_t *op = vop(v, f);
-        st = cut(v, vspace_of(op->buf), op->chunk);
-        if (st == CCS_OK)
-            st = cut(v, vspace_of(op->buf), op->chunk + op->nchunks);
-        if (st == CCS_OK && (op->kind == CCS_OP_RECV_REDUCE ||
-                             op->kind == CCS_OP_COPY ||
-                             op->kind == CCS_OP_REDUCE_LOCAL)) {
-            st = cut(v, vspace_of(op->src_buf), op->src_chunk);
+    for (uint32_t r = 0; r < s->nranks && st == CCS_OK; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        for (uint32_t i = 0; i < s->rank_nops[r] && st == CCS_OK; i++) {
+            const ccs_op_t *op = &ops[i];
+            unsigned sp = vspace_of(op->buf);
+            st = add_cut(v, bm, sp, op->chunk);
             if (st == CCS_OK)
-                st = cut(v, vspace_of(op->src_buf),
-                         op->src_chunk + op->nchunks);
+                st = add_cut(v, bm, sp, op->chunk + op->nchunks);
+            if (st == CCS_OK && (op->kind == CCS_OP_RECV_REDUCE ||
+                                 op->kind == CCS_OP_COPY ||
+                                 op->kind == CCS_OP_REDUCE_LOCAL)) {
+                sp = vspace_of(op->src_buf);
+                st = add_cut(v, bm, sp, op->src_chunk);
+                if (st == CCS_OK)
+                    st = add_cut(v, bm, sp, op->src_chunk + op->nchunks);
+            }
         }
     }
+    for (unsigned sp = 0; sp < VS_COUNT && st == CCS_OK; sp++) {
+        if (bm[sp] != NULL)
+            st = cuts_from_bitmap(v, sp, bm[sp], len[sp]);
+        else
+            sort_unique(&v->sp[sp], len[sp], false);
+    }
+    free(bm[0]);
+    free(bm[1]);
     if (st != CCS_OK)
         return st;
-    sort_unique(&v->sp[VS_IO], s->nchunks, dense_ok(v));
-    sort_unique(&v->sp[VS_SCRATCH], s->nscratch, dense_ok(v));
     v->sp[VS_IO].first = 0;
     v->sp[VS_SCRATCH].first = v->sp[VS_IO].nb - 1;
     st = close_cuts(v);
@@ -309,9 +367,9 @@ static ccs_status_t build_cuts(vctx_t *v)
     v->sp[VS_SCRATCH].first = v->sp[VS_IO].nb - 1;
     v->nseg = v->sp[VS_IO].nb - 1 + v->sp[VS_SCRATCH].nb - 1;
     if (dense_ok(v)) {
-        uint64_t len = (uint64_t)s->nchunks + s->nscratch;
+        uint64_t total = (uint64_t)s->nchunks + s->nscratch;
         /* Owned by v; a failed malloc leaves the binary search. */
-        uint32_t *map = malloc((size_t)(len ? len : 1) * sizeof(uint32_t));
+        uint32_t *map = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
         for (uint32_t g = 0; map != NULL && g < v->nseg; g++) {
             uint32_t off = g >= v->sp[VS_SCRATCH].first ? s->nchunks : 0;
             for (uint32_t c = vseg_lo(v, g); c < vseg_hi(v, g); c++)
@@ -392,8 +450,8 @@ static ccs_status_t index_pieces(vctx_t *v)
     return CCS_OK;
 }
 
-/* The verifier's memory besides the schedule: per op the rank, step order
- * and pairing (10 bytes) and the piece index (4, when ops span several
+/* The verifier's memory besides the schedule: per op the rank, step order,
+ * pairing and each receive's send position (14 bytes) and the piece index (4, when ops span several
  * segments); per piece its column, its (piece, rank) entry in the column
  * lists and at most one fill cursor (16); the last-writer and live-slot
  * tables (8 bytes per rank per stateful segment); per live cell of the
@@ -403,7 +461,7 @@ static ccs_status_t index_pieces(vctx_t *v)
 static ccs_status_t vseg_budget(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
-    uint64_t bytes = (uint64_t)v->nops * (10 + (v->piece_base ? 4 : 0)) +
+    uint64_t bytes = (uint64_t)v->nops * (14 + (v->piece_base ? 4 : 0)) +
                      (uint64_t)v->npieces * 16 +
                      (uint64_t)s->nranks * v->T * 8 + (uint64_t)v->nseg * 8;
 
@@ -488,10 +546,9 @@ static void sweep_piece(vctx_t *v, uint32_t f, uint32_t r, const ccs_op_t *op,
         /* With one piece per op the send's piece is the send itself (and
          * its op, on another rank's array, need not be read). */
         if (v->piece_base != NULL) {
-            const ccs_op_t *so = vop(v, fs);
-            unsigned ss = vspace_of(so->buf);
-            sj = vseg_find(v, ss, so->chunk + e) -
-                 vseg_find(v, ss, so->chunk);
+            unsigned ss = vspace_of(vsend_buf(v, f));
+            sj = vseg_find(v, ss, vsend_chunk(v, f) + e) -
+                 vseg_find(v, ss, vsend_chunk(v, f));
         }
         uf_unite(v->comp, pid, vpiece_first(v, fs) + sj);
         if (op->kind == CCS_OP_RECV_REDUCE)
