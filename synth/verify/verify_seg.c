@@ -563,6 +563,8 @@ static void sweep_piece(vctx_t *v, uint32_t f, uint32_t r, const ccs_op_t *op,
  * rank's ops in step order: in each step, join the reads with the
  * writers before the step, then record the step's writes (they land when
  * the step ends). */
+#define SWEEP_AHEAD 16
+
 static void sweep_dataflow(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
@@ -575,6 +577,17 @@ static void sweep_dataflow(vctx_t *v)
             uint32_t j = i;
             while (j < n && ops[j].step == ops[i].step)
                 j++;
+            /* The sends that receives ahead join lie anywhere: fetch
+             * their union-find entries early. */
+            for (uint32_t q = i + SWEEP_AHEAD; q < j + SWEEP_AHEAD &&
+                                                q < n; q++) {
+                uint32_t fm = v->pair.mate[v->pair.base[r] + q];
+                if (ops[q].kind == CCS_OP_RECV ||
+                    ops[q].kind == CCS_OP_RECV_REDUCE)
+                    __builtin_prefetch(v->piece_base != NULL
+                                           ? &v->piece_base[fm]
+                                           : &v->comp[fm]);
+            }
             for (int pass = 0; pass < 2; pass++) {
                 for (uint32_t q = i; q < j; q++) {
                     const ccs_op_t *op = &ops[q];
@@ -593,10 +606,38 @@ static void sweep_dataflow(vctx_t *v)
     }
 }
 
+/* Append op f (rank r) to its columns' lists. */
+static void list_op(vctx_t *v, uint32_t *fill, uint32_t f, uint32_t r)
+{
+    uint32_t a = vpiece_first(v, f);
+    uint32_t b = v->piece_base ? v->piece_base[f + 1] : f + 1;
+
+    for (uint32_t pid = a; pid < b; pid++) {
+        uint32_t *e = &v->ent[2 * (size_t)fill[v->comp[pid]]++];
+        e[0] = pid;
+        e[1] = r;
+    }
+}
+
+#define LIST_AHEAD 16
+
+/* In step order; the ops ahead lie on other ranks' arrays, so their
+ * columns and ranks are fetched early. */
+static void list_by_order(vctx_t *v, uint32_t *fill)
+{
+    for (uint32_t p = 0; p < v->nops; p++) {
+        if (p + LIST_AHEAD < v->nops) {
+            uint32_t fa = v->order[p + LIST_AHEAD];
+            __builtin_prefetch(&v->comp[vpiece_first(v, fa)]);
+            __builtin_prefetch(&v->rank_of[fa]);
+        }
+        list_op(v, fill, v->order[p], v->rank_of[v->order[p]]);
+    }
+}
+
 /* Number the columns 0..ncomp-1 and list their pieces in step order. */
 static ccs_status_t list_columns(vctx_t *v)
 {
-    const ccs_sched_t *s = v->s;
     uint32_t *fill = NULL;  /* owned here */
     uint32_t n = 0;
 
@@ -627,18 +668,7 @@ static ccs_status_t list_columns(vctx_t *v)
         v->comp_start[k + 1] += v->comp_start[k];
         fill[k] = v->comp_start[k];
     }
-    for (uint32_t t = 0; t < s->nsteps; t++) {
-        for (uint32_t p = v->step_start[t]; p < v->step_start[t + 1]; p++) {
-            uint32_t f = v->order[p];
-            uint32_t a = vpiece_first(v, f);
-            uint32_t b = v->piece_base ? v->piece_base[f + 1] : f + 1;
-            for (uint32_t pid = a; pid < b; pid++) {
-                uint32_t *e = &v->ent[2 * (size_t)fill[v->comp[pid]]++];
-                e[0] = pid;
-                e[1] = v->rank_of[f];
-            }
-        }
-    }
+    list_by_order(v, fill);
     free(fill);
     return CCS_OK;
 }
