@@ -26,7 +26,7 @@
  * written cells column by column, the unwritten ones by count.
  *
  * Cost: O(ops x segments per op x ceil(R / 64)) time, plus a sort of the
- * cut points.  Memory besides the schedule: about 14 bytes per op, 16 per
+ * cut points.  Memory besides the schedule: about 14 bytes per op, 20 per
  * piece, 8 per (rank, segment that holds state) and, for the largest
  * column only, 8 * ceil(R / 64) + 16 bytes per cell it writes (vseg_budget
  * has the formula; past VERIFY_MEM_LIMIT the verifier refuses up front).
@@ -79,11 +79,15 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
                  * (2^24) and buffers by 3. */
                 v->xsend[v->pair.mate[f]] = ops[i].chunk << 2 |
                                             (ops[i].buf & 3u);
+                v->xsend[f] = 0;
                 sends++;
                 rep->chunk_transfers += ops[i].nchunks;
             } else if (ops[i].kind == CCS_OP_RECV ||
                        ops[i].kind == CCS_OP_RECV_REDUCE) {
                 recvs++;
+            } else {
+                /* Receives get theirs from their sends. */
+                v->xsend[f] = 0;
             }
             if (sends > rep->max_sends_per_step)
                 rep->max_sends_per_step = sends;

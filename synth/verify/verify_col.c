@@ -236,11 +236,13 @@ static ccs_status_t slot_for_write(vctx_t *v, uint32_t rank, uint32_t g,
 /* Entry i of the column lists, looked up. */
 static void piece_of(const vctx_t *v, size_t i, vpiece_t *p)
 {
-    uint32_t pid = v->ent[2 * i], f = vpiece_op(v, pid);
+    const uint32_t *e = &v->ent[VENT * i];
+    uint32_t pid = e[0], f = vpiece_op(v, pid);
 
     p->pid = pid;
     p->f = f;
-    p->rank = v->ent[2 * i + 1];
+    p->rank = e[1];
+    p->xsend = e[2];
     p->op = vop_at(v, p->rank, f);
     p->g = vseg_find(v, vspace_of(p->op->buf), p->op->chunk) +
            (pid - vpiece_first(v, f));
@@ -349,9 +351,9 @@ static ccs_status_t write_piece(vctx_t *v, const vpiece_t *p)
     switch (op->kind) {
     case CCS_OP_RECV:
     case CCS_OP_RECV_REDUCE: {
-        unsigned sb = vsend_buf(v, p->f);
+        unsigned sb = vsend_buf(p->xsend);
         if (!val_get(v, (uint32_t)op->peer, sb,
-                     seg_at(v, sb, vsend_chunk(v, p->f) + e), &x))
+                     seg_at(v, sb, vsend_chunk(p->xsend) + e), &x))
             return op_fail(v, key_of(p, 3, 1), CCS_ERR_INTERNAL, rank, op,
                            "matched send not readable");
         if (op->kind == CCS_OP_RECV_REDUCE &&
@@ -538,13 +540,11 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
     while (a < end && st == CCS_OK) {
         uint32_t t, n = 0, b;
         for (b = a; b < end; b++, n++) {
-            /* The op and its mate ahead: a column's ops lie on many
-             * ranks' arrays. */
+            /* The op ahead: a column's ops lie on many ranks'
+             * arrays. */
             if (b + 16 < end) {
-                uint32_t f = vpiece_op(v, v->ent[2 * (size_t)(b + 16)]);
-                __builtin_prefetch(vop_at(v, v->ent[2 * (size_t)(b + 16) + 1],
-                                          f));
-                __builtin_prefetch(&v->xsend[f]);
+                const uint32_t *e = &v->ent[VENT * (size_t)(b + 16)];
+                __builtin_prefetch(vop_at(v, e[1], vpiece_op(v, e[0])));
             }
             if (n == v->grpcap) {
                 uint32_t ncap = v->grpcap ? 2 * v->grpcap : 64;

@@ -36,6 +36,8 @@
  * tables would pass this.  The formula is in vseg_budget (verify_seg.c). */
 #define VERIFY_MEM_LIMIT (UINT64_C(8) << 30)
 #define VNONE UINT32_MAX
+/* Words per column list entry (ent). */
+#define VENT 3
 
 enum { VS_IO = 0, VS_SCRATCH = 1, VS_COUNT = 2 };
 
@@ -62,9 +64,10 @@ typedef struct vfail {
     char msg[CCS_ERR_MSG_MAX];
 } vfail_t;
 
-/* One piece, looked up: its op, rank, segment and first element. */
+/* One piece, looked up: its op, rank, segment and first element; for a
+ * receive, its send's chunk << 2 | buffer. */
 typedef struct vpiece {
-    uint32_t pid, f, rank, g, e;
+    uint32_t pid, f, rank, g, e, xsend;
     const ccs_op_t *op;
 } vpiece_t;
 
@@ -83,7 +86,9 @@ typedef struct vctx {
                                chunk << 2 | buffer (chunks are below 2^24),
                                filled from the sends in one streaming pass
                                so that no receive reads its send's op on
-                               another rank's array */
+                               another rank's array (freed, like the
+                               pairing's mates, once the columns are
+                               listed: the entries carry it) */
 
     vspace_t sp[VS_COUNT];  /* owned arrays */
     uint32_t nseg;
@@ -104,9 +109,10 @@ typedef struct vctx {
                                column of each piece */
     uint32_t ncomp;
     uint32_t *comp_start;   /* owned; [ncomp + 1] into ent */
-    uint32_t *ent;          /* owned; [2 * npieces] pieces by column, each
-                               column's in step order: (piece, its rank)
-                               pairs, so a column run looks up no rank */
+    uint32_t *ent;          /* owned; [VENT * npieces] pieces by column,
+                               each column's in step order: (piece, its
+                               rank, xsend of its op) triples, so a column
+                               run looks up neither a rank nor a send */
 
     uint32_t *lw;           /* owned; [nranks * T] piece that last wrote the
                                cell, rank-major (after the sweep: the final
@@ -141,14 +147,14 @@ static inline unsigned vspace_of(unsigned buf)
     return buf == CCS_BUF_SCRATCH ? VS_SCRATCH : VS_IO;
 }
 
-static inline uint32_t vsend_chunk(const vctx_t *v, uint32_t f)
+static inline uint32_t vsend_chunk(uint32_t xsend)
 {
-    return v->xsend[f] >> 2;
+    return xsend >> 2;
 }
 
-static inline unsigned vsend_buf(const vctx_t *v, uint32_t f)
+static inline unsigned vsend_buf(uint32_t xsend)
 {
-    return v->xsend[f] & 3u;
+    return xsend & 3u;
 }
 
 static inline bool vstateful(unsigned buf)

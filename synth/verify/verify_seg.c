@@ -169,10 +169,10 @@ static ccs_status_t shifting_edges(vctx_t *v, vedge_t **out, size_t *nout)
         int k = 0;
 
         if (op->kind == CCS_OP_RECV || op->kind == CCS_OP_RECV_REDUCE) {
-            cand[k++] = (vedge_t){ op->chunk, vsend_chunk(v, f),
+            cand[k++] = (vedge_t){ op->chunk, vsend_chunk(v->xsend[f]),
                                    op->nchunks,
                                    (uint8_t)vspace_of(op->buf),
-                                   (uint8_t)vspace_of(vsend_buf(v, f)) };
+                                   (uint8_t)vspace_of(vsend_buf(v->xsend[f])) };
         }
         if (op->kind == CCS_OP_RECV_REDUCE || op->kind == CCS_OP_COPY ||
             op->kind == CCS_OP_REDUCE_LOCAL)
@@ -451,9 +451,10 @@ static ccs_status_t index_pieces(vctx_t *v)
 }
 
 /* The verifier's memory besides the schedule: per op the rank, step order,
- * pairing and each receive's send position (14 bytes) and the piece index (4, when ops span several
- * segments); per piece its column, its (piece, rank) entry in the column
- * lists and at most one fill cursor (16); the last-writer and live-slot
+ * pairing and each receive's send position (14 bytes) and the piece index
+ * (4, when ops span several segments); per piece its column, its (piece,
+ * rank, send position) entry in the column lists and at most one fill
+ * cursor (20); the last-writer and live-slot
  * tables (8 bytes per rank per stateful segment); per live cell of the
  * largest column 8 * ceil(R / 64) + 16 bytes (checked as the column
  * grows).  Refused up front past VERIFY_MEM_LIMIT.  The pairing's own
@@ -462,7 +463,7 @@ static ccs_status_t vseg_budget(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
     uint64_t bytes = (uint64_t)v->nops * (14 + (v->piece_base ? 4 : 0)) +
-                     (uint64_t)v->npieces * 16 +
+                     (uint64_t)v->npieces * 20 +
                      (uint64_t)s->nranks * v->T * 8 + (uint64_t)v->nseg * 8;
 
     if (bytes <= VERIFY_MEM_LIMIT)
@@ -546,9 +547,9 @@ static void sweep_piece(vctx_t *v, uint32_t f, uint32_t r, const ccs_op_t *op,
         /* With one piece per op the send's piece is the send itself (and
          * its op, on another rank's array, need not be read). */
         if (v->piece_base != NULL) {
-            unsigned ss = vspace_of(vsend_buf(v, f));
-            sj = vseg_find(v, ss, vsend_chunk(v, f) + e) -
-                 vseg_find(v, ss, vsend_chunk(v, f));
+            unsigned ss = vspace_of(vsend_buf(v->xsend[f]));
+            sj = vseg_find(v, ss, vsend_chunk(v->xsend[f]) + e) -
+                 vseg_find(v, ss, vsend_chunk(v->xsend[f]));
         }
         uf_unite(v->comp, pid, vpiece_first(v, fs) + sj);
         if (op->kind == CCS_OP_RECV_REDUCE)
@@ -613,9 +614,10 @@ static void list_op(vctx_t *v, uint32_t *fill, uint32_t f, uint32_t r)
     uint32_t b = v->piece_base ? v->piece_base[f + 1] : f + 1;
 
     for (uint32_t pid = a; pid < b; pid++) {
-        uint32_t *e = &v->ent[2 * (size_t)fill[v->comp[pid]]++];
+        uint32_t *e = &v->ent[VENT * (size_t)fill[v->comp[pid]]++];
         e[0] = pid;
         e[1] = r;
+        e[2] = v->xsend[f];
     }
 }
 
@@ -630,6 +632,7 @@ static void list_by_order(vctx_t *v, uint32_t *fill)
             uint32_t fa = v->order[p + LIST_AHEAD];
             __builtin_prefetch(&v->comp[vpiece_first(v, fa)]);
             __builtin_prefetch(&v->rank_of[fa]);
+            __builtin_prefetch(&v->xsend[fa]);
         }
         list_op(v, fill, v->order[p], v->rank_of[v->order[p]]);
     }
@@ -655,7 +658,7 @@ static ccs_status_t list_columns(vctx_t *v)
         v->comp[pid] &= UINT32_C(0x7fffffff);
     v->ncomp = n;
     v->comp_start = calloc((size_t)n + 1, sizeof(uint32_t));
-    v->ent = malloc((size_t)(v->npieces ? v->npieces : 1) * 2 *
+    v->ent = malloc((size_t)(v->npieces ? v->npieces : 1) * VENT *
                     sizeof(uint32_t));
     fill = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
     if (v->comp_start == NULL || v->ent == NULL || fill == NULL) {
@@ -697,6 +700,9 @@ ccs_status_t vseg_build(vctx_t *v)
         v->comp[pid] = pid;
     memset(v->lw, 0xff, cells * sizeof(uint32_t));
     sweep_dataflow(v);
+    /* The sends are found through xsend from here on. */
+    free(v->pair.mate);
+    v->pair.mate = NULL;
     v->final = calloc((size_t)v->npieces / 64 + 1, sizeof(uint64_t));
     if (v->final == NULL)
         return ccs_err_set(v->err, CCS_ERR_NOMEM,
@@ -706,9 +712,14 @@ ccs_status_t vseg_build(vctx_t *v)
             v->final[v->lw[c] / 64] |= UINT64_C(1) << (v->lw[c] % 64);
     }
     st = list_columns(v);
+    /* What only the sweep and the listing needed. */
     free(v->order);
     v->order = NULL;
     free(v->rank_of);
     v->rank_of = NULL;
+    free(v->xsend);
+    v->xsend = NULL;
+    free(v->comp);
+    v->comp = NULL;
     return st;
 }
