@@ -401,6 +401,9 @@ static ccs_status_t write_piece(vctx_t *v, const vpiece_t *p)
     return CCS_OK;
 }
 
+/* How many pieces (or slots) ahead a column run fetches what they need. */
+#define RUN_AHEAD 16
+
 /* ---- Postcondition ---- */
 
 /* What OUT_r[c] must hold: origin *origin and the set of all ranks
@@ -493,6 +496,9 @@ static void check_column_end(vctx_t *v, uint32_t k, uint64_t *want)
     for (uint32_t i = 0; i < v->nslots; i++) {
         uint32_t w = v->swriter[i];
         uint32_t rank = v->scell[i] % v->s->nranks;
+        /* The writers are pieces from anywhere in the schedule. */
+        if (i + RUN_AHEAD < v->nslots)
+            __builtin_prefetch(&v->final[v->swriter[i + RUN_AHEAD] / 64]);
         uint32_t g = v->tseg[v->scell[i] / v->s->nranks];
         vval_t val;
         /* The column's last write to the cell is the final one when no
@@ -542,8 +548,8 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
         for (b = a; b < end; b++, n++) {
             /* The op ahead: a column's ops lie on many ranks'
              * arrays. */
-            if (b + 16 < end) {
-                const uint32_t *e = &v->ent[VENT * (size_t)(b + 16)];
+            if (b + RUN_AHEAD < end) {
+                const uint32_t *e = &v->ent[VENT * (size_t)(b + RUN_AHEAD)];
                 __builtin_prefetch(vop_at(v, e[1], vpiece_op(v, e[0])));
             }
             if (n == v->grpcap) {
