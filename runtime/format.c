@@ -274,6 +274,7 @@ static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
                                    ccs_err_t *err)
 {
     uint64_t file_size;
+    uint32_t stored, computed;
     size_t end_off;
 
     if (len < CCS_FOFF_HEADER_SIZE)
@@ -315,25 +316,14 @@ static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
                         b[end_off + 1], b[end_off + 2], b[end_off + 3],
                         b[end_off + 4], b[end_off + 5], b[end_off + 6],
                         b[end_off + 7]);
-    h->body_end = end_off;
-    return CCS_OK;
-}
-
-/* The stored CRC-32C against `computed`, the checksum of every byte
- * before it.  decode computes it as it goes (the op records while they
- * are in cache for their checks), and compares before it trusts anything
- * it decoded; a file that fails any later check is checksummed in full
- * first, so that corruption is still reported as a checksum mismatch. */
-static ccs_status_t check_checksum(const uint8_t *b, size_t len,
-                                   uint32_t computed, ccs_err_t *err)
-{
-    uint32_t stored = get_u32(b + len - 4);
-
+    stored = get_u32(b + len - 4);
+    computed = ccs_crc32c(0, b, len - 4);
     if (stored != computed)
         return ccs_err_set(err, CCS_ERR_CHECKSUM,
                            "checksum mismatch: stored CRC-32C 0x%08x at "
                            "offset %zu, computed 0x%08x over bytes 0..%zu",
                            stored, len - 4, computed, len - 5);
+    h->body_end = end_off;
     return CCS_OK;
 }
 
@@ -682,9 +672,6 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     ccs_op_t *store = NULL; /* every rank's ops, owned by s once made */
     uint64_t total = 0;
     bool le = host_little_endian(), adopt;
-    bool enveloped = false;  /* the envelope passed: a checksum exists */
-    bool summed = false;     /* ... and was compared */
-    uint32_t crc;
     char algo[CCS_ALGO_NAME_MAX];
     ccs_status_t st;
 
@@ -696,7 +683,6 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     st = check_envelope(b, len, &h, err);
     if (st != CCS_OK)
         goto cleanup;
-    enveloped = true;
     st = check_header(b, &h, err);
     if (st != CCS_OK)
         goto cleanup;
@@ -766,16 +752,11 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
         s->op_store = store;
         s->op_store_bytes = (size_t)total * sizeof(ccs_op_t);
     }
-    /* The checksum, in file order: all before the op section, then each
-     * rank's records (check_directory: contiguous, in rank order) just
-     * before they are checked, then the end marker. */
-    crc = ccs_crc32c(0, b, (size_t)h.ops_off);
     for (uint32_t r = 0; r < h.nranks; r++) {
         uint32_t nops = get_u32(b + h.dir_off +
                                 (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
         ccs_op_t *ops;
 
-        crc = ccs_crc32c(crc, b + offs[r], (size_t)nops * CCS_FORMAT_OP_SIZE);
         if ((only_rank >= 0 && r != only_rank) || nops == 0)
             continue;
         if (adopt) {
@@ -793,11 +774,6 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
             goto cleanup;
         s->rank_nops[r] = nops;
     }
-    crc = ccs_crc32c(crc, b + h.body_end, len - 4 - (size_t)h.body_end);
-    summed = true;
-    st = check_checksum(b, len, crc, err);
-    if (st != CCS_OK)
-        goto cleanup;
     /* The shared structural rules, as every consumer sees them (the
      * per-op ones were applied above, op by op). */
     st = ccs_sched_validate_header(s, err);
@@ -813,10 +789,6 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
 nomem:
     st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory decoding schedule");
 cleanup:
-    /* Checks ran on bytes not yet checksummed: damage is named as such. */
-    if (st != CCS_OK && enveloped && !summed &&
-        check_checksum(b, len, ccs_crc32c(0, b, len - 4), err) != CCS_OK)
-        st = CCS_ERR_CHECKSUM;
     ccs_sched_destroy(s);
     free(offs);
     release_file(own, own_map_len);
