@@ -9,9 +9,7 @@ set -u
 BUILD=${BUILD:-build}
 PERF=$BUILD/bin/ccs-perf
 C=$BUILD/bin/ccsynth
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
-export CCS_TIMEOUT_S=60
+. "$(dirname "$0")/mpi.bash"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
