@@ -371,9 +371,11 @@ demo: deps
 # makes (tests/lsan-openmpi.supp names MPI's libraries only, never libccs).
 # For the suppressions to see those libraries, Open MPI must keep its
 # components loaded (no dlclose at MPI_Finalize) and stacks must be
-# unwound in full (Open MPI is built without frame pointers).
+# unwound in full (Open MPI is built without frame pointers), which makes
+# every MPI start cost seconds: CCS_E2E_SMALL=1 has the e2e scripts take
+# fewer process counts and sizes, each path still covered.
 ifneq ($(SAN),)
-SAN_ENV := CCS_SAN_FLAGS="$(SAN)" \
+SAN_ENV := CCS_SAN_FLAGS="$(SAN)" CCS_E2E_SMALL=1 \
     LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan-openmpi.supp:print_suppressions=0 \
     ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:fast_unwind_on_malloc=0 \
     OMPI_MCA_mca_base_component_disable_dlclose=1
