@@ -346,6 +346,30 @@ static ccs_status_t gather(ccs_comm_t *comm, struct ccs_auto *a,
     return CCS_OK;
 }
 
+/* A hash of everything a decision depends on: equal on every rank after
+ * every call, or the ranks could decide differently.  Logged on each
+ * TRACE line and returned by ccs_comm_auto_info, so that tests can compare
+ * ranks call by call (threads and MPI alike). */
+static uint64_t state_hash(const struct ccs_auto *a)
+{
+    uint64_t h = ccs_mix64(0x6175746full, a->calls);
+
+    for (uint32_t q = 0; q < a->R; q++)
+        h = ccs_mix64(h, (uint64_t)a->lam[q]);
+    for (unsigned i = 0; i < AUTO_KEYS; i++) {
+        const auto_cost_t *c = &a->cost[i];
+        h = ccs_mix64(h, c->key);
+        h = ccs_mix64(h, (uint64_t)c->plain_ns);
+        h = ccs_mix64(h, (uint64_t)c->rs_ns);
+        h = ccs_mix64(h, (uint64_t)c->after_ns);
+        h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
+    }
+    h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
+    h = ccs_mix64(h, a->streak);
+    return ccs_mix64(h, (uint64_t)(uint32_t)a->last);
+}
+
 static int64_t to_ns(double s)
 {
     return s <= 0 ? 0 : (int64_t)(s * 1e9 + 0.5);
@@ -442,11 +466,13 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
         auto_update(a, e, pick);
         CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
                 "call %llu ran %d; latest %d late %lld ns; plain %lld rs "
-                "%lld after %lld critical %lld ns; streak %u",
+                "%lld after %lld critical %lld ns; streak %u; state "
+                "%016llx",
                 (unsigned long long)a->calls, pick, a->latest,
                 (long long)a->late_ns, (long long)e->plain_ns,
                 (long long)e->rs_ns, (long long)e->after_ns,
-                (long long)a->crit_ns, a->streak);
+                (long long)a->crit_ns, a->streak,
+                (unsigned long long)state_hash(a));
     }
     if (opts->stats != NULL)
         *opts->stats = stats;
@@ -473,23 +499,9 @@ ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
     a = comm->autos;
     if (a == NULL)
         return CCS_OK;
-    h = ccs_mix64(0x6175746full, a->calls);
-    for (uint32_t q = 0; q < a->R; q++)
-        h = ccs_mix64(h, (uint64_t)a->lam[q]);
-    for (unsigned i = 0; i < AUTO_KEYS; i++) {
-        const auto_cost_t *c = &a->cost[i];
-        h = ccs_mix64(h, c->key);
-        h = ccs_mix64(h, (uint64_t)c->plain_ns);
-        h = ccs_mix64(h, (uint64_t)c->rs_ns);
-        h = ccs_mix64(h, (uint64_t)c->after_ns);
-        h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
-        h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
-    }
     if (a->last_cost >= 0)
         e = &a->cost[a->last_cost];
-    h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
-    h = ccs_mix64(h, a->streak);
-    h = ccs_mix64(h, (uint64_t)(uint32_t)a->last);
+    h = state_hash(a);
     info->calls = a->calls;
     info->last = a->last;
     info->latest = a->latest;

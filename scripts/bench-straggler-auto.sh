@@ -12,17 +12,28 @@
 # The host is shared and noisy: each figure is the median of REPS runs,
 # the variants of a scenario interleaved (auto, ref, auto, ref, ...) so
 # that a slow spell hits them alike.
+# The defaults (4096 floats = 16 KiB, 2 ms) are where the aware plan pays
+# on the CPU transports: there StragglAR's phase 0 plus its part after the
+# arrival is no slower than the ring (D* = 0 in auto's own estimates), while
+# from about 256 KiB up its part after the arrival alone is slower than the
+# whole ring on a memcpy-bound host (D* of several ms, and no delay makes
+# it pay).  After the table, per transport, one traced run of the
+# persistent scenario prints auto's tracked estimates (rank 0's last AUTO
+# line: T_plain, T_RS, T_after, D*) and how many calls ran the aware plan,
+# so that a reader can check the delay is past D*.
 # Usage: BUILD=build REPS=3 scripts/bench-straggler-auto.sh [COUNT] [ITERS]
 #        [DELAY] [SMALL]
 set -u
 BUILD=${BUILD:-build}
-COUNT=${1:-1048576}
-ITERS=${2:-200}
-DELAY=${3:-3000}
+COUNT=${1:-4096}
+ITERS=${2:-300}
+DELAY=${3:-2000}
 SMALL=${4:-300}
 REPS=${REPS:-3}
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# 4 processes on a 2-core host: yield while waiting, as tests/e2e does
+export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
 C=$BUILD/bin/ccsynth
 P=$BUILD/bin/ccs-perf
 T=$(mktemp -d)
@@ -83,4 +94,22 @@ for xp in $xps; do
         printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "$sc" "$a" \
             "$p" "$p" "$r" 1.05 "$(verdict "$r" 1.05)"
     done
+done
+
+# auto's tracked estimates in the persistent scenario (rank 0's lines)
+for xp in $xps; do
+    if [ "$xp" = mpi ]; then
+        run=(mpirun --oversubscribe -np 4 "$P" -X mpi)
+    else
+        run=("$P")
+    fi
+    CCS_DEBUG=TRACE "${run[@]}" -K "$COUNT" -n "$ITERS" -w 10 -c 1 -s auto \
+        -Q "$T/r.ccs" -E "$DELAY" -A persistent -L 2 "$T/s.ccs" 2>&1 \
+        >/dev/null | grep ' \[0\] TRACE AUTO call ' | awk -v xp="$xp" -v d="$DELAY" '
+        { n++; if ($0 !~ / ran -1;/) aw++; last = $0 }
+        END {
+            sub(/^.* TRACE AUTO /, "", last)
+            printf "%s: %d auto calls, %d ran the aware plan; delay %d us; last: %s\n",
+                xp, n, aw, d, last
+        }'
 done

@@ -105,6 +105,9 @@ static ccs_status_t build_nring(const topo_t *t, const algo_params_t *p,
         st = nccl_ring_emit(s, p->coll, order, l.n, nchan, per, 0, err);
     if (st == CCS_OK)
         st = nccl_params_add(s, "channels", nchan, err);
+    /* each transfer is one channel's: capped at one channel's rate */
+    if (st == CCS_OK)
+        st = nccl_params_add(s, "lanes", 1, err);
     if (st != CCS_OK)
         goto cleanup;
     algo_report_addf(rep, "nccl-ring: %u channel(s), %u server(s), %u "

@@ -181,6 +181,12 @@ static ccs_status_t build_ntree(const topo_t *t, const algo_params_t *p,
                        CCS_BUF_OUT, err);
     if (st == CCS_OK)
         st = nccl_params_add(s, "channels", nchan, err);
+    /* each transfer is one channel's: capped at one channel's rate, by
+     * NCCL's caps for its tree (sim_proto.h) */
+    if (st == CCS_OK)
+        st = nccl_params_add(s, "lanes", 1, err);
+    if (st == CCS_OK)
+        st = nccl_params_add_str(s, "caps", "tree", err);
     if (st != CCS_OK)
         goto cleanup;
     algo_report_addf(rep, "nccl-tree: %u channel(s), %u server(s), chains "

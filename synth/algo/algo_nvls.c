@@ -41,27 +41,117 @@
  * single 25 us figure (docs/simulator.md).
  *
  * Across servers NCCL runs NVLS inside each server and trees between them
- * (NVLS_TREE).  Here the middle part is a rail ring instead: after the
- * in-switch reduction GPU j of every server holds its server's sum of
- * block j, and the S GPUs with local index j (one per server, each
- * through its own NIC) allreduce that block with a ring (S-1
- * reduce-scatter and S-1 all-gather steps) before the multicast.  A NIC
- * then carries 2(S-1)/S of s/G per direction, against 2(n-1)/n of s/C
- * for NCCL's C-channel rings: at S = 2 half, which is the factor NCCL's
- * own model gives its NVLS tree on two nodes.  A tree between servers
- * would have log2(S) latency instead of the ring's S-1 steps; the ring is
- * the bandwidth-optimal choice and is what is modelled.
+ * (its NVLS_TREE algorithm): after the in-switch reduction GPU j of every
+ * server holds its server's sum of block j, and the S GPUs with local
+ * index j (one per server, each through its own NIC) allreduce that block
+ * over NCCL's double binary tree of the servers (tree.h: tree 0 carries
+ * the block's first S - S/2 chunks, tree 1 the rest; partial sums go up
+ * into OUT, a server's two children in different steps, then the result
+ * comes down) before the multicast.  At S = 2 the two trees are one edge
+ * each way, the same steps and traffic as a ring between the two servers
+ * (NCCL's model doubles NVLS_TREE's inter-node bandwidth at two nodes for
+ * that reason); beyond, about 2 log2 S steps instead of a ring's 2(S-1),
+ * but an interior server's NIC carries 2 blocks per direction where a
+ * ring's carries 2(S-1)/S, so at large sizes it is slower than a rail
+ * ring would be (NCCL has no rail ring after NVLS across nodes).
  *
  * Runs where every server has the same number of GPUs (2 or more) on a
  * switch with NVLS (dgx-h100, nvls=on, or a YAML switch with
  * `nvls: true`).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo.h"
 #include "nccl.h"
+#include "tree.h"
 
 #define NVLS_PIECES 32u
+
+/* One of the two trees between servers (NCCL's double binary tree over
+ * the servers, tree.h), with its step plan relative to the start of the
+ * inter-server part: up[v] is the step in which server v sends its
+ * partial to its parent (at the root: the step its sum is complete),
+ * depth[v] its depth; the root sends down in step up[root], a server at
+ * depth d forwards down in step up[root] + d.  The two children of a
+ * server deliver in different steps (the same chunks are summed into its
+ * OUT). */
+typedef struct nvls_tree {
+    tree_t t;
+    uint32_t *up;       /* owned, [S] */
+    uint32_t *depth;    /* owned, [S] */
+    uint32_t len;       /* steps of the up and down phases */
+} nvls_tree_t;
+
+static uint32_t tree_plan_up(const tree_t *t, uint32_t v, uint32_t *up)
+{
+    uint32_t r[TREE_MAX_CHILDREN], c[TREE_MAX_CHILDREN], nc = t->nchild[v];
+
+    for (uint32_t i = 0; i < nc; i++) {
+        c[i] = t->child[v * TREE_MAX_CHILDREN + i];
+        r[i] = tree_plan_up(t, c[i], up);
+    }
+    if (nc == 0) {
+        up[v] = 0;
+        return 0;
+    }
+    if (nc == 2 && r[1] < r[0]) {
+        uint32_t x = r[0], y = c[0];
+        r[0] = r[1];
+        c[0] = c[1];
+        r[1] = x;
+        c[1] = y;
+    }
+    up[c[0]] = r[0];
+    if (nc == 2)
+        up[c[1]] = r[1] > r[0] ? r[1] : r[0] + 1;
+    up[v] = up[c[nc - 1]] + 1;
+    return up[v];
+}
+
+static void tree_plan_depth(const tree_t *t, uint32_t v, uint32_t d,
+                            uint32_t *depth, uint32_t *maxd)
+{
+    depth[v] = d;
+    if (d > *maxd)
+        *maxd = d;
+    for (uint32_t i = 0; i < t->nchild[v]; i++)
+        tree_plan_depth(t, t->child[v * TREE_MAX_CHILDREN + i], d + 1,
+                        depth, maxd);
+}
+
+static void nvls_tree_free(nvls_tree_t *nt)
+{
+    tree_destroy(&nt->t);
+    free(nt->up);
+    free(nt->depth);
+}
+
+/* Tree `which` (0, 1) of NCCL's double binary tree over S servers. */
+static ccs_status_t nvls_tree_plan(uint32_t S, int which, nvls_tree_t *nt,
+                                   ccs_err_t *err)
+{
+    uint32_t *map = malloc(sizeof(*map) * S);   /* owned here */
+    uint32_t maxd = 0;
+    ccs_status_t st;
+
+    memset(nt, 0, sizeof(*nt));
+    nt->up = calloc(S, sizeof(*nt->up));
+    nt->depth = calloc(S, sizeof(*nt->depth));
+    if (map == NULL || nt->up == NULL || nt->depth == NULL) {
+        free(map);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "nvls: out of memory");
+    }
+    tree_dbtree_map(S, which, map);
+    st = tree_btree(S, map, &nt->t, err);
+    free(map);
+    if (st != CCS_OK)
+        return st;
+    tree_plan_up(&nt->t, nt->t.root, nt->up);
+    tree_plan_depth(&nt->t, nt->t.root, 0, nt->depth, &maxd);
+    nt->len = nt->up[nt->t.root] + maxd;
+    return CCS_OK;
+}
 
 static ccs_status_t nvls_shape(const topo_t *t, const algo_params_t *p,
                                uint32_t *pieces, ccs_err_t *err)
@@ -118,9 +208,12 @@ static ccs_status_t build_nvls(const topo_t *t, const algo_params_t *p,
 {
     nccl_layout_t l;
     uint32_t n = (uint32_t)t->ngpus, np = 0, levels = 0, step, nsteps;
-    uint32_t G, S, m;
+    uint32_t G, S, m, tree_len = 0;
     ccs_sched_t *s = NULL;         /* owned until *out */
+    nvls_tree_t tr[2];             /* owned: the trees between servers */
     ccs_status_t st;
+
+    memset(tr, 0, sizeof(tr));
 
     st = nvls_shape(t, p, &np, err);
     if (st == CCS_OK)
@@ -132,9 +225,16 @@ static ccs_status_t build_nvls(const topo_t *t, const algo_params_t *p,
     m = G - 1;                     /* values folded per block */
     while ((1u << levels) < m)
         levels++;
-    /* per piece: 1 reduce step, the folds, 2(S-1) rail-ring steps, the
-     * multicast */
-    nsteps = np + levels + 2 * (S - 1) + 1;
+    for (int w = 0; S > 1 && w < 2 && st == CCS_OK; w++) {
+        st = nvls_tree_plan(S, w, &tr[w], err);
+        if (st == CCS_OK && tr[w].len > tree_len)
+            tree_len = tr[w].len;
+    }
+    if (st != CCS_OK)
+        goto cleanup;
+    /* per piece: 1 reduce step, the folds, the trees between servers,
+     * the multicast */
+    nsteps = np + levels + tree_len + 1;
     st = ccs_sched_create(p->coll, n, np * n, "nvls", &s, err);
     for (uint32_t i = 0; st == CCS_OK && i < nsteps; i++)
         st = ccs_sched_add_step(s, 0, &step, err);
@@ -176,30 +276,33 @@ static ccs_status_t build_nvls(const topo_t *t, const algo_params_t *p,
                                              sc + (b - 1) * S, S, true, err);
                     }
                 }
-                /* rail ring between servers on block j (GPU j of every
-                 * server, through its own NIC): reduce-scatter of the S
-                 * chunks, then all-gather; position = server */
-                for (uint32_t u = 0; st == CCS_OK && S > 1 && u + 1 < S;
-                     u++) {
-                    uint32_t b = (sv + 2 * S - 1 - u) % S;
-                    uint32_t to = nvls_rank(j, (sv + 1) % S, G);
+                /* double binary tree between servers on block j (GPU j
+                 * of every server, through its own NIC): tree 0 carries
+                 * the block's first S - S/2 chunks, tree 1 the rest; up
+                 * the tree summed into OUT, then down */
+                for (int w = 0; st == CCS_OK && S > 1 && w < 2; w++) {
+                    const nvls_tree_t *nt = &tr[w];
+                    uint32_t c0 = w == 0 ? ch : ch + S - S / 2;
+                    uint32_t nc = w == 0 ? S - S / 2 : S / 2;
+                    uint32_t root = nt->t.root;
 
-                    st = ccs_sched_xfer_reduce_from(
-                        s, base + u, rj, CCS_BUF_OUT, ch + b, to,
-                        CCS_BUF_OUT, ch + b, CCS_BUF_OUT, ch + b, 1, err);
-                }
-                for (uint32_t u = 0; st == CCS_OK && S > 1 && u + 1 < S;
-                     u++) {
-                    uint32_t b = (sv + S - u) % S;
-                    uint32_t to = nvls_rank(j, (sv + 1) % S, G);
-
-                    st = ccs_sched_xfer(s, base + S - 1 + u, rj,
-                                        CCS_BUF_OUT, ch + b, to, CCS_BUF_OUT,
-                                        ch + b, 1, false, err);
+                    if (nt->t.parent[sv] >= 0)
+                        st = ccs_sched_xfer_reduce_from(
+                            s, base + nt->up[sv], rj, CCS_BUF_OUT, c0,
+                            nvls_rank(j, (uint32_t)nt->t.parent[sv], G),
+                            CCS_BUF_OUT, c0, CCS_BUF_OUT, c0, nc, err);
+                    for (uint32_t k = 0; st == CCS_OK &&
+                         k < nt->t.nchild[sv]; k++)
+                        st = ccs_sched_xfer(
+                            s, base + nt->up[root] + nt->depth[sv], rj,
+                            CCS_BUF_OUT, c0,
+                            nvls_rank(j, nt->t.child[sv * TREE_MAX_CHILDREN
+                                                     + k], G),
+                            CCS_BUF_OUT, c0, nc, false, err);
                 }
                 /* multicast the reduced block to every other local GPU */
                 for (uint32_t k = 0; st == CCS_OK && k < m; k++)
-                    st = ccs_sched_xfer(s, base + 2 * (S - 1), rj,
+                    st = ccs_sched_xfer(s, base + tree_len, rj,
                                         CCS_BUF_OUT, ch,
                                         nvls_rank((j + 1 + k) % G, sv, G),
                                         CCS_BUF_OUT, ch, S, false, err);
@@ -217,6 +320,8 @@ static ccs_status_t build_nvls(const topo_t *t, const algo_params_t *p,
 
 cleanup:
     ccs_sched_destroy(s);
+    nvls_tree_free(&tr[0]);
+    nvls_tree_free(&tr[1]);
     return st;
 }
 

@@ -11,11 +11,13 @@
  * index gives exactly that: channel c leaves every server from local GPU
  * c-1 and enters the next at local GPU c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nccl.h"
+#include "ring.h"
 
 /* Hamiltonian-cycle search budget (node expansions) on direct networks. */
 #define NCCL_HAM_BUDGET 200000u
@@ -65,14 +67,38 @@ ccs_status_t nccl_layout(const topo_t *t, nccl_layout_t *l, ccs_err_t *err)
     /* One server's GPUs on one switch node of their own (dgx-h100) count
      * too: such a switch has server 0 when built as a server. */
     l->nvls = any_sw && sw_all;
+    if (n > 0) {
+        int32_t v = t->rank_node[0];
+
+        for (int32_t k = t->out_start[v]; k < t->out_start[v + 1]; k++) {
+            const topo_link_t *lk = &t->links[t->out_links[k]];
+
+            if (t->nodes[lk->dst].kind != TOPO_NODE_NIC)
+                l->gpu_bw += lk->bw_Bps;
+        }
+    }
     return CCS_OK;
 }
 
 uint32_t nccl_default_channels(const nccl_layout_t *l)
 {
+    /* Hopper-class GPUs from 400 GB/s of NVLink, as the simulator's
+     * per-channel caps (sim_proto.c) tell them apart. */
+    double speed = l->gpu_bw >= 400e9 ? 60e9 : 40e9;
+    double c;
+
     if (l->nservers > 1 && l->nics > 1 && l->per > 0)
         return l->nics < l->per ? l->nics : l->per;
-    return 2;
+    /* one NIC per server: one 48 GB/s channel fits it, duplicated */
+    if (l->nservers > 1 && l->nics == 1)
+        return 2;
+    if (l->direct || !(l->gpu_bw > 0))
+        return 2;
+    c = floor(l->gpu_bw / speed);
+    if (c < 1)
+        c = 1;
+    c *= 2;
+    return c > 32 ? 32 : (uint32_t)c;
 }
 
 /* Depth-first search for a Hamiltonian cycle over direct GPU-GPU links,
@@ -158,72 +184,58 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
     ccs_buf_t tmp = coll == CCS_COLL_REDUCESCATTER ? CCS_BUF_SCRATCH
                                                    : CCS_BUF_OUT;
     ccs_status_t st = CCS_OK;
-    uint32_t step;
+    uint32_t step, first = s->nsteps;
 
     if (n < 2)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "nccl ring: needs 2 or more ranks");
-    for (uint32_t t = 0; rs && t + 1 < n; t++) {
-        bool last = t + 2 == n;
-
+    /* All channels run in the same steps: n-1 per half. */
+    for (uint32_t t = 0; t < (rs ? n - 1 : 0) + (ag ? n - 1 : 0); t++) {
         if ((st = ccs_sched_add_step(s, phase, &step, err)) != CCS_OK)
             return st;
-        for (uint32_t c = 0; c < nchan; c++) {
-            const uint32_t *o = &order[(size_t)c * n];
-
-            for (uint32_t i = 0; i < n; i++) {
-                uint32_t j = (i + 1) % n;
-                /* position i passes on the block of position i-1-t */
-                uint32_t blk = o[(i + 2 * n - 1 - t) % n];
-                uint32_t ch = (blk * nchan + c) * per;
-
-                st = ccs_sched_xfer_reduce_from(
-                    s, step, o[i], t == 0 ? CCS_BUF_IN : tmp, ch, o[j],
-                    last ? CCS_BUF_OUT : tmp, ch, CCS_BUF_IN, ch, per, err);
-                if (st != CCS_OK)
-                    return st;
-            }
-        }
     }
-    for (uint32_t t = 0; ag && t + 1 < n; t++) {
-        bool from_in = coll == CCS_COLL_ALLGATHER && t == 0;
+    /* Channel c's block of rank b: chunks from (b * nchan + c) * per. */
+    for (uint32_t c = 0; st == CCS_OK && c < nchan; c++) {
+        const uint32_t *o = &order[(size_t)c * n];
+        ring_shape_t sh;
 
-        if ((st = ccs_sched_add_step(s, phase, &step, err)) != CCS_OK)
-            return st;
-        for (uint32_t c = 0; c < nchan; c++) {
-            const uint32_t *o = &order[(size_t)c * n];
-
-            for (uint32_t i = 0; i < n; i++) {
-                uint32_t j = (i + 1) % n;
-                uint32_t ch = (o[(i + n - t) % n] * nchan + c) * per;
-
-                st = ccs_sched_xfer(s, step, o[i],
-                                    from_in ? CCS_BUF_IN : CCS_BUF_OUT, ch,
-                                    o[j], CCS_BUF_OUT, ch, per, false, err);
-                /* The own block also lands in the own OUT. */
-                if (st == CCS_OK && from_in)
-                    st = ccs_sched_local(s, step, o[i], CCS_BUF_OUT, ch,
-                                         CCS_BUF_IN, ch, per, false, err);
-                if (st != CCS_OK)
-                    return st;
-            }
-        }
+        ring_shape_init(&sh, c * per, per);
+        sh.stride = nchan * per;
+        sh.by_rank = true;
+        sh.step0 = first;
+        if (rs)
+            st = ring_reduce_scatter_shaped(s, o, n, &sh, tmp, c * per,
+                                            phase, err);
+        sh.step0 = first + (rs ? n - 1 : 0);
+        if (st == CCS_OK && ag)
+            st = ring_all_gather_shaped(s, o, n, &sh,
+                                        coll == CCS_COLL_ALLGATHER, phase,
+                                        err);
     }
-    return CCS_OK;
+    return st;
 }
 
-ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
-                             ccs_err_t *err)
+ccs_status_t nccl_params_add_str(ccs_sched_t *s, const char *key,
+                                 const char *v, ccs_err_t *err)
 {
     size_t old = s->params ? strlen(s->params) : 0;
-    size_t len = old + strlen(key) + 16;
+    size_t len = old + strlen(key) + strlen(v) + 3;
     char *text = malloc(len);   /* owned here; copied by set_params */
     ccs_status_t st;
 
     if (text == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "nccl: out of memory");
-    snprintf(text, len, "%s%s=%u\n", s->params ? s->params : "", key, v);
+    snprintf(text, len, "%s%s=%s\n", s->params ? s->params : "", key, v);
     st = ccs_sched_set_params(s, text, err);
     free(text);
     return st;
+}
+
+ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
+                             ccs_err_t *err)
+{
+    char num[16];
+
+    snprintf(num, sizeof(num), "%u", v);
+    return nccl_params_add_str(s, key, num, err);
 }

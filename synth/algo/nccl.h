@@ -23,13 +23,25 @@ typedef struct nccl_layout {
     uint32_t nics;         /* NICs of server 0 (0: none) */
     int direct;            /* GPUs forward (ring, torus, mesh, dgx1) */
     int nvls;              /* every server's switch reduces (NVLS) */
+    double gpu_bw;         /* rank 0's links to switches and GPUs, bytes/s
+                              per direction (NCCL's intra-node bandwidth) */
 } nccl_layout_t;
 
 ccs_status_t nccl_layout(const topo_t *t, nccl_layout_t *l, ccs_err_t *err);
 
-/* The channel count NCCL would use here when the caller gives none: one
- * ring per NIC where servers have several (each ring leaves through its
- * own NIC), else 2 (NCCL never runs fewer than two on NVLink systems). */
+/* The channel count NCCL's ring search ends with (src/graph/search.cc),
+ * when the caller gives none:
+ * - servers with several NICs: one ring per NIC (each leaves through its
+ *   own NIC; at 48 GB/s per channel NCCL does not duplicate them on
+ *   Hopper, ncclTopoDupChannels);
+ * - one NIC per server: 2 (one 48 GB/s ring fits the NIC, duplicated);
+ * - direct networks (GPUs forward): 2, a Hamiltonian ring and its reverse;
+ * - otherwise (one NVSwitch server, or one NIC per server): as many
+ *   channels of the fastest per-channel speed that fits the GPU's NVLink
+ *   bandwidth (60 GB/s on Hopper-class GPUs, 40 before: the first entry
+ *   of the search's speed arrays) as fit, doubled by
+ *   ncclTopoDupChannels (speed >= 25 GB/s), at most 32: 14 on dgx-h100
+ *   (450 GB/s) and on dgx-a100 (300 GB/s). */
 uint32_t nccl_default_channels(const nccl_layout_t *l);
 
 /* Ring order of channel c: order[i] is the rank at ring position i.
@@ -61,5 +73,9 @@ ccs_status_t nccl_ring_emit(ccs_sched_t *s, ccs_coll_t coll,
  * simulator must know: channels, nvls). */
 ccs_status_t nccl_params_add(ccs_sched_t *s, const char *key, uint32_t v,
                              ccs_err_t *err);
+
+/* The same with a text value ("caps=tree"). */
+ccs_status_t nccl_params_add_str(ccs_sched_t *s, const char *key,
+                                 const char *v, ccs_err_t *err);
 
 #endif /* CCS_NCCL_H */

@@ -62,7 +62,9 @@ static void compare_usage(FILE *f)
 "      --proto P             auto (default: each algorithm at its best of\n"
 "                            ll, ll128, simple per size), ll, ll128,\n"
 "                            simple, or ideal (pure alpha-beta)\n"
-"      --channels C          channels of nccl-ring / nccl-tree when named\n"
+"      --channels C          channels of nccl-ring / nccl-tree when named,\n"
+"                            and of every other algorithm's transfers\n"
+"                            (default: as many as NCCL's ring uses here)\n"
 "      --alpha T, --bw BW    override every link's latency / bandwidth\n"
 "      --plot OUT.svg        draw algbw against size (gnuplot, svg)\n"
 "  -j, --json | --csv        machine-readable output\n"
@@ -329,15 +331,11 @@ int cmd_compare(int argc, char **argv)
         goto cleanup;
     }
     opt_straggler_note(cmd, &co, algos_spec, true);
-    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
+    rc = opt_load_sweep_topo(cmd, &co, o.straggler, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
-                        &err);
-    if (st != CCS_OK) {
-        rc = cli_fail_status(cmd, st, &err);
-        goto cleanup;
-    }
+    /* Our algorithms get the thread blocks NCCL gives itself here. */
+    o.channels = p.channels > 0 ? p.channels : base_channels(topo);
     if (co.sim.arrivals != NULL) {
         st = sim_read_arrivals(co.sim.arrivals, (uint32_t)topo->ngpus, &arr,
                                &err);

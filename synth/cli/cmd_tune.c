@@ -50,6 +50,10 @@ static void tune_usage(FILE *f)
 "                           best of ll, ll128, simple per size; the\n"
 "                           winner's protocol travels in its plan), or\n"
 "                           one of ll, ll128, simple, ideal\n"
+"      --channels C         run every plan on C channels (default: each on\n"
+"                           the fewest, up to 32, that NCCL's per-channel\n"
+"                           caps do not slow; the count travels in its\n"
+"                           plan as channels=)\n"
 "      --alpha T, --bw BW   override every link's latency / bandwidth\n"
 "  -j, --json | --csv       print the result as JSON, or one CSV row per\n"
 "                           size, instead of the table\n"
@@ -86,7 +90,7 @@ int cmd_tune(int argc, char **argv)
         OPT_STRAGGLER, OPT_PIPELINE, OPT_CHUNKS, OPT_SIZES, OPT_TYPE,
         OPT_MODE, OPT_DELAY, OPT_LOCAL_BW, OPT_OUTPUT, OPT_JSON, OPT_CSV,
         OPT_QUIET, OPT_PRUNE, OPT_COARSE, OPT_FULL_GRID, OPT_EMIT, OPT_PROTO,
-        OPT_MSCCL,
+        OPT_MSCCL, OPT_CHANNELS,
         OPT_END
     };
     static const opt_cmd_t spec = { "tune", ids, tune_usage, 0 };
@@ -154,6 +158,7 @@ int cmd_tune(int argc, char **argv)
     o.mode = co.sim.mode;
     o.local_bw_Bps = co.sim.local_bw_Bps;
     o.proto = co.sim.proto;     /* PLAN (auto) unless --proto names one */
+    o.channels = co.synth.nchannels > 0 ? co.synth.channels[0] : 0;
     o.elem_bytes = (uint32_t)ccs_dtype_size(co.sim.dtype);
     if (co.synth.npipeline > 0) {
         o.pipelines = co.synth.pipeline;
@@ -186,15 +191,9 @@ int cmd_tune(int argc, char **argv)
     o.nsizes = co.sim.nsizes;
     o.topo_spec = co.topo.spec;
     o.report = quiet ? NULL : stderr;
-    rc = cli_load_topo(cmd, co.topo.spec, &co.topo.over, &topo);
+    rc = opt_load_sweep_topo(cmd, &co, o.straggler, &topo);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    st = opt_rank_check("--straggler", o.straggler, (uint32_t)topo->ngpus,
-                        &err);
-    if (st != CCS_OK) {
-        rc = cli_fail_status(cmd, st, &err);
-        goto cleanup;
-    }
 
     st = tune_run(topo, &o, &res, &err);
     if (st != CCS_OK) {

@@ -538,6 +538,24 @@ ccs_status_t opt_check_sweep(cli_opts_t *o, const char *dflt_sizes,
     return st;
 }
 
+int opt_load_sweep_topo(const char *cmd, const cli_opts_t *o, int32_t rank,
+                        topo_t **out)
+{
+    ccs_err_t err = { { 0 } };
+    ccs_status_t st;
+    int rc = cli_load_topo(cmd, o->topo.spec, &o->topo.over, out);
+
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    st = opt_rank_check("--straggler", rank, (uint32_t)(*out)->ngpus, &err);
+    if (st != CCS_OK) {
+        topo_destroy(*out);
+        *out = NULL;
+        return cli_fail_status(cmd, st, &err);
+    }
+    return CLI_EXIT_OK;
+}
+
 ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err)
 {
     if (m->sizes != NULL)

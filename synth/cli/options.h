@@ -222,6 +222,12 @@ ccs_status_t opt_sim_sizes(opt_sim_t *m, const char *dflt, ccs_err_t *err);
 ccs_status_t opt_check_sweep(cli_opts_t *o, const char *dflt_sizes,
                              int32_t *rank, ccs_err_t *err);
 
+/* The topology of a sweep command (compare, tune), with the straggler
+ * rank checked against its rank count: CLI_EXIT_OK and *out (owned by
+ * the caller) or the exit code, the message printed, *out NULL. */
+int opt_load_sweep_topo(const char *cmd, const cli_opts_t *o, int32_t rank,
+                        topo_t **out);
+
 /* The one place algo_params_t is filled from the options: pipeline factor
  * index 0 and chunk count index 0 (when given); the MILP's piece-size check
  * gets the simulator as its cost function. */

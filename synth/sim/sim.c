@@ -37,8 +37,9 @@
  * - Stragglers.  A rank does nothing before its arrival time; phase-0 steps
  *   that do not involve it run from time 0.  Total time is measured from 0.
  *
- * Implementation: one event heap (time, insertion order) for deterministic
- * order; all events of one timestamp are processed before rates are
+ * Implementation: one event queue ordered by (time, insertion order) for
+ * deterministic order (sim_queue.h: a radix heap, as time never runs
+ * backwards); all events of one timestamp are processed before rates are
  * recomputed once.  Pipe flow lists support O(1) removal (each flow knows
  * its position in each of its pipes' lists).
  *
@@ -121,58 +122,16 @@ bool sim_grow(void **p, uint32_t *cap, uint32_t need, size_t size)
     return true;
 }
 
-/* ---- event heap ---- */
-
-static bool ev_less(const event_t *a, const event_t *b)
-{
-    if (a->t != b->t)
-        return a->t < b->t;
-    return a->seq < b->seq;
-}
+/* ---- events ---- */
 
 static void push(sim_t *sim, double t, uint32_t type, uint32_t a, uint32_t v)
 {
-    event_t e;
-    uint32_t i;
+    simq_status_t qs = simq_push(&sim->queue, t, type, a, v);
 
-    if (!sim_grow((void **)&sim->heap, &sim->heap_cap, sim->heap_len + 1,
-              sizeof(event_t))) {
+    if (qs != SIMQ_OK) {
         sim->failed = true;
-        return;
+        sim->time_reversed = qs == SIMQ_PAST;
     }
-    e.t = t;
-    e.seq = sim->seq++;
-    e.type = type;
-    e.a = a;
-    e.v = v;
-    i = sim->heap_len++;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!ev_less(&e, &sim->heap[p]))
-            break;
-        sim->heap[i] = sim->heap[p];
-        i = p;
-    }
-    sim->heap[i] = e;
-}
-
-static event_t pop(sim_t *sim)
-{
-    event_t top = sim->heap[0], last = sim->heap[--sim->heap_len];
-    uint32_t i = 0, n = sim->heap_len;
-
-    while (2 * i + 1 < n) {
-        uint32_t c = 2 * i + 1;
-        if (c + 1 < n && ev_less(&sim->heap[c + 1], &sim->heap[c]))
-            c++;
-        if (!ev_less(&sim->heap[c], &last))
-            break;
-        sim->heap[i] = sim->heap[c];
-        i = c;
-    }
-    if (n > 0)
-        sim->heap[i] = last;
-    return top;
 }
 
 /* ---- flows ---- */
@@ -210,6 +169,31 @@ static bool flow_slot(sim_t *sim, uint32_t *slot)
     return true;
 }
 
+/* Room for one more entry in pipe p's flow list. */
+static bool pipe_reserve(pipe_st_t *p)
+{
+    pent_t *ne;
+    uint32_t ncap;
+
+    if (p->cnt < p->cap)
+        return true;
+    if (p->cap > UINT32_MAX / 2)
+        return false;
+    ncap = p->cap * 2;
+    if (p->cap == SIM_PIPE_INLINE) {
+        ne = malloc(sizeof(pent_t) * ncap);
+        if (ne != NULL)
+            memcpy(ne, p->list.inl, sizeof(p->list.inl));
+    } else {
+        ne = realloc(p->list.heap, sizeof(pent_t) * ncap);
+    }
+    if (ne == NULL)
+        return false;
+    p->list.heap = ne;
+    p->cap = ncap;
+    return true;
+}
+
 /* Transfer x enters its bandwidth phase at time `now`. */
 static void bw_start(sim_t *sim, uint32_t x, double now)
 {
@@ -234,17 +218,19 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     f = &sim->flows[slot];
     f->xfer = x;
     f->version++;
+    f->rp_off = sim->route_off[xt->route];
+    f->nhops = len;
     f->rem = bytes;
     f->rate = 0;
     f->last = now;
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
-        if (!sim_grow((void **)&p->ent, &p->cap, p->cnt + 1, sizeof(pent_t))) {
+        if (!pipe_reserve(p)) {
             sim->failed = true;
             return;
         }
-        p->ent[p->cnt].slot = slot;
-        p->ent[p->cnt].hop = h;
+        pipe_list(p)[p->cnt].slot = slot;
+        pipe_list(p)[p->cnt].hop = h;
         sim->pos[(size_t)slot * sim->maxhops + h] = p->cnt;
         p->cnt++;
         mark_dirty(sim, (uint32_t)rp[h]);
@@ -262,24 +248,69 @@ static void xfer_start(sim_t *sim, uint32_t x, double now)
         bw_start(sim, x, now);
 }
 
-static void flow_remove(sim_t *sim, uint32_t slot)
+/* The flow in `slot` has finished: off its pipes' lists, and its
+ * transfer's `bytes` counted on them. */
+static void flow_remove(sim_t *sim, uint32_t slot, double bytes)
 {
     const flow_t *f = &sim->flows[slot];
-    const xfer_t *xt = &sim->tr[f->xfer];
-    uint32_t len = sim->route_len[xt->route];
-    const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
+    uint32_t len = f->nhops;
+    const int32_t *rp = &sim->route_pipes[f->rp_off];
 
     for (uint32_t h = 0; h < len; h++) {
         pipe_st_t *p = &sim->pipes[rp[h]];
         uint32_t i = sim->pos[(size_t)slot * sim->maxhops + h];
-        pent_t moved = p->ent[--p->cnt];
+        pent_t *ent = pipe_list(p);
+        pent_t moved = ent[--p->cnt];
+
+        p->bytes += bytes;
         if (i != p->cnt) {
-            p->ent[i] = moved;
+            ent[i] = moved;
             sim->pos[(size_t)moved.slot * sim->maxhops + moved.hop] = i;
         }
         mark_dirty(sim, (uint32_t)rp[h]);
     }
     sim->free_slots[sim->nfree++] = slot;
+}
+
+/* Fix every unfrozen flow of the route class with the lowest channel cap
+ * at that cap when the cap is below `share` (the smallest fair share of
+ * any pipe); true when some flow was fixed. */
+static bool cap_class(sim_t *sim, uint32_t ncf, double share, uint32_t ep)
+{
+    int order[SIM_HW_COUNT] = { 0, 1 };
+
+    if (sim->pm.xfer_cap[1] < sim->pm.xfer_cap[0]) {
+        order[0] = 1;
+        order[1] = 0;
+    }
+    for (int k = 0; k < SIM_HW_COUNT; k++) {
+        int cls = order[k];
+        double cap = sim->pm.xfer_cap[cls];
+        bool any = false;
+
+        if (!(cap > 0 && cap < share))
+            continue;
+        for (uint32_t i = 0; i < ncf; i++) {
+            flow_t *f = &sim->flows[sim->comp_flows[i]];
+            const xfer_t *xt = &sim->tr[f->xfer];
+            const int32_t *rp;
+
+            if (f->frozen == ep || sim->route_hw[xt->route] != cls)
+                continue;
+            f->frozen = ep;
+            f->newrate = cap;
+            any = true;
+            rp = &sim->route_pipes[sim->route_off[xt->route]];
+            for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+                pipe_st_t *q = &sim->pipes[rp[h]];
+                q->cap_rem -= cap;
+                q->nunf--;
+            }
+        }
+        if (any)
+            return true;
+    }
+    return false;
 }
 
 /* Max-min fair rates by progressive filling over one component. */
@@ -290,7 +321,7 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
 
     for (uint32_t i = 0; i < ncp; i++) {
         pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
-        p->cap_rem = sim->pipe_bw[sim->comp_pipes[i]];
+        p->cap_rem = p->bw;
         p->nunf = p->cnt;
     }
     for (;;) {
@@ -312,19 +343,24 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
             break;
         if (share < 0)
             share = 0;
+        /* Channel caps (sim_proto_channels): flows of a route class whose
+         * cap is below every pipe's fair share are fixed at the cap first,
+         * as progressive filling would reach it before any pipe fills. */
+        if (sim->pm.xfer_cap[0] > 0 || sim->pm.xfer_cap[1] > 0) {
+            if (cap_class(sim, ncf, share, ep))
+                continue;
+        }
         bp = &sim->pipes[best];
         for (uint32_t k = 0; k < bp->cnt; k++) {
-            uint32_t slot = bp->ent[k].slot;
+            uint32_t slot = pipe_list(bp)[k].slot;
             flow_t *f = &sim->flows[slot];
-            const xfer_t *xt;
             const int32_t *rp;
             if (f->frozen == ep)
                 continue;
             f->frozen = ep;
             f->newrate = share;
-            xt = &sim->tr[f->xfer];
-            rp = &sim->route_pipes[sim->route_off[xt->route]];
-            for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+            rp = &sim->route_pipes[f->rp_off];
+            for (uint32_t h = 0; h < f->nhops; h++) {
                 pipe_st_t *q = &sim->pipes[rp[h]];
                 q->cap_rem -= share;
                 q->nunf--;
@@ -334,6 +370,10 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
     for (uint32_t i = 0; i < ncf; i++) {
         uint32_t slot = sim->comp_flows[i];
         flow_t *f = &sim->flows[slot];
+        if (f->newrate > sim->peak_rate[sim->route_hw[
+                             sim->tr[f->xfer].route]])
+            sim->peak_rate[sim->route_hw[sim->tr[f->xfer].route]] =
+                f->newrate;
         if (f->newrate == f->rate)
             continue;   /* finish time unchanged: keep it exact */
         f->rem -= f->rate * (now - f->last);
@@ -355,25 +395,27 @@ static void recompute(sim_t *sim, double now)
 
     for (uint32_t d = 0; d < sim->ndirty; d++) {
         uint32_t p0 = sim->dirty[d], ncp = 0, ncf = 0;
-        if (sim->pipes[p0].mark > ep0)
+        /* an emptied pipe (its flows finished) is a component with no
+         * rates to set: common, as flows leave an alpha before the next
+         * ones enter */
+        if (sim->pipes[p0].mark > ep0 || sim->pipes[p0].cnt == 0)
             continue;
         sim->epoch++;
         sim->pipes[p0].mark = sim->epoch;
         sim->comp_pipes[ncp++] = p0;
         for (uint32_t i = 0; i < ncp; i++) {
-            const pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
+            pipe_st_t *p = &sim->pipes[sim->comp_pipes[i]];
+            const pent_t *ent = pipe_list(p);
             for (uint32_t k = 0; k < p->cnt; k++) {
-                uint32_t slot = p->ent[k].slot;
+                uint32_t slot = ent[k].slot;
                 flow_t *f = &sim->flows[slot];
-                const xfer_t *xt;
                 const int32_t *rp;
                 if (f->mark == sim->epoch)
                     continue;
                 f->mark = sim->epoch;
                 sim->comp_flows[ncf++] = slot;
-                xt = &sim->tr[f->xfer];
-                rp = &sim->route_pipes[sim->route_off[xt->route]];
-                for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+                rp = &sim->route_pipes[f->rp_off];
+                for (uint32_t h = 0; h < f->nhops; h++) {
                     if (sim->pipes[rp[h]].mark != sim->epoch) {
                         sim->pipes[rp[h]].mark = sim->epoch;
                         sim->comp_pipes[ncp++] = (uint32_t)rp[h];
@@ -407,7 +449,7 @@ static void note_step_end(sim_t *sim, uint32_t step, double now)
  * while they complete instantly). */
 static void rank_enter(sim_t *sim, uint32_t r, double now)
 {
-    while (sim->cur[r] < sim->rank_grp[r + 1]) {
+    while (sim->cur[r] != SIM_NO_GROUP) {
         const group_t *g = &sim->grp[sim->cur[r]];
         double lc = local_cost(sim, g->local_chunks);
 
@@ -429,7 +471,7 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
         if (sim->pending[r] > 0)
             return;
         note_step_end(sim, g->step, now);
-        sim->cur[r]++;
+        sim->cur[r] = g->next;
     }
     sim->rank_finish[r] = now;
     sim->ranks_done++;
@@ -437,10 +479,13 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
 
 static void rank_item_done(sim_t *sim, uint32_t r, double now)
 {
+    const group_t *g;
+
     if (--sim->pending[r] > 0)
         return;
-    note_step_end(sim, sim->grp[sim->cur[r]].step, now);
-    sim->cur[r]++;
+    g = &sim->grp[sim->cur[r]];
+    note_step_end(sim, g->step, now);
+    sim->cur[r] = g->next;
     rank_enter(sim, r, now);
 }
 
@@ -453,7 +498,7 @@ static void step_start(sim_t *sim, uint32_t t, double now)
 
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++) {
-            uint32_t r = sim->grp[sim->step_grp[i]].rank;
+            uint32_t r = sim->grp[i].rank;
             if (sim->arrival[r] > amax)
                 amax = sim->arrival[r];
         }
@@ -465,7 +510,7 @@ static void step_start(sim_t *sim, uint32_t t, double now)
         pend = sim->step_tr_start[t + 1] - sim->step_tr_start[t];
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++) {
-            double lc = local_cost(sim, sim->grp[sim->step_grp[i]].local_chunks);
+            double lc = local_cost(sim, sim->grp[i].local_chunks);
             if (lc > 0) {
                 pend++;
                 push(sim, now + lc, EV_LOCAL, t, 0);
@@ -476,13 +521,13 @@ static void step_start(sim_t *sim, uint32_t t, double now)
         sim->pending[t] = pend;
         for (uint32_t i = sim->step_tr_start[t]; i < sim->step_tr_start[t + 1];
              i++)
-            xfer_start(sim, sim->step_tr[i], now);
+            xfer_start(sim, i, now);
         if (pend > 0)
             return;
         note_step_end(sim, t, now);
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++)
-            sim->rank_finish[sim->grp[sim->step_grp[i]].rank] = now;
+            sim->rank_finish[sim->grp[i].rank] = now;
         t++;
     }
     sim->barrier_step = sim->nsteps;
@@ -495,11 +540,13 @@ static void step_item_done(sim_t *sim, uint32_t t, double now)
     note_step_end(sim, t, now);
     for (uint32_t i = sim->step_grp_start[t]; i < sim->step_grp_start[t + 1];
          i++)
-        sim->rank_finish[sim->grp[sim->step_grp[i]].rank] = now;
+        sim->rank_finish[sim->grp[i].rank] = now;
     step_start(sim, t + 1, now);
 }
 
-static void xfer_done(sim_t *sim, uint32_t x, double now)
+/* The bytes transfer x carried, counted on its pipes (flow_remove does
+ * this for a transfer that had a bandwidth phase). */
+static void xfer_bytes(sim_t *sim, uint32_t x)
 {
     const xfer_t *xt = &sim->tr[x];
     double bytes = (double)xt->nchunks * sim->chunk_bytes;
@@ -507,6 +554,12 @@ static void xfer_done(sim_t *sim, uint32_t x, double now)
 
     for (uint32_t h = 0; h < sim->route_len[xt->route]; h++)
         sim->pipes[rp[h]].bytes += bytes;
+}
+
+static void xfer_done(sim_t *sim, uint32_t x, double now)
+{
+    const xfer_t *xt = &sim->tr[x];
+
     if (sim->mode == SIM_MODE_BARRIER) {
         step_item_done(sim, xt->step, now);
     } else {
@@ -535,6 +588,7 @@ static void handle(sim_t *sim, const event_t *e)
         bw_start(sim, e->a, e->t);
         break;
     case EV_ZDONE:
+        xfer_bytes(sim, e->a);
         xfer_done(sim, e->a, e->t);
         break;
     case EV_DONE: {
@@ -543,7 +597,8 @@ static void handle(sim_t *sim, const event_t *e)
         if (f->version != e->v)
             break;      /* superseded by a rate change */
         f->version++;   /* the slot's pending events are all stale now */
-        flow_remove(sim, e->a);
+        flow_remove(sim, e->a,
+                    (double)sim->tr[x].nchunks * sim->chunk_bytes);
         xfer_done(sim, x, e->t);
         break;
     }
@@ -568,12 +623,12 @@ static void reset_run(sim_t *sim)
     sim->ndirty = 0;
     sim->nfree = 0;
     sim->flows_used = 0;
-    sim->heap_len = 0;
-    sim->seq = 0;
+    simq_reset(&sim->queue);
     sim->nevents = 0;
     sim->ranks_done = 0;
     sim->barrier_step = 0;
     sim->failed = false;
+    sim->time_reversed = false;
     /* Slot versions keep counting across runs; epochs restart. */
     for (uint32_t i = 0; i < sim->flows_cap; i++) {
         sim->flows[i].mark = 0;
@@ -587,6 +642,7 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
 {
     sim_opts_t def;
     sim_result_t r;
+    sim_proto_t proto;
     double elem, count, per;
     double tmax = 0;
 
@@ -623,8 +679,10 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
     if ((unsigned)o->proto >= SIM_PROTO_COUNT)
         return ccs_err_set(err, CCS_ERR_INVALID, "bad protocol %d",
                            (int)o->proto);
-    sim_proto_model(sim_proto_resolve(o->proto, sim->s),
-                    sim_sched_nvls(sim->s), &sim->pm);
+    proto = sim_proto_resolve(o->proto, sim->s);
+    sim_proto_model(proto, sim_sched_nvls(sim->s), &sim->pm);
+    sim_proto_channels(proto, sim->t, sim->s, o->channels, &sim->pm);
+    sim->peak_rate[0] = sim->peak_rate[1] = 0;
     /* The protocol's fixed latency delays every rank's start. */
     for (uint32_t i = 0; i < sim->n; i++)
         sim->arrival[i] += sim->pm.base_s;
@@ -642,18 +700,27 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         push(sim, 0, EV_ENTER, 0, 0);
     } else {
         for (uint32_t i = 0; i < sim->n; i++) {
-            sim->cur[i] = sim->rank_grp[i];
+            sim->cur[i] = sim->rank_first[i];
             push(sim, sim->arrival[i], EV_ENTER, i, 0);
         }
     }
-    while (sim->heap_len > 0 && !sim->failed) {
+    while (!sim->failed) {
         /* One batch: events within a relative 1e-13 of the first are
          * rounding twins (flows that share a finish time up to the last
          * bits); each is handled at its own time, then rates are
          * recomputed once, at the latest of them. */
-        double now = sim->heap[0].t, lim = now + fabs(now) * 1e-13;
-        while (sim->heap_len > 0 && sim->heap[0].t <= lim && !sim->failed) {
-            event_t e = pop(sim);
+        double now, lim, next;
+
+        if (!simq_peek(&sim->queue, &now))
+            break;
+        lim = now + fabs(now) * 1e-13;
+        while (!sim->failed && simq_peek(&sim->queue, &next) &&
+               next <= lim) {
+            event_t e;
+            if (simq_pop(&sim->queue, &e) != SIMQ_OK) {
+                sim->failed = true;
+                break;
+            }
             sim->nevents++;
             now = e.t;
             handle(sim, &e);
@@ -663,6 +730,10 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         if (sim->ndirty > 0 && !sim->failed)
             recompute(sim, now);
     }
+    if (sim->time_reversed)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "simulation: an event was due before the "
+                           "current time");
     if (sim->failed)
         return ccs_err_set(err, CCS_ERR_NOMEM,
                            "out of memory while simulating");
@@ -695,6 +766,11 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
             r.phase_end_s[ph] = sim->step_end[t];
     }
     r.time_s = tmax;
+    for (int h = 0; h < SIM_HW_COUNT; h++) {
+        if (sim->pm.lane_cap[h] > 0 &&
+            sim->peak_rate[h] / sim->pm.lane_cap[h] > r.peak_channels)
+            r.peak_channels = sim->peak_rate[h] / sim->pm.lane_cap[h];
+    }
     r.busiest_link = -1;
     for (int32_t p = 0; p < sim->npipes; p++) {
         double u = tmax > 0 ? sim->pipes[p].bytes / (sim->pipe_bw[p] * tmax)

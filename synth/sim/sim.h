@@ -72,6 +72,10 @@ typedef struct sim_opts {
      * schedule's proto= param, and the ideal alpha-beta model without
      * one; may differ between sim_exec calls on one sim_t. */
     sim_proto_t proto;
+    /* Channels a transfer runs on (sim_proto_channels): 0 takes the
+     * schedule's channels= param; none there leaves transfers uncapped.
+     * Ignored where the protocol has no per-channel cap (ideal, NVLS). */
+    uint32_t channels;
 } sim_opts_t;
 
 /* Defaults: per-rank mode, no straggler, bytes, free local ops. */
@@ -89,6 +93,11 @@ typedef struct sim_result {
     uint64_t nevents;        /* events processed (a cost figure) */
     int32_t busiest_link;    /* a link id of the most utilised pipe, -1 */
     double busiest_util;     /* its bytes / (bandwidth * time_s) */
+    /* The fastest transfer's rate in units of one channel's cap
+     * (sim_proto_channels): run uncapped, a plan needs ceil() of it
+     * channels for no transfer to be slowed.  0 where the protocol has no
+     * per-channel cap (ideal, NVLS). */
+    double peak_channels;
 } sim_result_t;
 
 void sim_result_free(sim_result_t *r);  /* frees the arrays; NULL-safe */

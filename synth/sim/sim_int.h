@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sim.h"
+#include "sim_queue.h"
 
 /* ---- prepared, size-independent data ---- */
 
@@ -27,16 +28,12 @@ typedef struct group {    /* one rank's ops in one step */
     uint32_t nout;
     uint32_t in_off;      /* received: in_list[in_off .. in_off+nin) */
     uint32_t nin;
+    uint32_t next;        /* the rank's next group; SIM_NO_GROUP after
+                             its last */
     uint64_t local_chunks; /* chunks moved by COPY / REDUCE_LOCAL */
 } group_t;
 
-typedef struct event {
-    double t;             /* seconds */
-    uint64_t seq;         /* insertion order: deterministic ties */
-    uint32_t type;
-    uint32_t a;           /* rank, step, transfer or slot */
-    uint32_t v;           /* slot version (EV_DONE) */
-} event_t;
+#define SIM_NO_GROUP UINT32_MAX
 
 enum {
     EV_ENTER,   /* rank mode: rank a enters its current group;
@@ -52,6 +49,10 @@ typedef struct flow {
     uint32_t version;
     uint32_t mark;        /* component epoch */
     uint32_t frozen;      /* epoch in which its rate was fixed */
+    /* its transfer's route, copied here: rate recomputations walk the
+     * pipes of many flows, and one cache line per flow is all they touch */
+    uint32_t rp_off;      /* route_pipes[rp_off .. rp_off+nhops) */
+    uint32_t nhops;
     double rem;           /* bytes left at `last` */
     double rate;          /* bytes/s */
     double last;          /* seconds */
@@ -63,15 +64,32 @@ typedef struct pent {     /* entry of a pipe's flow list */
     uint32_t hop;
 } pent_t;
 
+/* Flow-list entries held inside the pipe: most pipes carry a flow or two
+ * at a time, and a separate allocation per pipe was one more cache line
+ * per pipe touched.  With them a pipe's state is one 64-byte line (the
+ * array is allocated line-aligned). */
+#define SIM_PIPE_INLINE 2
+
 typedef struct pipe_st {
-    pent_t *ent;          /* owned */
+    union {
+        pent_t inl[SIM_PIPE_INLINE];  /* while cap == SIM_PIPE_INLINE */
+        pent_t *heap;     /* owned, once the list outgrew inl */
+    } list;               /* pipe_list() picks the one in use */
     uint32_t cnt, cap;
     uint32_t mark;        /* component epoch */
     uint32_t nunf;
-    int dirty;
+    double bw;            /* pipe_bw[] beside the state that uses it */
     double cap_rem;
     double bytes;         /* carried in this run */
+    int dirty;
 } pipe_st_t;
+
+_Static_assert(sizeof(pipe_st_t) == 64, "a pipe's state is one cache line");
+
+static inline pent_t *pipe_list(pipe_st_t *p)
+{
+    return p->cap > SIM_PIPE_INLINE ? p->list.heap : p->list.inl;
+}
 
 struct sim {
     const ccs_sched_t *s;  /* borrowed */
@@ -97,17 +115,20 @@ struct sim {
     uint32_t hcap;
     uint32_t maxhops;
 
-    /* transfers and groups */
+    /* transfers and groups, stored step-major: the ranks progress through
+     * the steps together, so the events of one moment touch one
+     * contiguous stretch of each array instead of one cache line (and one
+     * page) per rank, which is what made large schedules slow per event */
     uint32_t ntr;
-    xfer_t *tr;            /* owned; [ntr] by (src, step, op order) */
-    uint32_t *in_list;     /* owned; [ntr] transfer ids by (dst, step) */
-    uint32_t *step_tr_start; /* owned; [nsteps+1] */
-    uint32_t *step_tr;     /* owned; [ntr] transfer ids by step */
+    xfer_t *tr;            /* owned; [ntr] by (step, src, op order) */
+    uint32_t *in_list;     /* owned; [ntr] transfer ids by (step, dst,
+                              src, op order) */
+    uint32_t *step_tr_start; /* owned; [nsteps+1]: step t's transfers are
+                                tr[step_tr_start[t] .. step_tr_start[t+1]) */
     uint32_t ngrp;
-    group_t *grp;          /* owned; [ngrp] by (rank, step) */
-    uint32_t *rank_grp;    /* owned; [n+1] */
-    uint32_t *step_grp_start; /* owned; [nsteps+1] */
-    uint32_t *step_grp;    /* owned; [ngrp] group ids by step */
+    group_t *grp;          /* owned; [ngrp] by (step, rank) */
+    uint32_t *rank_first;  /* owned; [n] rank's first group, SIM_NO_GROUP */
+    uint32_t *step_grp_start; /* owned; [nsteps+1] as step_tr_start */
 
     /* run state, reused between runs (all owned) */
     double chunk_bytes;
@@ -115,7 +136,8 @@ struct sim {
     sim_mode_t mode;
     double *arrival;       /* [n] */
     uint8_t *tr_ready;     /* [ntr] bit 0 sender, bit 1 receiver */
-    uint32_t *cur;         /* [n] rank mode: current group */
+    uint32_t *cur;         /* [n] rank mode: current group, SIM_NO_GROUP
+                              once the rank is done */
     uint32_t *pending;     /* [n] rank mode; [nsteps] barrier mode */
     double *rank_finish;   /* [n] */
     double *step_end;      /* [nsteps] */
@@ -129,12 +151,15 @@ struct sim {
     uint32_t *free_slots;  /* [flows_cap] */
     uint32_t nfree, flows_used, flows_cap, pos_cap;
     uint32_t epoch;
-    event_t *heap;
-    uint32_t heap_len, heap_cap;
-    uint64_t seq, nevents;
+    sim_queue_t queue;     /* pending events (sim_queue.h) */
+    uint64_t nevents;
+    bool time_reversed;    /* failed: an event was due before the current
+                              time (an engine bug, not out of memory) */
     uint32_t ranks_done;
     uint32_t barrier_step; /* barrier mode: the running step */
     sim_proto_model_t pm;  /* this run's protocol model (sim_proto.h) */
+    double peak_rate[SIM_HW_COUNT]; /* fastest transfer of the run, bytes/s
+                                       on the wire, per route class */
     bool failed;           /* out of memory inside the event loop */
 };
 

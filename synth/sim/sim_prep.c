@@ -234,12 +234,14 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
 {
     const ccs_sched_t *s = sim->s;
     uint32_t n = sim->n, ns = sim->nsteps;
-    uint32_t *cnt = NULL;     /* owned here: counting-sort buckets */
+    uint32_t *xnext = NULL;   /* owned here: [ns] next transfer slot */
+    uint32_t *gnext = NULL;   /* owned here: [ns] next group slot */
+    uint32_t *rank_at = NULL; /* owned here: [n] rank's group in a step */
     uint32_t *nrecv = NULL;   /* owned here: [ngrp] receive ops */
+    uint32_t *recv_grp = NULL; /* owned here: [ntr] receiving group */
     int32_t *rbuf = NULL;     /* owned here: route buffer */
     ccs_status_t st = CCS_OK;
     uint64_t nsend = 0, ngrp = 0;
-    uint32_t x = 0, g = 0;
     ccs_pairing_t pair;
 
     /* The IR's pairing rule decides whether the transfers match; past it,
@@ -248,61 +250,84 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
     if (st != CCS_OK)
         return st;
     ccs_pairing_free(&pair);
+    sim->step_tr_start = calloc((size_t)ns + 2, sizeof(uint32_t));
+    sim->step_grp_start = calloc((size_t)ns + 2, sizeof(uint32_t));
+    if (sim->step_tr_start == NULL || sim->step_grp_start == NULL)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (transfers)");
+    /* Counts per step first: they place every transfer and group. */
     for (uint32_t r = 0; r < n; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            if (ops[i].kind == CCS_OP_SEND)
+            if (ops[i].kind == CCS_OP_SEND) {
                 nsend++;
-            if (i == 0 || ops[i].step != ops[i - 1].step)
+                sim->step_tr_start[ops[i].step + 1]++;
+            }
+            if (i == 0 || ops[i].step != ops[i - 1].step) {
                 ngrp++;
+                sim->step_grp_start[ops[i].step + 1]++;
+            }
         }
     }
     if (nsend >= UINT32_MAX || ngrp >= UINT32_MAX)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "schedule too large to simulate (%llu sends)",
                            (unsigned long long)nsend);
+    for (uint32_t t = 0; t < ns; t++) {
+        sim->step_tr_start[t + 1] += sim->step_tr_start[t];
+        sim->step_grp_start[t + 1] += sim->step_grp_start[t];
+    }
     sim->ntr = (uint32_t)nsend;
     sim->ngrp = (uint32_t)ngrp;
     sim->tr = malloc(sizeof(xfer_t) * (nsend + 1));
     sim->in_list = malloc(sizeof(uint32_t) * (nsend + 1));
-    sim->step_tr = malloc(sizeof(uint32_t) * (nsend + 1));
-    sim->step_tr_start = calloc((size_t)ns + 2, sizeof(uint32_t));
-    sim->grp = malloc(sizeof(group_t) * (ngrp + 1));
-    sim->rank_grp = malloc(sizeof(uint32_t) * ((size_t)n + 1));
-    sim->step_grp = malloc(sizeof(uint32_t) * (ngrp + 1));
-    sim->step_grp_start = calloc((size_t)ns + 2, sizeof(uint32_t));
+    sim->grp = calloc(ngrp + 1, sizeof(group_t));
+    sim->rank_first = malloc(sizeof(uint32_t) * ((size_t)n + 1));
+    xnext = malloc(sizeof(uint32_t) * ((size_t)ns + 1));
+    gnext = malloc(sizeof(uint32_t) * ((size_t)ns + 1));
+    rank_at = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     nrecv = calloc(ngrp + 1, sizeof(uint32_t));
-    cnt = calloc((size_t)(ns > n ? ns : n) + 2, sizeof(uint32_t));
+    recv_grp = malloc(sizeof(uint32_t) * (nsend + 1));
     rbuf = malloc(sizeof(int32_t) * ((size_t)sim->t->nnodes + 1));
     sim->hcap = 64;
     while (sim->hcap < 2 * (uint32_t)(n < 1u << 20 ? n : 1u << 20) + 64)
         sim->hcap *= 2;
     sim->hkey = calloc(sim->hcap, sizeof(uint64_t));
     sim->hval = calloc(sim->hcap, sizeof(uint32_t));
-    if (sim->tr == NULL || sim->in_list == NULL || sim->step_tr == NULL ||
-        sim->step_tr_start == NULL || sim->grp == NULL ||
-        sim->rank_grp == NULL || sim->step_grp == NULL ||
-        sim->step_grp_start == NULL || nrecv == NULL || cnt == NULL ||
+    if (sim->tr == NULL || sim->in_list == NULL || sim->grp == NULL ||
+        sim->rank_first == NULL || xnext == NULL || gnext == NULL ||
+        rank_at == NULL || nrecv == NULL || recv_grp == NULL ||
         rbuf == NULL || sim->hkey == NULL || sim->hval == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (transfers)");
         goto cleanup;
     }
+    memcpy(xnext, sim->step_tr_start, sizeof(uint32_t) * ((size_t)ns + 1));
+    memcpy(gnext, sim->step_grp_start, sizeof(uint32_t) * ((size_t)ns + 1));
 
-    /* Transfers in (src, step, op order); groups in (rank, step). */
+    /* Walk the ops in (rank, op) order, as the routes and the NVLS pass
+     * number them, and drop each transfer and group into its step's
+     * stretch: within a step they stay in (rank, op) order. */
     for (uint32_t r = 0; r < n; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
-        sim->rank_grp[r] = g;
+        uint32_t g = SIM_NO_GROUP;
+
+        sim->rank_first[r] = SIM_NO_GROUP;
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             const ccs_op_t *op = &ops[i];
             if (i == 0 || op->step != ops[i - 1].step) {
-                group_t *gp = &sim->grp[g++];
-                memset(gp, 0, sizeof(*gp));
+                uint32_t ng = gnext[op->step]++;
+                group_t *gp = &sim->grp[ng];
+                if (g == SIM_NO_GROUP)
+                    sim->rank_first[r] = ng;
+                else
+                    sim->grp[g].next = ng;
+                g = ng;
                 gp->step = op->step;
                 gp->rank = r;
-                gp->out_off = x;
+                gp->out_off = xnext[op->step];
+                gp->next = SIM_NO_GROUP;
             }
             if (op->kind == CCS_OP_SEND) {
-                xfer_t *xt = &sim->tr[x++];
+                xfer_t *xt = &sim->tr[xnext[op->step]++];
                 xt->src = r;
                 xt->dst = (uint32_t)op->peer;
                 xt->step = op->step;
@@ -312,74 +337,57 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
                                err);
                 if (st != CCS_OK)
                     goto cleanup;
-                sim->grp[g - 1].nout++;
+                sim->grp[g].nout++;
             } else if (is_recv(op->kind)) {
-                nrecv[g - 1]++;
+                nrecv[g]++;
             } else {
-                sim->grp[g - 1].local_chunks += op->nchunks;
+                sim->grp[g].local_chunks += op->nchunks;
             }
         }
     }
-    sim->rank_grp[n] = g;
 
-    /* Counting sort by step, then a stable one by destination. */
-    for (x = 0; x < sim->ntr; x++)
-        sim->step_tr_start[sim->tr[x].step + 1]++;
-    for (uint32_t t = 0; t < ns; t++)
-        sim->step_tr_start[t + 1] += sim->step_tr_start[t];
-    memcpy(cnt, sim->step_tr_start, sizeof(uint32_t) * ((size_t)ns + 1));
-    for (x = 0; x < sim->ntr; x++)
-        sim->step_tr[cnt[sim->tr[x].step]++] = x;
-    memset(cnt, 0, sizeof(uint32_t) * ((size_t)n + 1));
-    for (x = 0; x < sim->ntr; x++)
-        cnt[sim->tr[x].dst + 1]++;
+    /* Each transfer's receiving group: the receiver's group in its step. */
     for (uint32_t r = 0; r < n; r++)
-        cnt[r + 1] += cnt[r];
-    for (uint32_t i = 0; i < sim->ntr; i++) {
-        uint32_t id = sim->step_tr[i];
-        sim->in_list[cnt[sim->tr[id].dst]++] = id;
-    }
-    /* Now cnt[r] is the end of rank r's incoming list (start: cnt[r-1]). */
-    for (uint32_t r = 0; r < n; r++) {
-        uint32_t cur = r == 0 ? 0 : cnt[r - 1], end = cnt[r];
-        for (g = sim->rank_grp[r]; g < sim->rank_grp[r + 1]; g++) {
-            group_t *gp = &sim->grp[g];
-            if (cur < end && sim->tr[sim->in_list[cur]].step < gp->step) {
+        rank_at[r] = SIM_NO_GROUP;
+    for (uint32_t t = 0; t < ns; t++) {
+        for (uint32_t g = sim->step_grp_start[t];
+             g < sim->step_grp_start[t + 1]; g++)
+            rank_at[sim->grp[g].rank] = g;
+        for (uint32_t x = sim->step_tr_start[t];
+             x < sim->step_tr_start[t + 1]; x++) {
+            uint32_t g = rank_at[sim->tr[x].dst];
+            if (g == SIM_NO_GROUP || sim->grp[g].step != t) {
                 st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
-                                 "paired send without a receive",
-                                 sim->tr[sim->in_list[cur]].step);
+                                 "paired send without a receive", t);
                 goto cleanup;
             }
-            gp->in_off = cur;
-            while (cur < end && sim->tr[sim->in_list[cur]].step == gp->step)
-                cur++;
-            gp->nin = cur - gp->in_off;
-            if (gp->nin != nrecv[g]) {
-                st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
-                                 "rank %u: %u receive(s), %u paired send(s)",
-                                 gp->step, r, nrecv[g], gp->nin);
-                goto cleanup;
-            }
+            recv_grp[x] = g;
+            sim->grp[g].nin++;
         }
-        if (cur < end) {
-            st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: paired "
-                             "send without a receive",
-                             sim->tr[sim->in_list[cur]].step);
+    }
+    /* Incoming lists in group order (step, dst), each in transfer order
+     * (src, op): a counting sort by receiving group. */
+    for (uint32_t g = 0, off = 0; g < sim->ngrp; g++) {
+        group_t *gp = &sim->grp[g];
+        if (gp->nin != nrecv[g]) {
+            st = ccs_err_set(err, CCS_ERR_INTERNAL, "sim: step %u: "
+                             "rank %u: %u receive(s), %u paired send(s)",
+                             gp->step, gp->rank, nrecv[g], gp->nin);
             goto cleanup;
         }
+        gp->in_off = off;
+        off += gp->nin;
+        nrecv[g] = gp->in_off;   /* from here on: the next free place */
     }
-    /* Groups by step (barrier mode). */
-    for (g = 0; g < sim->ngrp; g++)
-        sim->step_grp_start[sim->grp[g].step + 1]++;
-    for (uint32_t t = 0; t < ns; t++)
-        sim->step_grp_start[t + 1] += sim->step_grp_start[t];
-    memcpy(cnt, sim->step_grp_start, sizeof(uint32_t) * ((size_t)ns + 1));
-    for (g = 0; g < sim->ngrp; g++)
-        sim->step_grp[cnt[sim->grp[g].step]++] = g;
+    for (uint32_t x = 0; x < sim->ntr; x++)
+        sim->in_list[nrecv[recv_grp[x]]++] = x;
 
 cleanup:
-    free(cnt);
+    free(xnext);
+    free(gnext);
+    free(rank_at);
     free(nrecv);
+    free(recv_grp);
     free(rbuf);
     return st;
 }
@@ -406,57 +414,71 @@ static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
 }
 
 /* In-switch reduction and multicast (sim_proto.h): transfers that the
- * switch merges keep only their side of it.  Transfers are numbered as
- * build_xfers numbers them: SENDs in (rank, op) order. */
+ * switch merges keep only their side of it.  sim_nvls_trim sees the SENDs
+ * in (rank, op) order (which of two merged transfers is "first" depends on
+ * it); by_op maps that order to the step-major transfer ids. */
 static ccs_status_t nvls_routes(sim_t *sim, ccs_err_t *err)
 {
     const ccs_sched_t *s = sim->s;
     sim_nvls_xfer_t *nx = NULL;   /* owned here */
     uint32_t *off = NULL, *len = NULL;  /* owned here */
+    uint32_t *by_op = NULL;       /* owned here: [ntr] transfer ids */
     int32_t *links = NULL;        /* owned here: one route's links */
     ccs_status_t st = CCS_OK;
-    uint32_t x = 0;
+    uint32_t j = 0;
 
     nx = malloc(sizeof(*nx) * ((size_t)sim->ntr + 1));
     off = malloc(sizeof(*off) * ((size_t)sim->ntr + 1));
     len = malloc(sizeof(*len) * ((size_t)sim->ntr + 1));
+    by_op = malloc(sizeof(*by_op) * ((size_t)sim->ntr + 1));
     links = malloc(sizeof(*links) * ((size_t)sim->maxhops + 1));
-    if (nx == NULL || off == NULL || len == NULL || links == NULL) {
+    if (nx == NULL || off == NULL || len == NULL || by_op == NULL ||
+        links == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (nvls)");
         goto cleanup;
     }
     for (uint32_t r = 0; r < sim->n; r++) {
+        uint32_t g = sim->rank_first[r], k = 0;
+
         for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
             const ccs_op_t *op = &s->rank_ops[r][i];
             const xfer_t *xt;
-            uint32_t rt, nh;
+            uint32_t rt, nh, x;
 
             if (op->kind != CCS_OP_SEND)
                 continue;
+            /* the rank's sends, group after group */
+            while (k == sim->grp[g].nout) {
+                g = sim->grp[g].next;
+                k = 0;
+            }
+            x = sim->grp[g].out_off + k++;
+            by_op[j] = x;
             xt = &sim->tr[x];
             rt = xt->route;
             nh = sim->route_len[rt];
             for (uint32_t h = 0; h < nh; h++)
                 links[h] = sim->pipe_link[sim->route_pipes[sim->route_off[rt]
                                                            + h]];
-            nx[x] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
+            nx[j] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
                                        op->chunk, op->buf,
                                        sim_nvls_hop(sim->t, links,
                                                     (int32_t)nh), nh };
-            x++;
+            j++;
         }
     }
     st = sim_nvls_trim(nx, sim->ntr, off, len, err);
-    for (x = 0; st == CCS_OK && x < sim->ntr; x++) {
-        if (len[x] != nx[x].nhops)
-            st = route_sub(sim, sim->tr[x].route, off[x], len[x],
-                           &sim->tr[x].route, err);
+    for (j = 0; st == CCS_OK && j < sim->ntr; j++) {
+        xfer_t *xt = &sim->tr[by_op[j]];
+        if (len[j] != nx[j].nhops)
+            st = route_sub(sim, xt->route, off[j], len[j], &xt->route, err);
     }
 
 cleanup:
     free(nx);
     free(off);
     free(len);
+    free(by_op);
     free(links);
     return st;
 }
@@ -473,7 +495,10 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
     sim->pending = calloc(pend, sizeof(uint32_t));
     sim->rank_finish = calloc(n, sizeof(double));
     sim->step_end = calloc(ns, sizeof(double));
-    sim->pipes = calloc(np, sizeof(pipe_st_t));
+    /* line-aligned, so that each pipe's state is one cache line */
+    sim->pipes = aligned_alloc(64, np * sizeof(pipe_st_t));
+    if (sim->pipes != NULL)
+        memset(sim->pipes, 0, np * sizeof(pipe_st_t));
     sim->dirty = calloc(np, sizeof(uint32_t));
     sim->comp_pipes = calloc(np, sizeof(uint32_t));
     if (sim->arrival == NULL || sim->tr_ready == NULL || sim->cur == NULL ||
@@ -481,6 +506,10 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
         sim->step_end == NULL || sim->pipes == NULL || sim->dirty == NULL ||
         sim->comp_pipes == NULL)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (sim state)");
+    for (int32_t p = 0; p < sim->npipes; p++) {
+        sim->pipes[p].bw = sim->pipe_bw[p];
+        sim->pipes[p].cap = SIM_PIPE_INLINE;
+    }
     return CCS_OK;
 }
 
@@ -501,11 +530,9 @@ void sim_destroy(sim_t *sim)
     free(sim->tr);
     free(sim->in_list);
     free(sim->step_tr_start);
-    free(sim->step_tr);
     free(sim->grp);
-    free(sim->rank_grp);
+    free(sim->rank_first);
     free(sim->step_grp_start);
-    free(sim->step_grp);
     free(sim->arrival);
     free(sim->tr_ready);
     free(sim->cur);
@@ -514,7 +541,8 @@ void sim_destroy(sim_t *sim)
     free(sim->step_end);
     if (sim->pipes != NULL) {
         for (int32_t p = 0; p < sim->npipes; p++)
-            free(sim->pipes[p].ent);
+            if (sim->pipes[p].cap > SIM_PIPE_INLINE)
+                free(sim->pipes[p].list.heap);
     }
     free(sim->pipes);
     free(sim->dirty);
@@ -523,7 +551,7 @@ void sim_destroy(sim_t *sim)
     free(sim->flows);
     free(sim->pos);
     free(sim->free_slots);
-    free(sim->heap);
+    simq_free(&sim->queue);
     free(sim);
 }
 

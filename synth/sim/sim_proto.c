@@ -21,6 +21,7 @@
  *   nccl-tests reports for 8 x H100 (the switch-reduced traffic is about
  *   s per link direction, so busbw = 2 (n-1)/n * eff * 450 GB/s).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -49,6 +50,30 @@ static const double proto_eff[SIM_PROTO_COUNT][SIM_HW_COUNT] = {
 static const double proto_base_s[SIM_PROTO_COUNT] = {
     0, 0, 6.6e-6, 14.0e-6, 8.4e-6,
 };
+/* Per-channel data rate caps, GB/s, [class][proto][hw] (class 0
+ * Ampere, 1 Hopper; proto LL, LL128, Simple):
+ * - Simple: the fastest per-channel bandwidth NCCL's ring search ever
+ *   gives a channel, the first entry of its speed arrays
+ *   (src/graph/search.cc: speedArrayIntra 40, sm90SpeedArrayIntra 60,
+ *   speedArrayInter and sm90SpeedArrayInter 48 GB/s);
+ * - LL128: tuning.cc's perChMaxRingLL128Bws (20.0 Ampere, 36.7 Hopper);
+ * - LL: tuning.cc models LL as half of Simple's bandwidth (busBw * .5);
+ *   its overall llMaxBws cap is not modelled. */
+static const double chan_cap_GBps[2][3][SIM_HW_COUNT] = {
+    { { 20.0, 24.0 }, { 20.0, 20.0 }, { 40.0, 48.0 } },
+    { { 30.0, 24.0 }, { 36.7, 36.7 }, { 60.0, 48.0 } },
+};
+/* NCCL's tree: tuning.cc caps it per channel on its own, by node count
+ * (1, 2, 3+): perChMaxTreeBws (Simple), perChMaxTreeLL128Bws (LL128);
+ * its LL is the tree's bandwidth over 3.8 (busBw * 1.0 / 3.8), so one
+ * channel moves the Simple cap / 3.8.  [class][proto][nodes], GB/s. */
+static const double tree_cap_GBps[2][3][3] = {
+    { { 24.0 / 3.8, 23.6 / 3.8, 17.8 / 3.8 }, { 20.0, 20.0, 20.0 },
+      { 24.0, 23.6, 17.8 } },
+    { { 38.7 / 3.8, 41.4 / 3.8, 36.0 / 3.8 }, { 36.7, 36.7, 29.0 },
+      { 38.7, 41.4, 36.0 } },
+};
+#define HOPPER_GPU_BW 400e9
 #define NVLS_BASE_S 25e-6
 #define NVLS_EFF 0.60
 
@@ -80,6 +105,8 @@ void sim_proto_model(sim_proto_t p, bool nvls, sim_proto_model_t *m)
         m->eff[h] = proto_eff[p][h];
     }
     m->base_s = proto_base_s[p];
+    for (int h = 0; h < SIM_HW_COUNT; h++)
+        m->lane_cap[h] = m->xfer_cap[h] = 0;
     if (nvls && p != SIM_PROTO_IDEAL && p != SIM_PROTO_PLAN) {
         /* NVLS is Simple on the wire with one latency for the whole
          * in-switch pipeline; network hops (NVLS tree) stay Simple's. */
@@ -89,6 +116,68 @@ void sim_proto_model(sim_proto_t p, bool nvls, sim_proto_model_t *m)
         m->lat_scale[SIM_HW_NET] = proto_lat_scale[SIM_PROTO_SIMPLE]
                                                   [SIM_HW_NET];
         m->eff[SIM_HW_NET] = SIMPLE_EFF_NET;
+    }
+}
+
+bool sim_topo_hopper(const topo_t *t)
+{
+    double bw = 0;
+    int32_t v;
+
+    if (t == NULL || t->ngpus < 1)
+        return false;
+    v = t->rank_node[0];
+    /* a scan of the link array: topologies built by hand may lack the
+     * adjacency index */
+    for (int32_t k = 0; k < t->nlinks; k++) {
+        const topo_link_t *l = &t->links[k];
+
+        if (l->src == v && t->nodes[l->dst].kind != TOPO_NODE_NIC)
+            bw += l->bw_Bps;
+    }
+    return bw >= HOPPER_GPU_BW;
+}
+
+/* A positive integer param, 0 when absent or not a number. */
+static uint32_t params_u32(const ccs_sched_t *s, const char *key)
+{
+    char v[16];
+    unsigned long x;
+    char *end;
+
+    if (s == NULL || !sim_params_get(s->params, key, v, sizeof(v)))
+        return 0;
+    x = strtoul(v, &end, 10);
+    return *end == '\0' && x <= 1024 ? (uint32_t)x : 0;
+}
+
+void sim_proto_channels(sim_proto_t p, const topo_t *t, const ccs_sched_t *s,
+                        uint32_t channels, sim_proto_model_t *m)
+{
+    int cls;
+    int row = p == SIM_PROTO_LL ? 0 : p == SIM_PROTO_LL128 ? 1 : 2;
+    bool capped = p == SIM_PROTO_LL || p == SIM_PROTO_LL128 ||
+                  p == SIM_PROTO_SIMPLE;
+    uint32_t lanes = params_u32(s, "lanes");
+    bool tree;
+    int nodes;
+    char v[8];
+
+    if (lanes == 0)
+        lanes = channels > 0 ? channels : params_u32(s, "channels");
+    if (sim_sched_nvls(s))
+        capped = false;
+    cls = capped && sim_topo_hopper(t) ? 1 : 0;
+    tree = s != NULL && sim_params_get(s->params, "caps", v, sizeof(v)) &&
+           strcmp(v, "tree") == 0;
+    nodes = t == NULL || t->nservers <= 1 ? 0 : t->nservers == 2 ? 1 : 2;
+    for (int h = 0; h < SIM_HW_COUNT; h++) {
+        double gbps = tree ? tree_cap_GBps[cls][row][nodes]
+                           : chan_cap_GBps[cls][row][h];
+
+        m->lane_cap[h] = capped && m->eff[h] > 0 ? gbps * 1e9 / m->eff[h]
+                                                 : 0;
+        m->xfer_cap[h] = m->lane_cap[h] * lanes;
     }
 }
 

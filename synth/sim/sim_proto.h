@@ -50,12 +50,38 @@ typedef struct sim_proto_model {
     double base_s;                  /* once per collective, seconds */
     double lat_scale[SIM_HW_COUNT]; /* times the route's alpha */
     double eff[SIM_HW_COUNT];       /* data share of the link bandwidth */
+    /* Channels (sim_proto_channels).  lane_cap: the wire rate (bytes/s,
+     * data / eff) one channel can drive on a route of that class; 0 where
+     * the protocol has no per-channel cap (ideal, NVLS).  xfer_cap: the
+     * cap of one transfer in this run, lanes x lane_cap; 0 uncapped. */
+    double lane_cap[SIM_HW_COUNT];
+    double xfer_cap[SIM_HW_COUNT];
 } sim_proto_model_t;
 
 /* The model of protocol p (not PLAN) for an ordinary schedule, or for an
  * NVLS schedule (nvls true: NCCL runs NVLS with Simple only and its
  * latency is one figure for the whole collective). */
 void sim_proto_model(sim_proto_t p, bool nvls, sim_proto_model_t *m);
+
+/* Per-channel throughput caps (NCCL's tuning model, docs/simulator.md
+ * "Channels").  In NCCL a channel is one thread block per peer, and its
+ * model credits a channel with at most a fixed bandwidth per protocol, so
+ * C channels move at most C times that, up to the link's limit.  Fills
+ * m->lane_cap and m->xfer_cap for protocol p (not PLAN) on topology t:
+ * the figures are Hopper's where a GPU's NVLink bandwidth is 400 GB/s or
+ * more, else Ampere's; a schedule with params caps=tree (nccl-tree) gets
+ * NCCL's tree caps, which depend on the server count.  A transfer of schedule s runs on `lanes` channels:
+ * the schedule's lanes= param where it lays its channels out as separate
+ * transfers (nccl-ring, nccl-tree: lanes=1), else `channels` (the run's
+ * option) or, when that is 0, the schedule's channels= param; with none
+ * of them, or for an NVLS schedule (calibrated as a whole), the transfer
+ * is uncapped (xfer_cap 0).  m must hold p's model already. */
+void sim_proto_channels(sim_proto_t p, const topo_t *t, const ccs_sched_t *s,
+                        uint32_t channels, sim_proto_model_t *m);
+
+/* Whether the GPUs of t are taken to be Hopper-class (a GPU's links to
+ * switches and GPUs add up to 400 GB/s or more per direction). */
+bool sim_topo_hopper(const topo_t *t);
 
 /* The protocol a run uses: opt unless PLAN; then the schedule's
  * proto= param; else IDEAL. */

@@ -22,16 +22,22 @@ typedef struct bcand {
     uint32_t coarse;            /* 1: the coarsest chunking (nccl-tree: one
                                    chunk per tree and channel; nvls: one
                                    piece); 0: the pipeline factor's */
+    uint32_t channels;          /* 0: NCCL's channel count here */
 } bcand_t;
 
 /* NCCL sizes its pipeline to the buffer (one chunk per channel for small
- * ones, many for large): the best of these stands for that. */
+ * ones, many for large): the best of these stands for that.  It also runs
+ * small buffers on fewer channels than its search found (src/enqueue.cc
+ * drops channels while a channel's share is below its thread threshold):
+ * the ring on 1 and 2 channels stands for that. */
 static const bcand_t cands[] = {
-    { "nccl-ring", 1, 0 },
-    { "nccl-tree", 1, 1 }, { "nccl-tree", 1, 0 }, { "nccl-tree", 4, 0 },
-    { "nccl-tree", 16, 0 },
-    { "nvls", 1, 1 }, { "nvls", 1, 0 }, { "nvls", 4, 0 },
-    { "nvls", 16, 0 },
+    { "nccl-ring", 1, 0, 0 }, { "nccl-ring", 1, 0, 1 },
+    { "nccl-ring", 1, 0, 2 },
+    { "nccl-tree", 1, 1, 0 }, { "nccl-tree", 1, 0, 0 },
+    { "nccl-tree", 4, 0, 0 },
+    { "nccl-tree", 16, 0, 0 },
+    { "nvls", 1, 1, 0 }, { "nvls", 1, 0, 0 }, { "nvls", 4, 0, 0 },
+    { "nvls", 16, 0, 0 },
 };
 
 ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
@@ -63,6 +69,7 @@ ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
         algo_params_init(&bp);
         bp.coll = p->coll;
         bp.pipeline = cands[c].pipeline;
+        bp.channels = cands[c].channels;
         if (cands[c].coarse) {
             nccl_layout_t l;
             if (nccl_layout(t, &l, err) != CCS_OK)
@@ -111,6 +118,15 @@ ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
     return CCS_OK;
 }
 
+uint32_t base_channels(const topo_t *t)
+{
+    nccl_layout_t l;
+
+    if (nccl_layout(t, &l, NULL) != CCS_OK)
+        return 2;
+    return nccl_default_channels(&l);
+}
+
 void base_assumptions(const topo_t *t, sim_proto_t proto, char *buf,
                       size_t len)
 {
@@ -128,11 +144,13 @@ void base_assumptions(const topo_t *t, sim_proto_t proto, char *buf,
              "NVLS %s; protocols: %s (docs/simulator.md \"Protocols\": "
              "NCCL's tuning model, Simple at 0.80 of NVLink from "
              "nccl-tests A100 figures, NVLS 0.60 from H100 figures, network "
-             "0.92 assumed)", t->nservers, nics,
+             "0.92 assumed); %u channels with NCCL's per-channel caps "
+             "(docs/baselines.md \"Channels\")", t->nservers, nics,
              sw == 0 ? "n/a (no server switch)"
              : nvls == sw ? "on (switches reduce)" : "off",
              proto == SIM_PROTO_PLAN ? "each algorithm at its best of LL, "
                                        "LL128, Simple per size"
              : proto == SIM_PROTO_IDEAL ? "none (ideal alpha-beta)"
-                                        : sim_proto_str(proto));
+                                        : sim_proto_str(proto),
+             base_channels(t));
 }

@@ -45,6 +45,10 @@ ccs_status_t base_nccl(const topo_t *t, const algo_params_t *p,
 /* The note every comparison prints: what the numbers rest on (NICs per
  * server, NVLS, the protocol model and its calibration).  One line, no
  * newline, into buf. */
+/* The channel count NCCL's ring search settles on for t (nccl.h,
+ * nccl_default_channels); 2 when the layout cannot be read. */
+uint32_t base_channels(const topo_t *t);
+
 void base_assumptions(const topo_t *t, sim_proto_t proto, char *buf,
                       size_t len);
 

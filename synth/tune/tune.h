@@ -80,6 +80,12 @@ typedef struct tune_opts {
      * for every configuration and keeps the best per size; any other
      * value fixes that protocol (IDEAL: the pure alpha-beta model). */
     sim_proto_t proto;
+    /* Channel axis (sim_proto_channels): 0 (default) gives each plan the
+     * fewest channels, at most TUNE_MAX_CHANNELS, under which no transfer
+     * is slowed by the per-channel cap; any other value runs every plan
+     * on that many.  Plans that lay out their own channels (nccl-ring,
+     * nccl-tree) keep theirs. */
+    uint32_t channels;
     const char *topo_spec;      /* written as topo= into the plans' params;
                                    NULL: the topology's name */
     FILE *report;               /* notes (algorithms left out, ...);
@@ -87,6 +93,10 @@ typedef struct tune_opts {
 } tune_opts_t;
 
 void tune_opts_init(tune_opts_t *o);
+
+/* The most channels the tuner gives a plan: NCCL's ring search keeps at
+ * most MAXCHANNELS / 2 = 32 (src/init.cc). */
+#define TUNE_MAX_CHANNELS 32u
 
 /* One chosen configuration (a winner at some size). */
 typedef struct tune_config {
@@ -97,6 +107,8 @@ typedef struct tune_config {
     uint32_t nsteps;
     sim_proto_t proto;          /* protocol it was timed with (params
                                    proto=) */
+    uint32_t channels;          /* channels it was timed on (params
+                                   channels=); 0: no per-channel cap */
     char file[96];              /* plan file name under --emit */
 } tune_config_t;
 

@@ -42,6 +42,7 @@ static void cand_free(tcand_t *k)
     ccs_sched_destroy(k->s);
     free(k->t);
     free(k->proto);
+    free(k->chan);
 }
 
 void tune_algo_free(talgo_t *a)
@@ -104,13 +105,63 @@ static ccs_status_t cand_build(tctx_t *c, talgo_t *a, tcand_t *k)
     return CCS_OK;
 }
 
+/* One run of candidate cd at `bytes` under so's protocol, with the
+ * channel axis: a schedule that lays out its own channels (lanes= param:
+ * nccl-ring, nccl-tree) runs at those; with --channels the plan runs on
+ * that many; otherwise on the fewest channels under which no transfer is
+ * slowed (the uncapped run's peak_channels, rounded up, sim.h), at most
+ * TUNE_MAX_CHANNELS: more channels cost nothing in the model but take
+ * thread blocks (SMs) from the application.  *ch is 0 where no
+ * per-channel cap applies (ideal protocol, NVLS). */
+static ccs_status_t eval_channels(const tctx_t *c, const tcand_t *cd,
+                                  double bytes, sim_opts_t *so, double *tm,
+                                  uint32_t *ch, ccs_err_t *e)
+{
+    sim_result_t res;
+    char v[16];
+    ccs_status_t st;
+    bool own = sim_params_get(cd->s->params, "lanes", v, sizeof(v));
+    double need;
+
+    so->channels = own ? 0 : c->o->channels;
+    st = sim_exec(cd->sim, bytes, so, &res, e);
+    if (st != CCS_OK)
+        return st;
+    *tm = res.time_s;
+    need = ceil(res.peak_channels - 1e-9);
+    sim_result_free(&res);
+    *ch = 0;
+    if (need <= 0)
+        return CCS_OK;          /* no cap applies */
+    if (own) {
+        *ch = sim_params_get(cd->s->params, "channels", v, sizeof(v))
+                  ? (uint32_t)strtoul(v, NULL, 10) : 1;
+        return CCS_OK;
+    }
+    if (c->o->channels > 0) {
+        *ch = c->o->channels;
+        return CCS_OK;
+    }
+    if (need <= TUNE_MAX_CHANNELS) {
+        *ch = (uint32_t)need;   /* caps never bind: the same time */
+        return CCS_OK;
+    }
+    so->channels = TUNE_MAX_CHANNELS;
+    st = sim_exec(cd->sim, bytes, so, &res, e);
+    if (st != CCS_OK)
+        return st;
+    *tm = res.time_s;
+    *ch = TUNE_MAX_CHANNELS;
+    sim_result_free(&res);
+    return CCS_OK;
+}
+
 /* Simulated time of candidate k of a at size i (cached).  INFINITY for a
  * candidate that cannot run. */
 ccs_status_t tune_eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
                        double *out)
 {
     tcand_t *cd = &a->cand[k];
-    sim_result_t res;
     ccs_err_t e = { { 0 } };
     ccs_status_t st;
 
@@ -129,25 +180,27 @@ ccs_status_t tune_eval(tctx_t *c, talgo_t *a, uint32_t k, uint32_t i,
         return CCS_OK;
     }
     /* The protocol axis: each configuration at its best protocol here
-     * (or the one protocol asked for). */
+     * (or the one protocol asked for), and at its channel count. */
     cd->t[i] = INFINITY;
     for (int pr = SIM_PROTO_LL; pr <= SIM_PROTO_SIMPLE; pr++) {
         sim_opts_t so = c->so;
+        uint32_t ch = 0;
+        double tm;
 
         so.proto = c->o->proto == SIM_PROTO_PLAN ? (sim_proto_t)pr
                                                  : c->o->proto;
-        st = sim_exec(cd->sim, c->sizes[i], &so, &res, &e);
+        st = eval_channels(c, cd, c->sizes[i], &so, &tm, &ch, &e);
         if (st != CCS_OK) {
             ccs_err_prefix(&e, "%s at %.0f bytes: ", a->desc->name,
                            c->sizes[i]);
             keep_err(c, &e);
             return st;
         }
-        if (res.time_s < cd->t[i]) {
-            cd->t[i] = res.time_s;
+        if (tm < cd->t[i]) {
+            cd->t[i] = tm;
             cd->proto[i] = (uint8_t)so.proto;
+            cd->chan[i] = (uint8_t)ch;
         }
-        sim_result_free(&res);
         if (c->o->proto != SIM_PROTO_PLAN)
             break;
     }
@@ -189,7 +242,8 @@ static ccs_status_t cand_init(tctx_t *c, tcand_t *k, uint32_t pipeline,
     k->eff = eff;
     k->t = malloc(c->nsizes * sizeof(*k->t));   /* owned by k */
     k->proto = calloc(c->nsizes, sizeof(*k->proto));   /* owned by k */
-    if (k->t == NULL || k->proto == NULL)
+    k->chan = calloc(c->nsizes, sizeof(*k->chan));     /* owned by k */
+    if (k->t == NULL || k->proto == NULL || k->chan == NULL)
         return ccs_err_set(c->err, CCS_ERR_NOMEM, "tune: out of memory");
     for (uint32_t i = 0; i < c->nsizes; i++)
         k->t[i] = -1;

@@ -29,6 +29,8 @@ typedef struct tcand {          /* one point of an algorithm's axis */
     double *t;                  /* owned, [nsizes]: < 0 not simulated,
                                    INFINITY cannot run */
     uint8_t *proto;             /* owned, [nsizes]: protocol of t[i] */
+    uint8_t *chan;              /* owned, [nsizes]: channels of t[i] (0:
+                                   no per-channel cap applies) */
 } tcand_t;
 
 typedef struct talgo {

@@ -56,7 +56,12 @@ static ccs_status_t plan_params(const tctx_t *c, const tune_result_t *r,
         fprintf(f, "chunks=%u\n", g->chunks_param);
     if (g->proto != SIM_PROTO_PLAN && g->proto != SIM_PROTO_IDEAL)
         fprintf(f, "proto=%s\n", sim_proto_str(g->proto));
-    /* What the algorithm recorded (channels, nvls) travels too. */
+    /* The channels it was tuned on, unless the algorithm recorded its
+     * own (nccl-ring, nccl-tree: channels, lanes); what the algorithm
+     * recorded (channels, nvls) travels too. */
+    if (g->channels > 0 && (s->params == NULL ||
+                            strstr(s->params, "channels=") == NULL))
+        fprintf(f, "channels=%u\n", g->channels);
     if (s->params != NULL)
         fprintf(f, "%s", s->params);
     fprintf(f, "tuned=");
@@ -135,10 +140,13 @@ ccs_status_t tune_assemble(tctx_t *c, tune_result_t *r)
         for (uint32_t j = 0; j < i && g == NONE; j++)
             if (ca[j] == ca[i] && ck[j] == ck[i] &&
                 c->algos[ca[j]].cand[ck[j]].proto[j] ==
-                    c->algos[ca[i]].cand[ck[i]].proto[i])
+                    c->algos[ca[i]].cand[ck[i]].proto[i] &&
+                c->algos[ca[j]].cand[ck[j]].chan[j] ==
+                    c->algos[ca[i]].cand[ck[i]].chan[i])
                 g = r->points[j].config;
         if (g == NONE) {
             tcand_t *cd = &c->algos[ca[i]].cand[ck[i]];
+            char chs[16];
             tune_config_t *cf = &r->configs[r->nconfigs];
             g = r->nconfigs++;
             snprintf(cf->algo, sizeof(cf->algo), "%s",
@@ -148,14 +156,20 @@ ccs_status_t tune_assemble(tctx_t *c, tune_result_t *r)
             cf->nchunks = cd->s->nchunks;
             cf->nsteps = cd->s->nsteps;
             cf->proto = (sim_proto_t)cd->proto[i];
+            cf->channels = cd->chan[i];
+            snprintf(chs, sizeof(chs), "-ch%u", cf->channels);
             if (cd->chunks_param > 0)
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-c%u-%s.ccs",
+                snprintf(cf->file, sizeof(cf->file),
+                         "tune-%s-%s-c%u-%s%s.ccs",
                          ccs_coll_str(c->o->coll), cf->algo,
-                         cd->chunks_param, sim_proto_str(cf->proto));
+                         cd->chunks_param, sim_proto_str(cf->proto),
+                         cf->channels > 0 ? chs : "");
             else
-                snprintf(cf->file, sizeof(cf->file), "tune-%s-%s-p%u-%s.ccs",
+                snprintf(cf->file, sizeof(cf->file),
+                         "tune-%s-%s-p%u-%s%s.ccs",
                          ccs_coll_str(c->o->coll), cf->algo, cd->pipeline,
-                         sim_proto_str(cf->proto));
+                         sim_proto_str(cf->proto),
+                         cf->channels > 0 ? chs : "");
         }
         r->points[i].config = g;
         if (i == 0 || r->points[i - 1].config != g) {

@@ -92,14 +92,16 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
             fprintf(f, " %s", r->pruned[a]);
         fprintf(f, "\n");
     }
-    fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
-            "size range", "algorithm", "proto", "pipe", "chunks", "time (us)",
+    fprintf(f, "%-24s %-10s %6s %3s %5s %7s %21s %21s %17s %28s %17s\n",
+            "size range", "algorithm", "proto", "ch", "pipe", "chunks",
+            "time (us)",
             "algbw (GB/s)", "vs nccl", "nccl choice", "vs ring");
     for (uint32_t k = 0; k < r->nranges; k++) {
         const tune_range_t *g = &r->ranges[k];
         const tune_config_t *cf = &r->configs[g->config];
         const tune_point_t *a = &r->points[g->first];
         const tune_point_t *b = &r->points[g->last];
+        char chs[16];
 
         fmt_size(a->size_bytes, lo, sizeof(lo));
         fmt_size(b->size_bytes, hi, sizeof(hi));
@@ -138,8 +140,10 @@ ccs_status_t tune_write_table(const tune_result_t *r, FILE *f,
                 snprintf(sp + strlen(sp), sizeof(sp) - strlen(sp),
                          " .. %.2fx", b->ring_time_s / b->time_s);
         }
-        fprintf(f, "%-24s %-10s %6s %5s %7s %21s %21s %17s %28s %17s\n",
-                range, cf->algo, sim_proto_str(cf->proto), pipe, chunks, tm,
+        snprintf(chs, sizeof(chs), "%u", cf->channels);
+        fprintf(f, "%-24s %-10s %6s %3s %5s %7s %21s %21s %17s %28s %17s\n",
+                range, cf->algo, sim_proto_str(cf->proto),
+                cf->channels > 0 ? chs : "-", pipe, chunks, tm,
                 bw, nsp, nch, sp);
     }
     return io_status(f, err);
@@ -151,7 +155,7 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
 
     fprintf(f, "size,range,algo,pipeline,chunks_param,nchunks,time_us,"
             "algbw_GBps,busbw_GBps,ring_time_us,speedup_vs_ring,file,proto,"
-            "nccl_time_us,nccl_choice,speedup_vs_nccl\n");
+            "nccl_time_us,nccl_choice,speedup_vs_nccl,channels\n");
     for (uint32_t i = 0; i < r->npoints; i++) {
         const tune_point_t *p = &r->points[i];
         const tune_config_t *cf = &r->configs[p->config];
@@ -167,10 +171,11 @@ ccs_status_t tune_write_csv(const tune_result_t *r, FILE *f, ccs_err_t *err)
             fprintf(f, ",,");
         fprintf(f, "%s,%s,", cf->file, sim_proto_str(cf->proto));
         if (p->nccl_time_s > 0)
-            fprintf(f, "%.6f,%s,%.6f\n", p->nccl_time_s * 1e6, p->nccl_algo,
+            fprintf(f, "%.6f,%s,%.6f,", p->nccl_time_s * 1e6, p->nccl_algo,
                     p->nccl_time_s / p->time_s);
         else
-            fprintf(f, ",,\n");
+            fprintf(f, ",,,");
+        fprintf(f, "%u\n", cf->channels);
     }
     return io_status(f, err);
 }
@@ -212,9 +217,10 @@ ccs_status_t tune_write_json(const tune_result_t *r, FILE *f, ccs_err_t *err)
         fprintf(f, "%s\n    {\"id\": %u, \"algo\": ", g ? "," : "", g);
         json_str(f, cf->algo);
         fprintf(f, ", \"pipeline\": %u, \"chunks_param\": %u, \"nchunks\": "
-                "%u, \"nsteps\": %u, \"proto\": \"%s\", \"file\": ",
+                "%u, \"nsteps\": %u, \"proto\": \"%s\", \"channels\": %u, "
+                "\"file\": ",
                 cf->pipeline, cf->chunks_param, cf->nchunks, cf->nsteps,
-                sim_proto_str(cf->proto));
+                sim_proto_str(cf->proto), cf->channels);
         json_str(f, cf->file);
         fprintf(f, "}");
     }

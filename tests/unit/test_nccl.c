@@ -3,7 +3,9 @@
  * protocol model and the `nccl` baseline: they verify, they match closed
  * forms on uniform topologies, the 8-channel ring reaches the NIC-limited
  * bound on two rail-optimised servers, NVLS halves the link traffic, and
- * the baseline is never slower than the single ring on any built-in.
+ * the baseline is never slower than the single ring on any built-in;
+ * the per-channel caps make the channel count matter as NCCL's tuning
+ * model says, and NCCL's default channel counts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -216,6 +218,44 @@ TEST(nvls_across_servers)
     topo_destroy(t);
 }
 
+/* NVLS across servers is NCCL's NVLS tree: a double binary tree over the
+ * servers between the in-switch reduction and the multicast.  Its part
+ * between servers takes up + down steps of the trees: 2 at two servers
+ * (the same as a ring between them), at most 2 (ceil(log2 S) + 1) beyond,
+ * against a ring's 2(S-1); every case verifies (sim_algo). */
+TEST(nvls_tree_steps)
+{
+    static const struct { const char *topo; uint32_t S; } cases[] = {
+        { "cluster:2x4,nvls=on", 2 }, { "cluster:3x4,nvls=on", 3 },
+        { "cluster:4x4,nvls=on", 4 }, { "cluster:5x4,nvls=on", 5 },
+        { "cluster:8x4,nvls=on", 8 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+        algo_params_t p;
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        uint32_t S = cases[i].S, lg = 0, inter;
+
+        if (t == NULL)
+            continue;
+        CHECK(sim_algo(t, "nvls", CCS_COLL_ALLREDUCE, 0, 1 << 20,
+                       SIM_PROTO_SIMPLE) > 0);
+        algo_params_init(&p);
+        CHECK_STATUS(algo_synthesize("nvls", t, &p, &s, &err), CCS_OK);
+        while ((1u << lg) < S)
+            lg++;
+        /* 32 pieces, 2 fold levels (3 values per block), the multicast */
+        inter = s != NULL ? s->nsteps - 32 - 2 - 1 : 0;
+        if (S == 2)
+            CHECK_EQ_INT(inter, 2);
+        CHECK_MSG(inter <= 2 * (lg + 1) && (S < 4 || inter < 2 * (S - 1)),
+                  "%s: %u steps between servers", cases[i].topo, inter);
+        ccs_sched_destroy(s);
+        topo_destroy(t);
+    }
+}
+
 /* Protocols: ideal is the old model; LL is faster than Simple when the
  * latency dominates and slower when the bandwidth does. */
 TEST(protocols_order)
@@ -293,7 +333,11 @@ TEST(baseline_never_slower_than_ring)
                         best = r.time_s;
                     sim_result_free(&r);
                 }
-                CHECK_MSG(pts[j].time_s <= best * (1 + 1e-9),
+                /* NCCL's channel count changes the chunk count, and
+                 * each chunk pads up to a whole element: at most
+                 * 2 x 14 channels x 16 ranks x 4 B more on a link, 0.2 us
+                 * at the slowest built-in link (16 GB/s) */
+                CHECK_MSG(pts[j].time_s <= best * (1 + 1e-9) + 0.2e-6,
                           "%s at %.0f B (%s): nccl %s %.3f us > ring %.3f us",
                           topos[i], sizes[j], sim_proto_str(protos[k]),
                           pts[j].algo, pts[j].time_s * 1e6, best * 1e6);
@@ -338,6 +382,168 @@ TEST(nvls_attribute_and_nic_default)
     }
 }
 
+/* Per-channel caps (sim_proto_channels): C channels of the ring move at
+ * most C times one channel's rate, up to the link's (Simple at 0.80 of
+ * NVLink, LL128 at 0.92 of that).  One channel: 40 GB/s on A100-class
+ * GPUs, 60 on H100-class (Simple), 36.7 (LL128, Hopper).  The ring's
+ * busbw at 4 GiB is within 2% of min(C x cap, link rate). */
+TEST(channel_count_follows_cap)
+{
+    static const struct {
+        const char *topo;
+        uint32_t ch;
+        sim_proto_t proto;
+        double busbw_GBps;
+    } cases[] = {
+        { "dgx-a100", 1, SIM_PROTO_SIMPLE, 40.0 },
+        { "dgx-a100", 2, SIM_PROTO_SIMPLE, 80.0 },
+        { "dgx-a100", 4, SIM_PROTO_SIMPLE, 160.0 },
+        { "dgx-a100", 8, SIM_PROTO_SIMPLE, 240.0 },   /* 0.8 x 300 */
+        { "dgx-h100", 1, SIM_PROTO_SIMPLE, 60.0 },
+        { "dgx-h100", 4, SIM_PROTO_SIMPLE, 240.0 },
+        { "dgx-h100", 8, SIM_PROTO_SIMPLE, 360.0 },   /* 0.8 x 450 */
+        { "dgx-h100", 1, SIM_PROTO_LL128, 36.7 },
+        { "dgx-h100", 8, SIM_PROTO_LL128, 293.6 },
+        { "dgx-h100", 16, SIM_PROTO_LL128, 331.2 },   /* 0.92 x 360 */
+        { "dgx-h100", 16, SIM_PROTO_IDEAL, 450.0 },   /* no caps */
+    };
+    const double bytes = 4.0 * (1u << 30);
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+        double tm, busbw;
+
+        if (t == NULL)
+            continue;
+        tm = sim_algo(t, "nccl-ring", CCS_COLL_ALLREDUCE, cases[i].ch, bytes,
+                      cases[i].proto);
+        busbw = bytes / tm * 2.0 * (t->ngpus - 1) / t->ngpus / 1e9;
+        CHECK_MSG(fabs(busbw / cases[i].busbw_GBps - 1) < 0.02,
+                  "%s, %u channel(s), %s: busbw %.1f GB/s, expected %.1f",
+                  cases[i].topo, cases[i].ch, sim_proto_str(cases[i].proto),
+                  busbw, cases[i].busbw_GBps);
+        topo_destroy(t);
+    }
+}
+
+/* Our algorithms: a transfer on C channels is capped at C caps.  The
+ * uncapped run reports the channels its fastest transfer needs
+ * (peak_channels); on that many (rounded up) the time is the uncapped
+ * one exactly, on fewer it is slower. */
+TEST(peak_channels_is_enough)
+{
+    topo_t *t = load("dgx-h100");
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    sim_t *sim = NULL;
+    ccs_err_t err = { { 0 } };
+    sim_opts_t o;
+    sim_result_t r;
+    double free_t = 0, need = 0, tm[3] = { 0, 0, 0 };
+
+    if (t == NULL)
+        return;
+    algo_params_init(&p);
+    CHECK_STATUS(algo_synthesize("ring", t, &p, &s, &err), CCS_OK);
+    sim_opts_init(&o);
+    o.proto = SIM_PROTO_SIMPLE;
+    CHECK_STATUS(sim_create(s, t, &o, &sim, &err), CCS_OK);
+    if (sim != NULL &&
+        sim_exec(sim, 1 << 30, &o, &r, &err) == CCS_OK) {
+        free_t = r.time_s;
+        need = ceil(r.peak_channels - 1e-9);
+        sim_result_free(&r);
+    }
+    /* the ring's link share, 0.8 x 450 GB/s, over 60 GB/s per channel */
+    CHECK_MSG(need == 6, "ring on dgx-h100 needs %.0f channels, not 6",
+              need);
+    for (int k = 0; sim != NULL && k < 3; k++) {
+        o.channels = (uint32_t)need - 1 + (uint32_t)k;   /* 5, 6, 7 */
+        CHECK_STATUS(sim_exec(sim, 1 << 30, &o, &r, &err), CCS_OK);
+        tm[k] = r.time_s;
+        sim_result_free(&r);
+    }
+    CHECK_MSG(tm[0] > free_t * 1.05, "5 channels %.1f us, uncapped %.1f us",
+              tm[0] * 1e6, free_t * 1e6);
+    CHECK_MSG(tm[1] == free_t && tm[2] == free_t,
+              "6 and 7 channels %.3f, %.3f us, uncapped %.3f us",
+              tm[1] * 1e6, tm[2] * 1e6, free_t * 1e6);
+    sim_destroy(sim);
+    ccs_sched_destroy(s);
+    topo_destroy(t);
+}
+
+/* NCCL's ring channel counts (nccl.h): one per NIC on rail-optimised
+ * servers, 2 (duplicated) through one NIC or on direct networks, and
+ * floor(NVLink / per-channel speed) doubled on one NVSwitch server. */
+TEST(default_channels_as_nccl)
+{
+    static const struct { const char *topo; uint32_t ch; } cases[] = {
+        { "dgx-h100", 14 }, { "dgx-a100", 14 }, { "cluster:2x8", 8 },
+        { "cluster:2x8,nics=server", 2 }, { "torus:4x4", 2 },
+        { "dgx1", 2 }, { "fattree:4x4", 2 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+
+        if (t == NULL)
+            continue;
+        CHECK_MSG(base_channels(t) == cases[i].ch, "%s: %u channels, "
+                  "expected %u", cases[i].topo, base_channels(t),
+                  cases[i].ch);
+        topo_destroy(t);
+    }
+}
+
+/* Which per-channel cap a transfer gets (sim_proto_channels): the ring's
+ * by GPU class and route, NCCL's tree caps by server count for caps=tree,
+ * lanes= before the run's channel count, nothing for NVLS or ideal. */
+TEST(channel_cap_selection)
+{
+    static const struct {
+        const char *topo, *params;
+        sim_proto_t proto;
+        uint32_t channels;
+        double nvlink_GBps;     /* data rate of one transfer, 0: uncapped */
+    } cases[] = {
+        { "dgx-h100", "", SIM_PROTO_SIMPLE, 2, 120.0 },
+        { "dgx-a100", "", SIM_PROTO_SIMPLE, 2, 80.0 },
+        { "dgx-h100", "channels=3\n", SIM_PROTO_LL128, 0, 110.1 },
+        { "dgx-h100", "channels=8\nlanes=1\n", SIM_PROTO_SIMPLE, 4, 60.0 },
+        { "dgx-h100", "", SIM_PROTO_SIMPLE, 0, 0 },
+        { "dgx-h100", "lanes=1\ncaps=tree\n", SIM_PROTO_SIMPLE, 0, 38.7 },
+        { "cluster:2x8", "lanes=1\ncaps=tree\n", SIM_PROTO_SIMPLE, 0, 41.4 },
+        { "cluster:4x4", "lanes=1\ncaps=tree\n", SIM_PROTO_LL128, 0, 29.0 },
+        { "dgx-a100", "lanes=1\ncaps=tree\n", SIM_PROTO_LL, 0, 24.0 / 3.8 },
+        { "dgx-h100", "nvls=1\nlanes=1\n", SIM_PROTO_SIMPLE, 0, 0 },
+        { "dgx-h100", "lanes=1\n", SIM_PROTO_IDEAL, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_t *t = load(cases[i].topo);
+        ccs_sched_t *s = NULL;
+        ccs_err_t err = { { 0 } };
+        sim_proto_model_t m;
+        double got;
+
+        if (t == NULL)
+            continue;
+        CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, 2, 2, "x", &s,
+                                      &err), CCS_OK);
+        if (s != NULL && cases[i].params[0] != '\0')
+            CHECK_STATUS(ccs_sched_set_params(s, cases[i].params, &err),
+                         CCS_OK);
+        sim_proto_model(cases[i].proto, sim_sched_nvls(s), &m);
+        sim_proto_channels(cases[i].proto, t, s, cases[i].channels, &m);
+        got = m.xfer_cap[SIM_HW_NVLINK] * m.eff[SIM_HW_NVLINK] / 1e9;
+        CHECK_MSG(fabs(got - cases[i].nvlink_GBps) < 1e-9 * (1 + got),
+                  "case %zu (%s, %s): %.3f GB/s per transfer, expected "
+                  "%.3f", i, cases[i].topo, sim_proto_str(cases[i].proto),
+                  got, cases[i].nvlink_GBps);
+        ccs_sched_destroy(s);
+        topo_destroy(t);
+    }
+}
+
 int main(void)
 {
     RUN(baselines_verify);
@@ -345,8 +551,13 @@ int main(void)
     RUN(rail_ring_reaches_nic_bound);
     RUN(nvls_halves_link_traffic);
     RUN(nvls_across_servers);
+    RUN(nvls_tree_steps);
     RUN(protocols_order);
     RUN(baseline_never_slower_than_ring);
     RUN(nvls_attribute_and_nic_default);
+    RUN(channel_count_follows_cap);
+    RUN(peak_channels_is_enough);
+    RUN(default_channels_as_nccl);
+    RUN(channel_cap_selection);
     return TEST_SUMMARY();
 }

@@ -17,6 +17,7 @@
 #include "../../runtime/sched.h"
 #include "algo.h"
 #include "sim.h"
+#include "sim_queue.h"
 #include "topo.h"
 #include "verify.h"
 #include "harness.h"
@@ -959,6 +960,164 @@ TEST(stragglar_closed_form_after_delay)
     }
 }
 
+/* ---- the event queue ---- */
+
+/* The queue must hand events out in (time, insertion order), as a binary
+ * heap on that pair would.  The reference here is a plain array scanned
+ * for its minimum.  Each case is a script: a number >= 0 pushes an event
+ * at that time; POP takes one out and checks it against the reference. */
+#define POP (-1.0)
+
+typedef struct ref_ev {
+    double t;
+    uint64_t seq;
+    bool gone;
+} ref_ev_t;
+
+static int ref_min(const ref_ev_t *r, int n)
+{
+    int best = -1;
+
+    for (int i = 0; i < n; i++) {
+        if (r[i].gone)
+            continue;
+        if (best < 0 || r[i].t < r[best].t ||
+            (r[i].t == r[best].t && r[i].seq < r[best].seq))
+            best = i;
+    }
+    return best;
+}
+
+TEST(event_queue_order)
+{
+    static const struct {
+        const char *what;
+        double script[16];
+        int len;
+    } cases[] = {
+        { "ties leave in insertion order",
+          { 5, 5, 5, 1, 5, POP, POP, POP, POP, POP }, 10 },
+        { "-0 and 0 are one time",
+          { 0, -0.0, 0, POP, POP, POP }, 6 },
+        { "pushes between pops, at the current time and later",
+          { 3, 1, 2, POP, 1, 4, POP, POP, 2, POP, POP, POP }, 12 },
+        { "times far apart and close together",
+          { 1e-9, 1e3, 1e-9 * (1 + 1e-15), 7.5, 1e-300, POP, POP, POP,
+            POP, POP }, 10 },
+        /* peeking at 9 must not move the queue's time: 4 is still fine */
+        { "push below a peeked time",
+          { 2, 9, POP, 4, POP, POP }, 6 },
+    };
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        sim_queue_t q;
+        ref_ev_t ref[16];
+        int nref = 0;
+
+        memset(&q, 0, sizeof(q));
+        simq_reset(&q);
+        for (int i = 0; i < cases[c].len; i++) {
+            double t = cases[c].script[i];
+            if (t != POP) {
+                double peek;
+                CHECK_EQ_INT(simq_push(&q, t, 0, (uint32_t)nref, 0), SIMQ_OK);
+                ref[nref] = (ref_ev_t){ t, (uint64_t)nref, false };
+                nref++;
+                CHECK(simq_peek(&q, &peek));
+            } else {
+                int want = ref_min(ref, nref);
+                double peek = -1;
+                event_t e;
+                CHECK_MSG(simq_peek(&q, &peek) && peek == ref[want].t,
+                          "%s: step %d: peek %g, want %g", cases[c].what, i,
+                          peek, ref[want].t);
+                CHECK_EQ_INT(simq_pop(&q, &e), SIMQ_OK);
+                CHECK_MSG(e.a == (uint32_t)want,
+                          "%s: step %d: got event %u, want %d",
+                          cases[c].what, i, e.a, want);
+                ref[want].gone = true;
+            }
+        }
+        CHECK_MSG(ref_min(ref, nref) < 0, "%s: script leaves events",
+                  cases[c].what);
+        simq_free(&q);
+    }
+}
+
+TEST(event_queue_random_against_reference)
+{
+    enum { N = 5000 };
+    ref_ev_t *ref = calloc(N, sizeof(*ref));
+    sim_queue_t q;
+    uint64_t x = 88172645463325252ULL;   /* xorshift state */
+    double now = 0;
+    int n = 0, bad = 0;
+
+    CHECK(ref != NULL);
+    if (ref == NULL)
+        return;
+    memset(&q, 0, sizeof(q));
+    simq_reset(&q);
+    /* Event-loop shaped: after each pop, 0..3 pushes at the popped time
+     * plus a delay drawn from a few values (ties) or a continuum. */
+    for (int i = 0; i < 64; i++) {
+        ref[n] = (ref_ev_t){ (double)(i % 7) * 1e-6, (uint64_t)n, false };
+        CHECK_EQ_INT(simq_push(&q, ref[n].t, 0, (uint32_t)n, 0), SIMQ_OK);
+        n++;
+    }
+    while (q.count > 0 && !bad) {
+        int want = ref_min(ref, n);
+        event_t e;
+        int k;
+
+        if (simq_pop(&q, &e) != SIMQ_OK || e.a != (uint32_t)want) {
+            bad = 1;
+            break;
+        }
+        ref[want].gone = true;
+        now = e.t;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for (k = 0; k < (int)(x % 4) && n < N; k++) {
+            double d = (x >> 8) % 4 == 0 ? 0
+                       : (x >> 8) % 4 == 1 ? 3e-6
+                       : (double)((x >> 16) % 100000) * 1e-11;
+            ref[n] = (ref_ev_t){ now + d, (uint64_t)n, false };
+            if (simq_push(&q, now + d, 0, (uint32_t)n, 0) != SIMQ_OK)
+                bad = 1;
+            n++;
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        }
+    }
+    CHECK_MSG(!bad, "queue order differs from the reference after %d "
+              "events", n);
+    CHECK(q.count == 0 && ref_min(ref, n) < 0);
+    CHECK(n > 1000);
+    simq_free(&q);
+    free(ref);
+}
+
+TEST(event_queue_refuses_the_past)
+{
+    sim_queue_t q;
+    event_t e;
+
+    memset(&q, 0, sizeof(q));
+    simq_reset(&q);
+    CHECK_EQ_INT(simq_push(&q, -1e-9, 0, 0, 0), SIMQ_PAST);
+    CHECK_EQ_INT(simq_push(&q, NAN, 0, 0, 0), SIMQ_PAST);
+    CHECK_EQ_INT(simq_push(&q, 2.0, 0, 0, 0), SIMQ_OK);
+    CHECK_EQ_INT(simq_pop(&q, &e), SIMQ_OK);
+    CHECK_EQ_INT(simq_push(&q, 1.0, 0, 1, 0), SIMQ_PAST);
+    CHECK_EQ_INT(simq_push(&q, 2.0, 0, 2, 0), SIMQ_OK);
+    CHECK(q.count == 1);
+    simq_reset(&q);   /* a new run starts from time 0 again */
+    CHECK(q.count == 0);
+    CHECK_EQ_INT(simq_push(&q, 1.0, 0, 3, 0), SIMQ_OK);
+    simq_free(&q);
+}
+
 int main(int argc, char **argv)
 {
     /* `test_sim hand` runs only the hand-built group (no topology module). */
@@ -980,6 +1139,9 @@ int main(int argc, char **argv)
     RUN(prepared_reuse_deterministic);
     RUN(size_lists);
     RUN(busbw_factors);
+    RUN(event_queue_order);
+    RUN(event_queue_random_against_reference);
+    RUN(event_queue_refuses_the_past);
     if (!hand_only) {
         RUN(closed_forms_switch);
         RUN(torus_dbtree_slower_than_ring);

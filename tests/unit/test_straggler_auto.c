@@ -5,15 +5,20 @@
  * random) over hundreds of calls, every rank's decision log and state
  * hash are identical call by call (a disagreement would deadlock or
  * corrupt the result) and every result is right; a persistent straggler
- * past the critical delay ends up relabelled for.
+ * past the critical delay ends up relabelled for.  The same through a plan
+ * set (ccs_planset_run with CCS_STRAGGLER_AUTO): the range with the
+ * StragglAR plan runs auto and agrees, the range with a plain ring refuses
+ * auto with the plan-role message.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "../../runtime/ccs_int.h"
+#include "../../runtime/format.h"
 #include "algo.h"
 
 #define R 4
@@ -43,10 +48,12 @@ static const pcase_t pcases[] = {
 typedef struct job {
     const pcase_t *pc;
     const ccs_plan_t *aware, *plain;
+    const ccs_planset_t *set;    /* not NULL: run through the set */
     ccs_comm_t *comm;
     int rank;
     ccs_status_t st;
     long wrong;
+    long wrong_plan;             /* set calls that picked another plan */
     int32_t strag[NCALLS];
     int plainlog[NCALLS];
     uint64_t hash[NCALLS];
@@ -100,8 +107,21 @@ static void *rank_main(void *arg)
         o.stats = &stats;
         if (d > 0)
             usleep(d);
-        j->st = ccs_run_ex(j->aware, j->comm, in, out, COUNT, CCS_FLOAT32,
-                           CCS_SUM, NULL, &o);
+        if (j->set != NULL) {
+            ccs_planset_opts_t so = CCS_PLANSET_OPTS_INIT;
+            uint32_t idx = 99;
+            so.straggler = CCS_STRAGGLER_AUTO;
+            so.plain = j->plain;
+            so.stats = &stats;
+            so.plan_index = &idx;
+            j->st = ccs_planset_run(j->set, j->comm, in, out, COUNT,
+                                    CCS_FLOAT32, CCS_SUM, NULL, &so);
+            if (j->st == CCS_OK && idx != 1)
+                j->wrong_plan++;
+        } else {
+            j->st = ccs_run_ex(j->aware, j->comm, in, out, COUNT,
+                               CCS_FLOAT32, CCS_SUM, NULL, &o);
+        }
         if (j->st != CCS_OK) {
             snprintf(j->msg, sizeof(j->msg), "call %d: %s", k,
                      ccs_comm_last_error(j->comm));
@@ -145,6 +165,59 @@ static ccs_plan_t *make_plan(const char *algo, int32_t strag)
 
 static job_t g_jobs[R];
 
+/* Runs one pattern on R threads (through `set` when not NULL) and checks
+ * that every call succeeded with exact results and that every rank's
+ * decision and state hash are identical call by call.  Returns how many
+ * calls after the first 10 ran the aware plan relabelled for rank 2. */
+static int run_case(const pcase_t *pc, const ccs_plan_t *aware,
+                    const ccs_plan_t *plain, const ccs_planset_t *set,
+                    const char *via)
+{
+    ccs_comm_t *comms[R];
+    pthread_t th[R];
+    int aware_calls = 0, right = 0;
+
+    CHECK_STATUS(ccs_comm_init_threads(R, comms), CCS_OK);
+    memset(g_jobs, 0, sizeof(g_jobs));
+    for (int r = 0; r < R; r++) {
+        g_jobs[r] = (job_t){ .pc = pc, .aware = aware, .plain = plain,
+                             .set = set, .comm = comms[r], .rank = r };
+        ccs_comm_set_timeout(comms[r], 30);
+        pthread_create(&th[r], NULL, rank_main, &g_jobs[r]);
+    }
+    for (int r = 0; r < R; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < R; r++) {
+        CHECK_MSG(g_jobs[r].st == CCS_OK, "%s%s: rank %d: %s", pc->name, via,
+                  r, g_jobs[r].msg);
+        CHECK_MSG(g_jobs[r].wrong == 0, "%s%s: rank %d: %ld wrong",
+                  pc->name, via, r, g_jobs[r].wrong);
+        CHECK_MSG(g_jobs[r].wrong_plan == 0, "%s%s: rank %d: %ld calls "
+                  "picked another plan than the set's StragglAR", pc->name,
+                  via, r, g_jobs[r].wrong_plan);
+        for (int k = 0; k < NCALLS; k++) {
+            CHECK_MSG(g_jobs[r].strag[k] == g_jobs[0].strag[k] &&
+                      g_jobs[r].plainlog[k] == g_jobs[0].plainlog[k] &&
+                      g_jobs[r].hash[k] == g_jobs[0].hash[k],
+                      "%s%s: call %d: rank %d decided %d (plain %d), rank "
+                      "0 %d (plain %d)", pc->name, via, k, r,
+                      g_jobs[r].strag[k], g_jobs[r].plainlog[k],
+                      g_jobs[0].strag[k], g_jobs[0].plainlog[k]);
+            if (g_jobs[r].strag[k] != g_jobs[0].strag[k])
+                break;
+        }
+    }
+    for (int k = 10; k < NCALLS; k++) {
+        aware_calls += !g_jobs[0].plainlog[k];
+        right += g_jobs[0].strag[k] == 2;
+    }
+    printf("  %-32s%s aware %3d of %d calls after the first 10\n",
+           pc->name, via, aware_calls, NCALLS - 10);
+    for (int r = 0; r < R; r++)
+        ccs_comm_destroy(comms[r]);
+    return right;
+}
+
 TEST(ranks_never_disagree)
 {
     ccs_plan_t *aware = make_plan("stragglar", R - 1);
@@ -154,44 +227,8 @@ TEST(ranks_never_disagree)
     for (size_t c = 0; aware && plain && c < sizeof(pcases) / sizeof(pcases[0]);
          c++) {
         const pcase_t *pc = &pcases[c];
-        ccs_comm_t *comms[R];
-        pthread_t th[R];
-        int aware_calls = 0, right = 0;
-
-        CHECK_STATUS(ccs_comm_init_threads(R, comms), CCS_OK);
-        memset(g_jobs, 0, sizeof(g_jobs));
-        for (int r = 0; r < R; r++) {
-            g_jobs[r] = (job_t){ .pc = pc, .aware = aware,
-                                 .plain = pc->with_plain ? plain : NULL,
-                                 .comm = comms[r], .rank = r };
-            ccs_comm_set_timeout(comms[r], 30);
-            pthread_create(&th[r], NULL, rank_main, &g_jobs[r]);
-        }
-        for (int r = 0; r < R; r++)
-            pthread_join(th[r], NULL);
-        for (int r = 0; r < R; r++) {
-            CHECK_MSG(g_jobs[r].st == CCS_OK, "%s: rank %d: %s", pc->name,
-                      r, g_jobs[r].msg);
-            CHECK_MSG(g_jobs[r].wrong == 0, "%s: rank %d: %ld wrong",
-                      pc->name, r, g_jobs[r].wrong);
-            for (int k = 0; k < NCALLS; k++) {
-                CHECK_MSG(g_jobs[r].strag[k] == g_jobs[0].strag[k] &&
-                          g_jobs[r].plainlog[k] == g_jobs[0].plainlog[k] &&
-                          g_jobs[r].hash[k] == g_jobs[0].hash[k],
-                          "%s: call %d: rank %d decided %d (plain %d), rank "
-                          "0 %d (plain %d)", pc->name, k, r,
-                          g_jobs[r].strag[k], g_jobs[r].plainlog[k],
-                          g_jobs[0].strag[k], g_jobs[0].plainlog[k]);
-                if (g_jobs[r].strag[k] != g_jobs[0].strag[k])
-                    break;
-            }
-        }
-        for (int k = 10; k < NCALLS; k++) {
-            aware_calls += !g_jobs[0].plainlog[k];
-            right += g_jobs[0].strag[k] == 2;
-        }
-        printf("  %-32s aware %3d of %d calls after the first 10\n",
-               pc->name, aware_calls, NCALLS - 10);
+        int right = run_case(pc, aware, pc->with_plain ? plain : NULL, NULL,
+                             "");
         /* Without a plain plan auto only predicts the rank: a persistent
          * straggler must be found.  (With one, whether the aware plan
          * pays at 16 KiB on a busy host is the cost model's call, not
@@ -200,11 +237,115 @@ TEST(ranks_never_disagree)
             CHECK_MSG(right >= (NCALLS - 10) * 9 / 10, "%s: straggler 2 "
                       "picked in only %d of %d calls", pc->name, right,
                       NCALLS - 10);
-        for (int r = 0; r < R; r++)
-            ccs_comm_destroy(comms[r]);
     }
     ccs_plan_destroy(aware);
     ccs_plan_destroy(plain);
+}
+
+/* Writes `algo`'s switch:4 schedule to dir/name; true on success. */
+static bool write_sched(const char *dir, const char *name, const char *algo,
+                        int32_t strag)
+{
+    topo_t *t = NULL;
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    char path[256];
+    bool ok = false;
+
+    if (topo_load("switch:4", NULL, &t, NULL) != CCS_OK)
+        return false;
+    algo_params_init(&p);
+    p.straggler = strag;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (algo_synthesize(algo, t, &p, &s, NULL) == CCS_OK) {
+        s->topo_fingerprint = 0x5a5a5a5a12345678ull;
+        ok = ccs_format_write_file(s, path, NULL) == CCS_OK;
+    }
+    ccs_sched_destroy(s);
+    topo_destroy(t);
+    return ok;
+}
+
+/* A tuned set whose small range (< 8 KiB) is a ring and whose large range
+ * is StragglAR, as `ccsynth tune --emit` writes one when the aware plan
+ * wins large buffers. */
+static const char planset_index[] =
+    "{\n  \"format\": \"ccsynth-tuning\",\n  \"version\": 1,\n"
+    "  \"topo\": \"switch:4\",\n"
+    "  \"topo_fingerprint\": \"0x5a5a5a5a12345678\",\n"
+    "  \"coll\": \"allreduce\",\n  \"nranks\": 4,\n"
+    "  \"elem_bytes\": 4,\n  \"configs\": [],\n  \"ranges\": [\n"
+    "    {\"min_bytes\": 0, \"max_bytes\": 8191, \"first_size\": 1024, "
+    "\"last_size\": 4096, \"config\": 0, \"file\": \"ring.ccs\"},\n"
+    "    {\"min_bytes\": 8192, \"max_bytes\": null, \"first_size\": "
+    "8192, \"last_size\": 65536, \"config\": 1, \"file\": "
+    "\"strag.ccs\"}\n  ],\n  \"sizes\": []\n}\n";
+
+TEST(auto_through_a_plan_set)
+{
+    char dir[] = "/tmp/ccs-auto-set-XXXXXX", path[256];
+    ccs_planset_t *set = NULL;
+    ccs_plan_t *plain = make_plan("ring", -1);
+    char msg[512] = "";
+    FILE *f;
+    bool made;
+
+    CHECK(plain != NULL);
+    CHECK(mkdtemp(dir) != NULL);
+    made = write_sched(dir, "ring.ccs", "ring", -1) &&
+           write_sched(dir, "strag.ccs", "stragglar", R - 1);
+    CHECK(made);
+    snprintf(path, sizeof(path), "%s/tuning.json", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs(planset_index, f);
+        fclose(f);
+    }
+    CHECK_STATUS(ccs_planset_load(dir, &set, msg, sizeof(msg)), CCS_OK);
+    CHECK_MSG(set != NULL, "load: %s", msg);
+    if (set != NULL && plain != NULL) {
+        /* COUNT floats fall in the StragglAR range: auto runs, and the
+         * ranks agree under the delay patterns that make them choose. */
+        for (size_t c = 0; c < sizeof(pcases) / sizeof(pcases[0]); c++)
+            if (pcases[c].pat == PAT_PERSIST || pcases[c].pat == PAT_ROTATE4)
+                (void)run_case(&pcases[c], NULL,
+                               pcases[c].with_plain ? plain : NULL, set,
+                               " (set)");
+        /* A count in the ring's range: auto has no straggler role to use
+         * and must say so before any data moves (one rank alone asks). */
+        {
+            ccs_comm_t *comms[R];
+            ccs_planset_opts_t so = CCS_PLANSET_OPTS_INIT;
+            float x[256] = { 0 }, y[256];
+            uint32_t idx = 99;
+            ccs_status_t st;
+
+            CHECK_STATUS(ccs_comm_init_threads(R, comms), CCS_OK);
+            so.straggler = CCS_STRAGGLER_AUTO;
+            so.plain = plain;
+            so.plan_index = &idx;
+            st = ccs_planset_run(set, comms[0], x, y, 256, CCS_FLOAT32,
+                                 CCS_SUM, NULL, &so);
+            CHECK_STATUS(st, CCS_ERR_MISMATCH);
+            CHECK_EQ_INT(idx, 0);
+            CHECK_MSG(strstr(ccs_comm_last_error(comms[0]),
+                             "straggler auto needs a plan with a straggler "
+                             "role") != NULL, "message '%s'",
+                      ccs_comm_last_error(comms[0]));
+            for (int r = 0; r < R; r++)
+                ccs_comm_destroy(comms[r]);
+        }
+    }
+    ccs_planset_destroy(set);
+    ccs_plan_destroy(plain);
+    snprintf(path, sizeof(path), "%s/tuning.json", dir);
+    remove(path);
+    snprintf(path, sizeof(path), "%s/ring.ccs", dir);
+    remove(path);
+    snprintf(path, sizeof(path), "%s/strag.ccs", dir);
+    remove(path);
+    rmdir(dir);
 }
 
 typedef struct bad {
@@ -284,5 +425,6 @@ int main(void)
 {
     RUN(bad_input);
     RUN(ranks_never_disagree);
+    RUN(auto_through_a_plan_set);
     return TEST_SUMMARY();
 }

@@ -410,6 +410,46 @@ TEST(errors)
     topo_destroy(t);
 }
 
+/* The channel axis: under Simple on dgx-h100 the ring's transfers run at
+ * 0.8 x 450 GB/s, six 60 GB/s channels (sim_proto.c), so the tuner gives
+ * the plan 6 channels and writes channels=6 into it; told --channels 2
+ * it runs the plan on two, about 3x slower at 1 GiB. */
+TEST(channels_travel_in_plan)
+{
+    static const char *const algos[] = { "ring" };
+    static const uint32_t fixed[] = { 0, 2 };
+    double size = 1 << 30, tm[2] = { 0, 0 };
+    topo_t *t = NULL;
+    ccs_err_t err = { { 0 } };
+
+    CHECK_STATUS(topo_load("dgx-h100", NULL, &t, &err), CCS_OK);
+    for (int k = 0; t != NULL && k < 2; k++) {
+        tune_opts_t o;
+        tune_result_t *r = NULL;
+        char want[32];
+
+        tune_opts_init(&o);
+        o.proto = SIM_PROTO_SIMPLE;
+        o.algos = algos;
+        o.nalgos = 1;
+        o.sizes = &size;
+        o.nsizes = 1;
+        o.channels = fixed[k];
+        CHECK_STATUS(tune_run(t, &o, &r, &err), CCS_OK);
+        if (r == NULL)
+            continue;
+        CHECK_EQ_INT(r->configs[0].channels, k == 0 ? 6 : 2);
+        snprintf(want, sizeof(want), "channels=%u\n", k == 0 ? 6 : 2);
+        CHECK_STR_CONTAINS(r->plans[0]->params, want);
+        tm[k] = r->points[0].time_s;
+        tune_result_destroy(r);
+    }
+    CHECK_MSG(tm[1] > 2.9 * tm[0] && tm[1] < 3.1 * tm[0],
+              "2 channels %.1f us, 6 channels %.1f us", tm[1] * 1e6,
+              tm[0] * 1e6);
+    topo_destroy(t);
+}
+
 int main(void)
 {
     RUN(pruned_matches_full_grid);
@@ -420,5 +460,6 @@ int main(void)
     RUN(deterministic);
     RUN(prune_threshold_option);
     RUN(errors);
+    RUN(channels_travel_in_plan);
     return TEST_SUMMARY();
 }
