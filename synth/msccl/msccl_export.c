@@ -586,6 +586,7 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
          * receives then take turns). */
         w.pair_same = true;
         w.tbs_over = false;
+        w.other_seen = false;
         st = search(&w, opt, xr, &inf, seen, want, why, sizeof(why), err);
     }
     inf.step_order = w.step_order;
