@@ -170,10 +170,12 @@ if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo ring \
     for what in "file:2:3" "memory:4:5"; do
         IFS=: read -r name cw cc <<< "$what"
         w=$(col "$cw"); c=$(col "$cc")
-        printf '  %-28s %7.3f s wall %6.0f MB/s   %7.3f s cpu %6.0f MB/s  (%s)\n' \
+        # Wall time follows the host's load; CPU time is the loader's own.
+        printf '  %-28s %7.3f s wall %6.0f MB/s   %7.3f s cpu %6.0f MB/s  (%s wall, %s cpu)\n' \
             "load from $name, $mb MB" "$w" "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" \
             "$c" "$(awk -v m="$mb" -v t="$c" 'BEGIN {print m / t}')" \
-            "$(verdict "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" ">=" 1000) wall"
+            "$(verdict "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" ">=" 1000)" \
+            "$(verdict "$(awk -v m="$mb" -v t="$c" 'BEGIN {print m / t}')" ">=" 1000)"
     done
     r=$(col 6)
     printf '  %-28s %7.3f s wall %6.0f MB/s\n' "ref: reading the file alone" \
