@@ -546,9 +546,10 @@ static ccs_status_t run_column(vctx_t *v, uint32_t k, bool *failed)
     while (a < end && st == CCS_OK) {
         uint32_t t, n = 0, b;
         for (b = a; b < end; b++, n++) {
-            /* The op ahead: a column's ops lie on many ranks'
-             * arrays. */
-            if (b + RUN_AHEAD < end) {
+            /* The op ahead, in this column or the next ones (columns
+             * can be a couple of pieces): a column's ops lie on many
+             * ranks' arrays. */
+            if (b + RUN_AHEAD < v->npieces) {
                 const uint32_t *e = &v->ent[VENT * (size_t)(b + RUN_AHEAD)];
                 __builtin_prefetch(vop_at(v, e[1], vpiece_op(v, e[0])));
             }
