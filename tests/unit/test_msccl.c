@@ -367,17 +367,22 @@ TEST(public_files)
 
 /* ---- round trip ---- */
 
-static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
+/* channels 0: both sides under the ideal model (an imported plan carries
+ * the XML's proto= (Simple), the original none; the round trip is about
+ * the structure, not the protocol).  channels C > 0: Simple with NCCL's
+ * per-channel caps, the original on C channels per transfer, the import
+ * as the executor runs it (lanes=1: each transfer one thread block on one
+ * channel, C of them side by side). */
+static double sim_time_ch(const ccs_sched_t *s, const topo_t *t,
+                          double bytes, uint32_t channels)
 {
     sim_opts_t so;
     sim_result_t r;
     ccs_err_t err = { { 0 } };
     sim_opts_init(&so);
     so.elem_bytes = 4;
-    /* Both sides under the ideal model: an imported plan carries the XML's
-     * proto= (Simple), the original none; the round trip is about the
-     * structure, not the protocol. */
-    so.proto = SIM_PROTO_IDEAL;
+    so.proto = channels > 0 ? SIM_PROTO_SIMPLE : SIM_PROTO_IDEAL;
+    so.channels = channels;
     if (sim_run(s, t, bytes, &so, &r, &err) != CCS_OK)
         return -1;
     double v = r.time_s;
@@ -385,11 +390,75 @@ static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
     return v;
 }
 
+static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
+{
+    return sim_time_ch(s, t, bytes, 0);
+}
+
+/* A plan run on C channels: export it as C replicas, import it back and
+ * compare the simulated times under per-channel caps.  Returns 1 within
+ * 5% at 64 KiB and 64 MiB, 0 not, -1 refused (limit named). */
+static int round_trip_channels(const ccs_sched_t *s, const topo_t *t,
+                               const char *what, uint32_t C)
+{
+    msccl_export_opts_t o;
+    msccl_export_info_t info;
+    ccs_sched_t *b = NULL;
+    char *xml = NULL;
+    size_t len = 0;
+    ccs_err_t err = { { 0 } };
+    int ok = 1;
+
+    msccl_export_opts_init(&o);
+    o.channels = C;
+    ccs_status_t st = msccl_export(s, &o, &xml, &len, &info, &err);
+    if (st == CCS_ERR_UNSUPPORTED) {
+        CHECK_STR_CONTAINS(ccs_err_msg(&err, st), "way out");
+        return -1;
+    }
+    CHECK_MSG(st == CCS_OK, "%s C=%u: export: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st != CCS_OK)
+        return 0;
+    CHECK_MSG(info.channels >= 1 && info.channels <= C, "%s C=%u: %u "
+              "replicas", what, C, info.channels);
+    /* fewer replicas than asked always come with the reason */
+    if (info.channels < C) {
+        CHECK_MSG(info.channels_why[0] != '\0', "%s C=%u: fewer channels "
+                  "without a reason", what, C);
+        printf("round trip %s on %u channels: %u written: %s\n", what, C,
+               info.channels, info.channels_why);
+    }
+    st = msccl_import_mem(xml, len, "rtc.xml", NULL, &b, NULL, &err);
+    CHECK_MSG(st == CCS_OK, "%s C=%u: import: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st == CCS_OK)
+        st = verify_sched(b, NULL, &err);
+    CHECK_MSG(st == CCS_OK, "%s C=%u: verify: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st != CCS_OK)
+        ok = 0;
+    for (double bytes = 65536; ok && bytes < 1e8; bytes *= 1024) {
+        /* the original on the channels the file really runs */
+        double t0 = sim_time_ch(s, t, bytes, info.channels);
+        double t1 = sim_time_ch(b, t, bytes, info.channels);
+        if (!(t0 > 0 && fabs(t1 - t0) <= 0.05 * t0)) {
+            ok = 0;
+            printf("round trip %s on %u channels at %.0f B: %.3f us -> "
+                   "%.3f us\n", what, C, bytes, t0 * 1e6, t1 * 1e6);
+        }
+    }
+    free(xml);
+    ccs_sched_destroy(b);
+    return ok;
+}
+
 TEST(round_trip)
 {
     static const char *const topos[] = { "switch:6", "dgx-h100",
                                          "torus:4x4" };
     int total = 0, within = 0, verified = 0, refused = 0;
+    int ch_total = 0, ch_within = 0, ch_refused = 0;
 
     for (size_t ti = 0; ti < sizeof(topos) / sizeof(topos[0]); ti++) {
         topo_t *t = NULL;
@@ -459,6 +528,17 @@ TEST(round_trip)
                     CHECK_MSG(ok, "%s %s %s: simulated time moved by more "
                               "than 5%%", topos[ti], a->name,
                               ccs_coll_str(c));
+                    for (uint32_t C = 2; C <= 4; C *= 2) {
+                        char what[128];
+                        snprintf(what, sizeof(what), "%s %s %s", topos[ti],
+                                 a->name, ccs_coll_str(c));
+                        int rc = round_trip_channels(s, t, what, C);
+                        ch_total++;
+                        ch_refused += rc < 0;
+                        ch_within += rc > 0;
+                        CHECK_MSG(rc != 0, "%s on %u channels: simulated "
+                                  "time moved by more than 5%%", what, C);
+                    }
                 }
                 free(xml);
                 ccs_sched_destroy(b);
@@ -470,6 +550,8 @@ TEST(round_trip)
     printf("round trip: %d schedules, %d refused at export (limit named), "
            "%d verified after import, %d within 5%%\n", total, refused,
            verified, within);
+    printf("round trip on 2 and 4 channels: %d exports, %d refused, %d "
+           "within 5%%\n", ch_total, ch_refused, ch_within);
     /* everything exported comes back verified (each checked above) */
     CHECK_EQ_INT(verified, total - refused);
 }
