@@ -26,6 +26,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define CCS_CAN_MAP 1
+#endif
 
 #include "crc32c.h"
 #include "format.h"
@@ -641,11 +645,26 @@ static ccs_status_t take_ops(const uint8_t *b, const hdr_t *h, uint32_t r,
     return CCS_OK;
 }
 
+/* Give back what load_file made: a mapping of map_len bytes, or (map_len
+ * 0) a malloc block. */
+static void release_file(uint8_t *base, size_t map_len)
+{
+#ifdef CCS_CAN_MAP
+    if (base != NULL && map_len > 0) {
+        munmap(base, map_len);
+        return;
+    }
+#endif
+    free(base);
+}
+
 /* only_rank < 0: every rank; otherwise that rank alone.  own: NULL, or
  * the allocation holding b, which decode takes over (the schedule adopts
- * it as its op store, or it is freed). */
+ * it as its op store, or it is released); own_map_len > 0 when own is a
+ * private mapping of that many bytes rather than a malloc block. */
 static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
-                           uint8_t *own, ccs_sched_t **out, ccs_err_t *err)
+                           uint8_t *own, size_t own_map_len,
+                           ccs_sched_t **out, ccs_err_t *err)
 {
     hdr_t h;
     uint64_t *offs = NULL;  /* [nranks], freed at cleanup */
@@ -657,7 +676,7 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     ccs_status_t st;
 
     if ((b == NULL && len > 0) || out == NULL) {
-        free(own);
+        release_file(own, own_map_len);
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
     }
     memset(&h, 0, sizeof(h));
@@ -722,7 +741,9 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
             (uintptr_t)(b + h.ops_off) % _Alignof(ccs_op_t) == 0;
     if (adopt) {
         s->op_store = own;
-        s->op_store_bytes = (size_t)(b - own) + len;
+        s->op_store_bytes = own_map_len > 0 ? own_map_len
+                                            : (size_t)(b - own) + len;
+        s->op_store_mapped = own_map_len > 0;
         own = NULL;
     } else if (total > 0) {
         store = malloc((size_t)total * sizeof(ccs_op_t));
@@ -770,21 +791,21 @@ nomem:
 cleanup:
     ccs_sched_destroy(s);
     free(offs);
-    free(own);
+    release_file(own, own_map_len);
     return st;
 }
 
 ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
                                ccs_sched_t **out, ccs_err_t *err)
 {
-    return decode(buf, len, -1, NULL, out, err);
+    return decode(buf, len, -1, NULL, 0, out, err);
 }
 
 ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err)
 {
-    return decode(buf, len, (int64_t)rank, NULL, out, err);
+    return decode(buf, len, (int64_t)rank, NULL, 0, out, err);
 }
 
 /* ---- files ---- */
@@ -809,12 +830,46 @@ static size_t ops_misalignment(int fd, size_t size)
     return (size_t)(off % 8);
 }
 
-/* Read the whole file into a new allocation *base; the file's first byte
- * lands at *base + *shift, placed (align_ops) so that its op section is
- * 8-byte aligned. */
-static ccs_status_t load_file(const char *path, bool align_ops,
+/* Map the file of `size` bytes open on fd privately, so that the schedule
+ * can keep its op records where the page cache has them: no copy, and no
+ * fresh pages to fault in and clear.  The mapping is writable and private
+ * (a write copies that page only), so the schedule behaves like one in a
+ * malloc block.  NULL when the host cannot map files or the kernel says
+ * no: the caller reads the file instead. */
+static uint8_t *map_file(int fd, size_t size)
+{
+#ifdef CCS_CAN_MAP
+    void *m;
+    int flags = MAP_PRIVATE;
+
+#ifdef MAP_POPULATE
+    /* Read-only first: populating a writable private mapping would copy
+     * every page. */
+    flags |= MAP_POPULATE;
+#endif
+    m = mmap(NULL, size, PROT_READ, flags, fd, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (mprotect(m, size, PROT_READ | PROT_WRITE) != 0) {
+        munmap(m, size);
+        return NULL;
+    }
+    return m;
+#else
+    (void)fd;
+    (void)size;
+    return NULL;
+#endif
+}
+
+/* The whole file as bytes: *base + *shift is its first byte.  With
+ * `in_place` (a reader that keeps the op records where they are), a
+ * mapping when its op section lands aligned (*map_len = the mapping's
+ * length), else a new allocation placed so that the section is 8-byte
+ * aligned (*map_len = 0). */
+static ccs_status_t load_file(const char *path, bool in_place,
                               uint8_t **base, size_t *shift, size_t *len,
-                              ccs_err_t *err)
+                              size_t *map_len, ccs_err_t *err)
 {
     struct stat sb;
     uint8_t *data = NULL;   /* handed to *base on success */
@@ -824,6 +879,7 @@ static ccs_status_t load_file(const char *path, bool align_ops,
 
     if (path == NULL || base == NULL || len == NULL)
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    *map_len = 0;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return ccs_err_set(err, CCS_ERR_IO, "%s: cannot open: %s", path,
@@ -846,8 +902,28 @@ static ccs_status_t load_file(const char *path, bool align_ops,
         goto cleanup;
     }
     size = (size_t)sb.st_size;
-    if (align_ops)
-        at = (8 - ops_misalignment(fd, size)) % 8;
+    if (in_place) {
+        size_t mis = ops_misalignment(fd, size);
+        const char *opt_in = getenv("CCS_PLAN_MMAP");
+        /* A mapping starts on a page: the section is aligned there when
+         * its offset is. */
+        /* Only on request: the records of a mapped file are checked once,
+         * and a file rewritten in place afterwards would reach the executor
+         * unchecked (or a truncated one kill the process with SIGBUS). */
+        if (opt_in != NULL && strcmp(opt_in, "1") == 0 && size > 0 &&
+            mis % _Alignof(ccs_op_t) == 0 && host_little_endian()) {
+            data = map_file(fd, size);
+            if (data != NULL) {
+                *base = data;
+                *shift = 0;
+                *len = size;
+                *map_len = size;
+                data = NULL;
+                goto cleanup;
+            }
+        }
+        at = (8 - mis) % 8;
+    }
     data = malloc(size + at + 1);  /* +1: malloc(0) may return NULL */
     if (data == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "%s: out of memory for %zu "
@@ -883,24 +959,24 @@ cleanup:
 ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
                                   size_t *len, ccs_err_t *err)
 {
-    size_t shift;
+    size_t shift, map_len;
 
     if (buf == NULL)
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
-    return load_file(path, false, buf, &shift, len, err);
+    return load_file(path, false, buf, &shift, len, &map_len, err);
 }
 
 ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
                                   ccs_err_t *err)
 {
     uint8_t *data = NULL;  /* taken by decode */
-    size_t len = 0, shift = 0;
+    size_t len = 0, shift = 0, map_len = 0;
     ccs_status_t st;
 
-    st = load_file(path, true, &data, &shift, &len, err);
+    st = load_file(path, true, &data, &shift, &len, &map_len, err);
     if (st != CCS_OK)
         return st;
-    st = decode(data + shift, len, -1, data, out, err);
+    st = decode(data + shift, len, -1, data, map_len, out, err);
     if (st != CCS_OK)
         ccs_err_prefix(err, "%s: ", path);
     return st;

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
 
 #include "sched.h"
 
@@ -112,7 +115,12 @@ void ccs_sched_destroy(ccs_sched_t *s)
             if (!in_store(s, s->rank_ops[r]))
                 free(s->rank_ops[r]);
     }
-    free(s->op_store);
+#if defined(__unix__) || defined(__APPLE__)
+    if (s->op_store_mapped)
+        munmap(s->op_store, s->op_store_bytes);
+    else
+#endif
+        free(s->op_store);
     free(s->rank_ops);
     free(s->rank_nops);
     free(s->rank_cap);

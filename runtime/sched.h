@@ -127,6 +127,8 @@ typedef struct ccs_sched {
                             with it, never one by one, and copied out of it
                             before they grow */
     size_t   op_store_bytes;
+    bool     op_store_mapped; /* op_store is a private file mapping of
+                                 op_store_bytes (munmap), not malloc's */
 } ccs_sched_t;
 
 /* ---- Names ---- */

@@ -77,6 +77,37 @@ TEST(paths_match_bitwise_every_split)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* Buffers long enough for the three-stream loop (32 KiB streams), at
+ * lengths around its block boundaries and every alignment, against the
+ * table path (itself checked against the definition above). */
+TEST(long_buffers_three_streams)
+{
+    enum { S = 32768, N = 7 * S + 64 };
+    static const size_t lens[] = { 3 * S - 1, 3 * S, 3 * S + 1, 3 * S + 8,
+                                   6 * S - 3, 6 * S, 6 * S + 13, 7 * S + 17 };
+    uint8_t *buf = malloc(N + 16);
+    uint32_t x = 987654321u;
+    int bad = 0;
+
+    CHECK(buf != NULL);
+    if (buf == NULL)
+        return;
+    for (size_t i = 0; i < N + 16; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t off = 0; off < 9; off++) {
+        for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+            uint32_t want = ccs_crc32c_sw(0x5a5a5a5au, buf + off, lens[k]);
+            bad += ccs_crc32c(0x5a5a5a5au, buf + off, lens[k]) != want;
+        }
+    }
+    /* One long buffer against the definition itself. */
+    CHECK_EQ_INT(ccs_crc32c(0, buf + 3, N), crc_bitwise(0, buf + 3, N));
+    CHECK_EQ_INT(bad, 0);
+    free(buf);
+}
+
 /* ---- benchmark ---- */
 
 static double now_s(void)
@@ -149,5 +180,6 @@ int main(int argc, char **argv)
         return bench(atoi(argv[2]));
     RUN(known_vectors_both_paths);
     RUN(paths_match_bitwise_every_split);
+    RUN(long_buffers_three_streams);
     return TEST_SUMMARY();
 }

@@ -671,11 +671,23 @@ TEST(every_bit_flip_detected)
 
     CHECK(s != NULL && encode_ok(s, &b, &len));
     for (size_t i = 0; b != NULL && i < len * 8; i++) {
+        size_t at = i / 8;
+        /* The envelope's own fields are named as such; every other
+         * damaged byte is a checksum mismatch, however early or late the
+         * reader's other checks would have caught it. */
+        bool envelope = at < CCS_FOFF_MAJOR + 2 ||
+                        (at >= CCS_FOFF_FILE_SIZE &&
+                         at < CCS_FOFF_FILE_SIZE + 8) ||
+                        (at >= len - CCS_FORMAT_TRAILER_SIZE &&
+                         at < len - 4);
         ccs_status_t st;
-        b[i / 8] ^= (uint8_t)(1u << (i % 8));
+        b[at] ^= (uint8_t)(1u << (i % 8));
         st = ccs_format_decode(b, len, &d, NULL);
         CHECK_MSG(st != CCS_OK && d == NULL, "flip of bit %zu accepted", i);
-        b[i / 8] ^= (uint8_t)(1u << (i % 8));
+        CHECK_MSG(envelope || st == CCS_ERR_CHECKSUM,
+                  "flip of bit %zu: status %d, not a checksum mismatch", i,
+                  (int)st);
+        b[at] ^= (uint8_t)(1u << (i % 8));
     }
     free(b);
     ccs_sched_destroy(s);
@@ -1174,6 +1186,89 @@ TEST(write_read_file)
     ccs_sched_destroy(s);
 }
 
+/* A file whose op section lands 4-byte aligned is mapped, not read: its
+ * schedule is the same, its ops can be written without reaching the file,
+ * and a bad op in it gets the reader's words.  Other placements take the
+ * read path.  The params length moves the op section byte by byte. */
+TEST(read_file_mapped_or_read)
+{
+    static const char *pads[] = { "", "x", "xx", "xxx" };
+    bool le = (union { uint16_t u; uint8_t b[2]; }){ 1 }.b[0] == 1;
+    int mapped = 0;
+
+    setenv("CCS_PLAN_MMAP", "1", 1);
+
+    for (size_t k = 0; k < sizeof(pads) / sizeof(pads[0]); k++) {
+        char params[64], path[128], why[128] = "";
+        ccs_sched_t *s, *d = NULL;
+        uint8_t *b = NULL;
+        size_t len = 0, ops_off;
+        ccs_err_t err = { { 0 } };
+        FILE *f;
+
+        snprintf(params, sizeof(params), "pad=%s\n", pads[k]);
+        s = mk_ring(4, params, 0);
+        CHECK(s != NULL && encode_ok(s, &b, &len));
+        if (s == NULL || b == NULL) {
+            ccs_sched_destroy(s);
+            free(b);
+            continue;
+        }
+        ops_off = CCS_FORMAT_HEADER_SIZE + strlen(params) + s->nsteps +
+                  (size_t)s->nranks * CCS_FORMAT_DIR_ENTRY;
+        snprintf(path, sizeof(path), "%s/m%zu.ccs", tmpdir, k);
+        CHECK_STATUS(ccs_format_write_file(s, path, &err), CCS_OK);
+        CHECK_STATUS(ccs_format_read_file(path, &d, &err), CCS_OK);
+        if (d != NULL) {
+            CHECK_MSG(sched_equal(s, d, -1, why, sizeof(why)), "%s", why);
+            CHECK_MSG(d->op_store_mapped == (le && ops_off % 4 == 0),
+                      "pad %zu: op section at %zu, mapped %d", k, ops_off,
+                      (int)d->op_store_mapped);
+            mapped += d->op_store_mapped;
+            d->rank_ops[1][0].chunk ^= 1;   /* private: the file keeps it */
+            CHECK(file_equals(path, b, len));
+            ccs_sched_destroy(d);
+            d = NULL;
+        }
+        /* A nonzero reserved byte in the first op, checksum fixed. */
+        b[ops_off + 7] = 1;
+        fix_crc(b, len);
+        f = fopen(path, "wb");
+        CHECK(f != NULL);
+        if (f != NULL) {
+            CHECK(fwrite(b, 1, len, f) == len);
+            fclose(f);
+        }
+        CHECK_STATUS(ccs_format_read_file(path, &d, &err), CCS_ERR_FORMAT);
+        CHECK_STR_CONTAINS(err.msg, "reserved");
+        CHECK(d == NULL);
+        unlink(path);
+        free(b);
+        ccs_sched_destroy(s);
+    }
+    CHECK(!le || mapped == 1);
+
+    /* Without the opt-in the file is read, whatever its layout. */
+    unsetenv("CCS_PLAN_MMAP");
+    {
+        ccs_sched_t *s = NULL, *d = NULL;
+        ccs_err_t err = { { 0 } };
+        char path[128];
+
+        snprintf(path, sizeof(path), "%s/unmapped.ccs", tmpdir);
+        s = mk_ring(4, "", 0);
+        CHECK(s != NULL);
+        if (s != NULL) {
+            CHECK_STATUS(ccs_format_write_file(s, path, &err), CCS_OK);
+            CHECK_STATUS(ccs_format_read_file(path, &d, &err), CCS_OK);
+            CHECK(d != NULL && !d->op_store_mapped);
+            ccs_sched_destroy(d);
+            ccs_sched_destroy(s);
+            unlink(path);
+        }
+    }
+}
+
 TEST(write_is_atomic)
 {
     ccs_sched_t *a = mk_ring4(), *bad = mk_ring4(), *c = mk_alltoall();
@@ -1376,6 +1471,7 @@ int main(int argc, char **argv)
     RUN(newer_minor_with_longer_header);
     RUN(absurd_counts_no_huge_alloc);
     RUN(write_read_file);
+    RUN(read_file_mapped_or_read);
     RUN(write_is_atomic);
     RUN(output_targets);
     RUN(read_file_errors);
