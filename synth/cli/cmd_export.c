@@ -28,6 +28,10 @@ static void export_usage(FILE *f)
 "                         proto=, else simple)\n"
 "      --nchannels N      spread over at least N channels (default: as\n"
 "                         few as the limits allow)\n"
+"      --channels C       run as C replicas on C channel sets, each moving\n"
+"                         1/C of every transfer (default: the plan's\n"
+"                         channels=, else 1; fewer when the limits allow\n"
+"                         fewer, said on stderr)\n"
 "      --min-bytes B      smallest call size that uses it (default 0)\n"
 "      --max-bytes B      largest (default 0: no upper bound)\n"
 "      --inplace auto|0|1 declare in-place use (auto: when the program is\n"
@@ -152,7 +156,7 @@ static void plan_proto_channels(const ccs_sched_t *s, bool proto_given,
     }
     if (!nch_given && sim_params_get(s->params, "channels", v, sizeof(v)) &&
         units_parse_int(v, 1, MSCCL_MAX_CHANNELS, &c))
-        o->min_channels = (uint32_t)c;
+        o->channels = (uint32_t)c;
 }
 
 int cmd_export(int argc, char **argv)
@@ -160,7 +164,8 @@ int cmd_export(int argc, char **argv)
     static const opt_id_t ids[] = {
         OPT_MSCCL, OPT_OUTPUT, OPT_QUIET, OPT_PROTO, OPT_NCHANNELS,
         OPT_MIN_BYTES, OPT_MAX_BYTES, OPT_INPLACE, OPT_OUTOFPLACE,
-        OPT_MAX_STEPS, OPT_MAX_TBS, OPT_NAME, OPT_ORDER, OPT_END
+        OPT_MAX_STEPS, OPT_MAX_TBS, OPT_NAME, OPT_ORDER, OPT_CHANNELS,
+        OPT_END
     };
     static const opt_cmd_t spec = { "export", ids, export_usage, -1 };
     const char *cmd = "export", *output, *input;
@@ -181,6 +186,14 @@ int cmd_export(int argc, char **argv)
     rc = export_opts(cmd, &co, &o);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
+    if (co.synth.nchannels > 1 ||
+        (co.synth.nchannels == 1 && co.synth.channels[0] > MSCCL_MAX_CHANNELS)) {
+        rc = cli_fail(cmd, CLI_EXIT_USAGE, "--channels takes one count, "
+                      "1..%d (the executor's channels)", MSCCL_MAX_CHANNELS);
+        goto cleanup;
+    }
+    if (co.synth.nchannels == 1)
+        o.channels = co.synth.channels[0];
     output = co.out.output;
     if (co.own[OPT_MSCCL] == NULL) {
         rc = cli_fail(cmd, CLI_EXIT_USAGE, "say which format: --msccl "
@@ -201,8 +214,7 @@ int cmd_export(int argc, char **argv)
     rc = cli_read_sched(cmd, input, &s);
     if (rc != CLI_EXIT_OK)
         goto cleanup;
-    plan_proto_channels(s, co.sim.proto_given,
-                        co.own[OPT_NCHANNELS] != NULL, &o);
+    plan_proto_channels(s, co.sim.proto_given, co.synth.nchannels > 0, &o);
     /* Verify before writing: a wrong schedule would hang or corrupt data
      * on the GPU, where nothing checks it. */
     st = verify_sched(s, NULL, &err);
@@ -222,6 +234,9 @@ int cmd_export(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
+    if (info.channels < info.channels_asked)
+        fprintf(stderr, "export: %u channels asked, %u written: %s\n",
+                info.channels_asked, info.channels, info.channels_why);
     if (!co.out.quiet)
         fprintf(stderr, "export: %s %s, %u ranks -> %s: %u channel(s), up "
                 "to %u thread blocks per gpu and %u steps per thread block, "

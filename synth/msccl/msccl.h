@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "sched.h"
@@ -95,6 +96,13 @@ typedef struct msccl_export_opts {
                                 them; falls back to 0 when the limits do
                                 not allow it); 0: data dependencies only */
     const char *name;        /* algo name attribute; NULL: derived */
+    uint32_t channels;       /* run the program as this many replicas,
+                                each moving 1/C of every transfer on its
+                                own channels (0/1: one); fewer when the
+                                limits allow fewer (info says why) */
+    FILE *notes;             /* msccl_write_algo_dir says there when a
+                                plan gets fewer channels than asked;
+                                NULL: silent */
 } msccl_export_opts_t;
 
 void msccl_export_opts_init(msccl_export_opts_t *o);
@@ -112,6 +120,9 @@ typedef struct msccl_export_info {
     bool inplace;
     bool outofplace;
     bool step_order;            /* the rank's step order was kept */
+    uint32_t channels_asked;    /* replicas asked (opts channels, >= 1) */
+    uint32_t channels;          /* replicas written */
+    char channels_why[256];     /* why fewer, when channels < asked */
 } msccl_export_info_t;
 
 /* Export s as MSCCL XML into a NUL-terminated buffer *xml (owned by the
@@ -138,6 +149,8 @@ typedef struct msccl_dir_entry {
     bool has_proto;          /* proto below, not base's (a plan tuned for
                                 a protocol runs with it) */
     msccl_proto_t proto;
+    uint32_t channels;       /* replicas (the plan's tuned channel count);
+                                0: base's */
 } msccl_dir_entry_t;
 
 /* Write an algorithm directory usable as MSCCL_ALGO_DIR: one XML per entry,

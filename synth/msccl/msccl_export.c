@@ -117,18 +117,20 @@ static bool inplace_safe(const ccs_sched_t *s, char *why, size_t len)
 
 static void write_xml(msccl_sb_t *b, const ccs_sched_t *s,
                       const msccl_export_opts_t *o, const char *name,
-                      const xrank_t *xr, uint32_t nch, bool inplace)
+                      const xrank_t *xr, uint32_t nch, uint32_t reps,
+                      bool inplace)
 {
     static const char bufc[] = { 'i', 'o', 's' };
     uint32_t B = ccs_coll_block(s->coll, s->nranks, s->nchunks);
-    uint32_t ich = s->coll == CCS_COLL_ALLGATHER ? B : s->nchunks;
-    uint32_t och = s->coll == CCS_COLL_REDUCESCATTER ? B : s->nchunks;
+    uint32_t ich = (s->coll == CCS_COLL_ALLGATHER ? B : s->nchunks) * reps;
+    uint32_t och = (s->coll == CCS_COLL_REDUCESCATTER ? B : s->nchunks) *
+                   reps;
 
     msccl_sb_printf(b, "<algo name=\"%s\" proto=\"%s\" nchannels=\"%u\" "
                     "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" "
                     "inplace=\"%d\" outofplace=\"%d\" minBytes=\"%" PRIu64
                     "\" maxBytes=\"%" PRIu64 "\"",
-                    name, msccl_proto_str(o->proto), nch, s->nchunks,
+                    name, msccl_proto_str(o->proto), nch, s->nchunks * reps,
                     s->nranks, ccs_coll_str(s->coll), inplace ? 1 : 0,
                     o->outofplace, o->min_bytes, o->max_bytes);
     /* The executor ignores attributes it does not look up: the root keeps
@@ -138,7 +140,8 @@ static void write_xml(msccl_sb_t *b, const ccs_sched_t *s,
     msccl_sb_printf(b, ">\n");
     for (uint32_t r = 0; r < s->nranks; r++) {
         msccl_sb_printf(b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" "
-                        "s_chunks=\"%u\">\n", r, ich, och, s->nscratch);
+                        "s_chunks=\"%u\">\n", r, ich, och,
+                        s->nscratch * reps);
         for (uint32_t t = 0; t < xr[r].ntbs; t++) {
             const xtb_t *tb = &xr[r].tbs[t];
             msccl_sb_printf(b, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" "
@@ -633,13 +636,41 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
         for (uint32_t t = 0; t < xr[r].ntbs; t++)
             if (xr[r].tbs[t].chan + 1 > nch)
                 nch = xr[r].tbs[t].chan + 1;
+    /* A plan made for C channels runs as C replicas, each moving 1/C of
+     * every transfer on channels of its own (msccl_replicate.c); a schedule
+     * that lays its channels out as transfers of its own (lanes=) already
+     * runs them in parallel. */
+    uint32_t reps = 1;
+    inf.channels_asked = opt->channels > 1 ? opt->channels : 1;
+    if (inf.channels_asked > 1 && sim_params_get(s->params, "lanes", why,
+                                                 sizeof(why))) {
+        snprintf(inf.channels_why, sizeof(inf.channels_why), "the "
+                 "schedule lays out its own channels as separate transfers "
+                 "(lanes=%s)", why);
+    } else if (inf.channels_asked > 1) {
+        st = msccl_replicate(s, xr, nch, inf.channels_asked, w.max_tbs,
+                             &reps, inf.channels_why,
+                             sizeof(inf.channels_why), err);
+        if (st != CCS_OK)
+            goto cleanup;
+    }
+    inf.channels = reps;
+    if (reps > 1) {
+        inf.max_tbs_per_rank *= reps;
+        inf.max_elems_per_rank = 1 + s->nranks +
+            (inf.max_elems_per_rank - 1 - s->nranks) * reps;
+        inf.nfused *= reps;
+        inf.nnops *= reps;
+        inf.ndeps *= reps;
+    }
     for (uint32_t r = 0; r < s->nranks; r++)
         for (uint32_t t = 0; t < xr[r].ntbs; t++)
             inf.nsteps += xr[r].tbs[t].nsteps;
+    nch *= reps;
     inf.nchannels = nch;
     inf.inplace = inplace;
     inf.outofplace = opt->outofplace == 1;
-    write_xml(&b, s, opt, name, xr, nch, inplace);
+    write_xml(&b, s, opt, name, xr, nch, reps, inplace);
     if (b.failed) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "msccl export: out of memory");
         goto cleanup;
@@ -722,6 +753,7 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
                                   ccs_err_t *err)
 {
     msccl_export_opts_t o;
+    msccl_export_info_t info;
     char path[4096], name[MSCCL_MAX_STR + 1];
     ccs_status_t st;
 
@@ -742,6 +774,8 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
         o.max_bytes = entries[i].max_bytes;
         if (entries[i].has_proto)
             o.proto = entries[i].proto;
+        if (entries[i].channels > 0)
+            o.channels = entries[i].channels;
         snprintf(name, sizeof(name), "ccsynth_%02zu_%s_%s_%u", i,
                  s->algo[0] ? s->algo : "sched", ccs_coll_str(s->coll),
                  s->nranks);
@@ -749,7 +783,12 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
         snprintf(path, sizeof(path), "%s/%02zu-%s-%s-%u.xml", dir, i,
                  s->algo[0] ? s->algo : "sched", ccs_coll_str(s->coll),
                  s->nranks);
-        st = msccl_export_file(s, &o, path, NULL, err);
+        st = msccl_export_file(s, &o, path, &info, err);
+        if (st == CCS_OK && o.notes != NULL &&
+            info.channels < info.channels_asked)
+            fprintf(o.notes, "msccl: %s: %u channels asked, %u written: "
+                    "%s\n", path, info.channels_asked, info.channels,
+                    info.channels_why);
         if (st != CCS_OK) {
             ccs_err_prefix(err, "plan %zu (%" PRIu64 "..%" PRIu64 " bytes): ",
                            i, entries[i].min_bytes, entries[i].max_bytes);

@@ -165,7 +165,7 @@ ccs_status_t msccl_import_mem(const char *buf, size_t len, const char *name,
         snprintf(params, sizeof(params), "algo=msccl\ncoll=%s\n"
                  "msccl_name=%s\nproto=%s\nnchannels=%u\n"
                  "inplace=%d\noutofplace=%d\nminBytes=%" PRIu64 "\n"
-                 "maxBytes=%" PRIu64 "\n", ccs_coll_str(m.coll), nm,
+                 "maxBytes=%" PRIu64 "\nlanes=1\n", ccs_coll_str(m.coll), nm,
                  msccl_proto_str(m.info.proto), m.nch, m.inplace ? 1 : 0,
                  m.outofplace ? 1 : 0, m.info.min_bytes, m.info.max_bytes);
         st = ccs_sched_set_params(s, params, err);

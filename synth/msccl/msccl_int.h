@@ -225,4 +225,13 @@ ccs_status_t msccl_build_rank(work_t *w, uint32_t rank, xrank_t *xr,
                               msccl_export_info_t *info, ccs_err_t *err);
 void msccl_xrank_free(xrank_t *xr);
 
+/* msccl_replicate.c: xr (laid out on nch channels) as the largest count
+ * of replicas <= want the executor's limits allow (*got; why names the
+ * limit when it is below want), each on nch channels of its own moving
+ * its share of every chunk; the XML then has *got times the chunks. */
+ccs_status_t msccl_replicate(const ccs_sched_t *s, xrank_t *xr,
+                             uint32_t nch, uint32_t want, uint32_t max_tbs,
+                             uint32_t *got, char *why, size_t len,
+                             ccs_err_t *err);
+
 #endif /* CCS_MSCCL_INT_H */

@@ -427,13 +427,18 @@ ccs_status_t tune_emit_msccl(const tune_result_t *r, const char *dir,
         e[k].proto = cf->proto == SIM_PROTO_LL ? MSCCL_PROTO_LL
                      : cf->proto == SIM_PROTO_LL128 ? MSCCL_PROTO_LL128
                      : MSCCL_PROTO_SIMPLE;
+        e[k].channels = cf->channels;
         e[k].min_bytes = k == 0 ? 0
                          : (uint64_t)r->points[g->first].size_bytes;
         e[k].max_bytes = k + 1 < r->nranges
             ? (uint64_t)r->points[r->ranges[k + 1].first].size_bytes - 1
             : 0;
     }
-    st = msccl_write_algo_dir(sub, e, r->nranges, NULL, err);
+    /* a plan that gets fewer channels than it was tuned for says so */
+    msccl_export_opts_t base;
+    msccl_export_opts_init(&base);
+    base.notes = stderr;
+    st = msccl_write_algo_dir(sub, e, r->nranges, &base, err);
     if (st != CCS_OK)
         ccs_err_prefix(err, "%s: ", sub);
 

@@ -125,6 +125,32 @@ for f in "$tmp"/tuned/msccl/*.xml; do
 done
 grep -q 'proto="LL"' "$tmp"/tuned/msccl/00-*.xml ||
     { echo "FAIL: the smallest sizes' XML is not LL (tuned: ll)"; fail=1; }
+# each XML runs on the channels its plan was tuned for: the plan's chunks
+# times its channels= per loop (one replica per channel), or fewer with a
+# line on stderr saying which limit
+k=0
+for F in $(sed -n 's/.*"min_bytes".*"file": "\([^"]*\)".*/\1/p' \
+             "$tmp/tuned/tuning.json"); do
+    x=$(printf '%s/tuned/msccl/%02d-' "$tmp" "$k"); k=$((k + 1))
+    ch=$($C show "$tmp/tuned/$F" | sed -n 's/.*channels=\([0-9]*\)$/\1/p')
+    nc=$($C show "$tmp/tuned/$F" | sed -n 's/^chunks *\([0-9]*\)$/\1/p')
+    per=$(grep -o 'nchunksperloop="[0-9]*"' "$x"*.xml | tr -dc 0-9)
+    [ -n "$ch" ] && [ -n "$nc" ] && [ "$per" = $((nc * ch)) ] ||
+        { echo "FAIL: ${x}*.xml: $per chunks per loop, plan $F: $nc chunks x $ch channels"; fail=1; }
+done
+# --channels overrides the plan's; a count the limits do not allow is cut
+# to the largest that fits, and stderr says which limit
+expect 0 "4 channel\(s\), up to 4 thread blocks" -- \
+    $C export --msccl --channels 4 "$tmp/ring.ccs" -o "$tmp/ring4.xml"
+grep -q 'nchannels="4" nchunksperloop="32"' "$tmp/ring4.xml" ||
+    { echo "FAIL: ring4.xml is not 4 replicas of 8 chunks"; fail=1; }
+expect 0 "ok \(allreduce .* 4 channel\(s\), 32 thread blocks" -- \
+    $C import --msccl "$tmp/ring4.xml" -o "$tmp/ring4.back.ccs"
+expect 0 "lanes=1" -- $C show "$tmp/ring4.back.ccs"
+expect 0 "8 channels asked, 3 written: rank 0 would need 4 thread blocks, more than the 3" -- \
+    $C export --msccl --channels 8 --max-tbs 3 "$tmp/ring.ccs" -o "$tmp/ring8.xml"
+expect 2 "--channels takes one count, 1..32" -- \
+    $C export --msccl --channels 33 "$tmp/ring.ccs" -o "$tmp/ring8.xml"
 # the same windows as tuning.json (max_bytes null there = 0 here)
 sed -n 's/.*"min_bytes": \([0-9]*\), "max_bytes": \([0-9a-z]*\),.*/\1 \2/p' \
     "$tmp/tuned/tuning.json" | sed 's/null$/0/' > "$tmp/jwin"

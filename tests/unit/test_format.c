@@ -1196,6 +1196,8 @@ TEST(read_file_mapped_or_read)
     bool le = (union { uint16_t u; uint8_t b[2]; }){ 1 }.b[0] == 1;
     int mapped = 0;
 
+    setenv("CCS_PLAN_MMAP", "1", 1);
+
     for (size_t k = 0; k < sizeof(pads) / sizeof(pads[0]); k++) {
         char params[64], path[128], why[128] = "";
         ccs_sched_t *s, *d = NULL;
@@ -1245,6 +1247,26 @@ TEST(read_file_mapped_or_read)
         ccs_sched_destroy(s);
     }
     CHECK(!le || mapped == 1);
+
+    /* Without the opt-in the file is read, whatever its layout. */
+    unsetenv("CCS_PLAN_MMAP");
+    {
+        ccs_sched_t *s = NULL, *d = NULL;
+        ccs_err_t err = { { 0 } };
+        char path[128];
+
+        snprintf(path, sizeof(path), "%s/unmapped.ccs", tmpdir);
+        s = mk_ring(4, "", 0);
+        CHECK(s != NULL);
+        if (s != NULL) {
+            CHECK_STATUS(ccs_format_write_file(s, path, &err), CCS_OK);
+            CHECK_STATUS(ccs_format_read_file(path, &d, &err), CCS_OK);
+            CHECK(d != NULL && !d->op_store_mapped);
+            ccs_sched_destroy(d);
+            ccs_sched_destroy(s);
+            unlink(path);
+        }
+    }
 }
 
 TEST(write_is_atomic)

@@ -367,17 +367,22 @@ TEST(public_files)
 
 /* ---- round trip ---- */
 
-static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
+/* channels 0: both sides under the ideal model (an imported plan carries
+ * the XML's proto= (Simple), the original none; the round trip is about
+ * the structure, not the protocol).  channels C > 0: Simple with NCCL's
+ * per-channel caps, the original on C channels per transfer, the import
+ * as the executor runs it (lanes=1: each transfer one thread block on one
+ * channel, C of them side by side). */
+static double sim_time_ch(const ccs_sched_t *s, const topo_t *t,
+                          double bytes, uint32_t channels)
 {
     sim_opts_t so;
     sim_result_t r;
     ccs_err_t err = { { 0 } };
     sim_opts_init(&so);
     so.elem_bytes = 4;
-    /* Both sides under the ideal model: an imported plan carries the XML's
-     * proto= (Simple), the original none; the round trip is about the
-     * structure, not the protocol. */
-    so.proto = SIM_PROTO_IDEAL;
+    so.proto = channels > 0 ? SIM_PROTO_SIMPLE : SIM_PROTO_IDEAL;
+    so.channels = channels;
     if (sim_run(s, t, bytes, &so, &r, &err) != CCS_OK)
         return -1;
     double v = r.time_s;
@@ -385,11 +390,75 @@ static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
     return v;
 }
 
+static double sim_time(const ccs_sched_t *s, const topo_t *t, double bytes)
+{
+    return sim_time_ch(s, t, bytes, 0);
+}
+
+/* A plan run on C channels: export it as C replicas, import it back and
+ * compare the simulated times under per-channel caps.  Returns 1 within
+ * 5% at 64 KiB and 64 MiB, 0 not, -1 refused (limit named). */
+static int round_trip_channels(const ccs_sched_t *s, const topo_t *t,
+                               const char *what, uint32_t C)
+{
+    msccl_export_opts_t o;
+    msccl_export_info_t info;
+    ccs_sched_t *b = NULL;
+    char *xml = NULL;
+    size_t len = 0;
+    ccs_err_t err = { { 0 } };
+    int ok = 1;
+
+    msccl_export_opts_init(&o);
+    o.channels = C;
+    ccs_status_t st = msccl_export(s, &o, &xml, &len, &info, &err);
+    if (st == CCS_ERR_UNSUPPORTED) {
+        CHECK_STR_CONTAINS(ccs_err_msg(&err, st), "way out");
+        return -1;
+    }
+    CHECK_MSG(st == CCS_OK, "%s C=%u: export: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st != CCS_OK)
+        return 0;
+    CHECK_MSG(info.channels >= 1 && info.channels <= C, "%s C=%u: %u "
+              "replicas", what, C, info.channels);
+    /* fewer replicas than asked always come with the reason */
+    if (info.channels < C) {
+        CHECK_MSG(info.channels_why[0] != '\0', "%s C=%u: fewer channels "
+                  "without a reason", what, C);
+        printf("round trip %s on %u channels: %u written: %s\n", what, C,
+               info.channels, info.channels_why);
+    }
+    st = msccl_import_mem(xml, len, "rtc.xml", NULL, &b, NULL, &err);
+    CHECK_MSG(st == CCS_OK, "%s C=%u: import: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st == CCS_OK)
+        st = verify_sched(b, NULL, &err);
+    CHECK_MSG(st == CCS_OK, "%s C=%u: verify: %s", what, C,
+              ccs_err_msg(&err, st));
+    if (st != CCS_OK)
+        ok = 0;
+    for (double bytes = 65536; ok && bytes < 1e8; bytes *= 1024) {
+        /* the original on the channels the file really runs */
+        double t0 = sim_time_ch(s, t, bytes, info.channels);
+        double t1 = sim_time_ch(b, t, bytes, info.channels);
+        if (!(t0 > 0 && fabs(t1 - t0) <= 0.05 * t0)) {
+            ok = 0;
+            printf("round trip %s on %u channels at %.0f B: %.3f us -> "
+                   "%.3f us\n", what, C, bytes, t0 * 1e6, t1 * 1e6);
+        }
+    }
+    free(xml);
+    ccs_sched_destroy(b);
+    return ok && info.channels == C ? 2 : ok;
+}
+
 TEST(round_trip)
 {
     static const char *const topos[] = { "switch:6", "dgx-h100",
                                          "torus:4x4" };
     int total = 0, within = 0, verified = 0, refused = 0;
+    int ch_total = 0, ch_within = 0, ch_refused = 0, ch_full = 0;
 
     for (size_t ti = 0; ti < sizeof(topos) / sizeof(topos[0]); ti++) {
         topo_t *t = NULL;
@@ -459,6 +528,18 @@ TEST(round_trip)
                     CHECK_MSG(ok, "%s %s %s: simulated time moved by more "
                               "than 5%%", topos[ti], a->name,
                               ccs_coll_str(c));
+                    for (uint32_t C = 2; C <= 4; C *= 2) {
+                        char what[128];
+                        snprintf(what, sizeof(what), "%s %s %s", topos[ti],
+                                 a->name, ccs_coll_str(c));
+                        int rc = round_trip_channels(s, t, what, C);
+                        ch_total++;
+                        ch_refused += rc < 0;
+                        ch_within += rc > 0;
+                        ch_full += rc == 2;
+                        CHECK_MSG(rc != 0, "%s on %u channels: simulated "
+                                  "time moved by more than 5%%", what, C);
+                    }
                 }
                 free(xml);
                 ccs_sched_destroy(b);
@@ -470,11 +551,140 @@ TEST(round_trip)
     printf("round trip: %d schedules, %d refused at export (limit named), "
            "%d verified after import, %d within 5%%\n", total, refused,
            verified, within);
+    printf("round trip on 2 and 4 channels: %d exports, %d refused, %d "
+           "within 5%% (%d on all the channels asked, the others on as "
+           "many as the limits allow)\n", ch_total, ch_refused, ch_within,
+           ch_full);
+    CHECK_EQ_INT(ch_within, ch_total - ch_refused);
+    CHECK(ch_full > ch_total / 2);
     /* everything exported comes back verified (each checked above) */
     CHECK_EQ_INT(verified, total - refused);
 }
 
 /* ---- export limits and options ---- */
+
+static ccs_sched_t *synth(const char *algo, ccs_coll_t coll,
+                          const char *topo);
+
+/* Replicas: as many as asked when they fit, else the largest count that
+ * does, with the limit named; never more, never silently fewer. */
+TEST(export_channels)
+{
+    static const struct {
+        const char *algo;
+        ccs_coll_t coll;
+        const char *topo;
+        uint32_t asked, max_tbs, want;
+        const char *why;        /* NULL: all asked */
+    } cases[] = {
+        { "ring", CCS_COLL_ALLREDUCE, "switch:8", 4, 0, 4, NULL },
+        { "ring", CCS_COLL_ALLREDUCE, "switch:8", 2, 0, 2, NULL },
+        { "ring", CCS_COLL_ALLREDUCE, "switch:8", 8, 3, 3, "resident" },
+        { "ring", CCS_COLL_ALLREDUCE, "switch:64", 32, 0, 16,
+          "exceed the executor's 32" },
+        { "allpairs", CCS_COLL_ALLGATHER, "switch:8", 2, 0, 2, NULL },
+        { "ring", CCS_COLL_REDUCESCATTER, "switch:8", 4, 0, 4, NULL },
+        { "dbtree", CCS_COLL_BROADCAST, "switch:8", 4, 0, 4, NULL },
+        { "nccl-ring", CCS_COLL_ALLREDUCE, "switch:8", 4, 0, 1,
+          "lays out its own channels" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ccs_sched_t *s = synth(cases[i].algo, cases[i].coll, cases[i].topo);
+        ccs_sched_t *b = NULL;
+        msccl_export_opts_t o;
+        msccl_export_info_t one, info;
+        ccs_err_t err = { { 0 } };
+        char *xml = NULL, *xml1 = NULL, attr[64];
+        size_t len, len1;
+        ccs_status_t st;
+
+        CHECK_MSG(s != NULL, "case %zu: synth", i);
+        if (s == NULL)
+            continue;
+        msccl_export_opts_init(&o);
+        if (cases[i].max_tbs)
+            o.max_tbs = cases[i].max_tbs;
+        st = msccl_export(s, &o, &xml1, &len1, &one, &err);
+        CHECK_MSG(st == CCS_OK, "case %zu: %s", i, ccs_err_msg(&err, st));
+        o.channels = cases[i].asked;
+        if (st == CCS_OK)
+            st = msccl_export(s, &o, &xml, &len, &info, &err);
+        CHECK_MSG(st == CCS_OK, "case %zu: %s", i, ccs_err_msg(&err, st));
+        if (st == CCS_OK) {
+            CHECK_EQ_INT(info.channels_asked, cases[i].asked);
+            CHECK_EQ_INT(info.channels, cases[i].want);
+            if (cases[i].why != NULL)
+                CHECK_STR_CONTAINS(info.channels_why, cases[i].why);
+            /* each replica on channels of its own, as many thread blocks
+             * and chunks per loop times the replicas */
+            CHECK_EQ_INT(info.nchannels, one.nchannels * info.channels);
+            CHECK_EQ_INT(info.max_tbs_per_rank,
+                         one.max_tbs_per_rank * info.channels);
+            CHECK_EQ_INT(info.max_tb_steps, one.max_tb_steps);
+            CHECK_EQ_INT(info.nsteps, one.nsteps * info.channels);
+            snprintf(attr, sizeof(attr), "nchunksperloop=\"%u\"",
+                     s->nchunks * info.channels);
+            CHECK_STR_CONTAINS(xml, attr);
+            snprintf(attr, sizeof(attr), "chan=\"%u\"",
+                     info.nchannels - 1);
+            CHECK_STR_CONTAINS(xml, attr);
+            st = msccl_import_mem(xml, len, "ch.xml", NULL, &b, NULL, &err);
+            CHECK_MSG(st == CCS_OK, "case %zu: import: %s", i,
+                      ccs_err_msg(&err, st));
+            if (st == CCS_OK)
+                CHECK_STATUS(verify_sched(b, NULL, &err), CCS_OK);
+        }
+        ccs_sched_destroy(b);
+        free(xml);
+        free(xml1);
+        ccs_sched_destroy(s);
+    }
+}
+
+/* An algorithm directory says, where asked, which plan got fewer channels
+ * than it was tuned for and why. */
+TEST(algo_dir_channel_notes)
+{
+    ccs_sched_t *s = synth("ring", CCS_COLL_ALLREDUCE, "switch:8");
+    msccl_dir_entry_t e[2];
+    msccl_export_opts_t base;
+    ccs_err_t err = { { 0 } };
+    char dir[] = "/tmp/test_msccl_ch_XXXXXX", note[512] = "", path[128];
+    FILE *notes = tmpfile();
+    ccs_status_t st;
+
+    CHECK(s != NULL && notes != NULL);
+    if (s == NULL || notes == NULL || mkdtemp(dir) == NULL)
+        goto cleanup;
+    memset(e, 0, sizeof(e));
+    e[0].sched = e[1].sched = s;
+    e[0].max_bytes = 1023;
+    e[0].channels = 2;          /* fits */
+    e[1].min_bytes = 1024;
+    e[1].channels = 16;         /* 4 fit in --max-tbs 4 */
+    msccl_export_opts_init(&base);
+    base.max_tbs = 4;
+    base.notes = notes;
+    st = msccl_write_algo_dir(dir, e, 2, &base, &err);
+    CHECK_MSG(st == CCS_OK, "%s", ccs_err_msg(&err, st));
+    rewind(notes);
+    if (fgets(note, sizeof(note), notes) == NULL)
+        note[0] = '\0';
+    CHECK_STR_CONTAINS(note, "01-ring-allreduce-8.xml: 16 channels asked, "
+                             "4 written: rank 0 would need 5 thread blocks");
+    CHECK(fgets(note, sizeof(note), notes) == NULL);   /* one note only */
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof(path), "%s/%02d-ring-allreduce-8.xml", dir, k);
+        remove(path);
+    }
+    rmdir(dir);
+
+cleanup:
+    if (notes != NULL)
+        fclose(notes);
+    ccs_sched_destroy(s);
+}
 
 static ccs_sched_t *synth(const char *algo, ccs_coll_t coll,
                           const char *topo)
@@ -817,6 +1027,8 @@ int main(void)
     RUN(broken_structure);
     RUN(public_files);
     RUN(round_trip);
+    RUN(export_channels);
+    RUN(algo_dir_channel_notes);
     RUN(export_limits);
     RUN(export_thread_blocks);
     RUN(export_nvls);
