@@ -33,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 B=${BENCH_VERIFY:-$BUILD/bench/bench_verify}
 W=$BUILD/bin/ccsynth              # writes the files
 C=${CCSYNTH:-$BUILD/bin/ccsynth}  # verifies them
-F=$BUILD/e2e/verify_fixture
+F=${VERIFY_FIXTURE:-$BUILD/e2e/verify_fixture}
 
 echo "verifier benchmark ($REPS runs each, $(nproc) cores, $(uname -m))"
 echo "verifying with $C"
