@@ -737,13 +737,26 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
         }
     }
     /* Even n above SRCH_CLASS_N: first the cheap class runs at LB + 1;
-     * the blossom's search below only when they fail. */
+     * the blossom's search below only when they fail.  Their plan is
+     * checked here, and any failure of theirs other than running out of
+     * memory (an error, a plan the checker rejects) sends the search on
+     * to the blossom's runs instead of failing the synthesis. */
     if (n > SRCH_CLASS_N && n % 2 == 0) {
         st = srch_class_runs(&s, tmp, lb, 1, &ok, err);
         if (st == CCS_OK && !ok)
             st = srch_class_runs(&s, tmp, lb + 1, SRCH_CLASS_RUNS, &ok, err);
-        if (st != CCS_OK)
+        if (st == CCS_OK && ok) {
+            st = srch_rename(&s, tmp, p, err);
+            if (st == CCS_OK)
+                st = stragglar_plan_check(p, err);
+            if (st == CCS_OK)
+                goto cleanup; /* p holds the plan */
+        }
+        if (st == CCS_ERR_NOMEM)
             goto cleanup;
+        st = CCS_OK;
+        ok = false;
+        p->nrounds = 0;
     }
     /* Targets from LB + 2 on (first_target): the second chance (variants,
      * beam) still tries LB + 1 first. */
