@@ -721,14 +721,18 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
          * n of that parity in its range (plans may still finish below
          * their target).  A run's seed depends only on (n, T, i), so
          * skipping those runs changes no plan; it keeps every n <= 256
-         * well under 2 s. */
-        static const struct { uint32_t above_n, parity, extra; }
+         * well under 2 s.  Odd n above 256 have a larger waste budget
+         * at LB + 1 (2^K - n + K, K = ceil(log2 n): 118 at n = 403)
+         * and their runs at LB + 1 do succeed there (403, 691, 787: the
+         * first run), so the skip stops at 256; a run that fails there
+         * dies within a few dozen rounds (docs/stragglar.md). */
+        static const struct { uint32_t above_n, upto_n, parity, extra; }
             first_target[] = {
-                { 224, 1, 2 }, { 192, 0, 1 },
+                { 224, 256, 1, 2 }, { 192, UINT32_MAX, 0, 1 },
             };
         for (size_t i = 0; i < sizeof(first_target) / sizeof(first_target[0]);
              i++) {
-            if (n > first_target[i].above_n &&
+            if (n > first_target[i].above_n && n <= first_target[i].upto_n &&
                 n % 2 == first_target[i].parity) {
                 if (s.T < lb + first_target[i].extra)
                     s.T = lb + first_target[i].extra;
