@@ -371,14 +371,19 @@ demo: deps
 # makes (tests/lsan-openmpi.supp names MPI's libraries only, never libccs).
 # For the suppressions to see those libraries, Open MPI must keep its
 # components loaded (no dlclose at MPI_Finalize) and stacks must be
-# unwound in full (Open MPI is built without frame pointers).
+# unwound in full (Open MPI is built without frame pointers), which makes
+# every MPI start cost seconds: CCS_E2E_SMALL=1 has the e2e scripts take
+# fewer process counts and sizes, each path still covered.
 ifneq ($(SAN),)
-SAN_ENV := CCS_SAN_FLAGS="$(SAN)" \
+SAN_ENV := CCS_SAN_FLAGS="$(SAN)" CCS_E2E_SMALL=1 \
     LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan-openmpi.supp:print_suppressions=0 \
     ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:fast_unwind_on_malloc=0 \
     OMPI_MCA_mca_base_component_disable_dlclose=1
-# Without MPI the full unwind buys nothing and makes every malloc slow.
-SAN_ENV_UNIT := ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
+# Without MPI the full unwind buys nothing and makes every malloc slow:
+# unit-check and run-tests' unit-test programs run without it.
+SAN_UNIT_OPTS := protect_shadow_gap=0:detect_leaks=1
+SAN_ENV_UNIT := ASAN_OPTIONS=$(SAN_UNIT_OPTS)
+SAN_ENV += CCS_UNIT_ASAN_OPTIONS=$(SAN_UNIT_OPTS)
 endif
 
 run-tests: all $(TESTS) $(E2E_PROGS)

@@ -38,9 +38,12 @@ static void export_usage(FILE *f)
 "                         do not allow it) or only its data dependencies\n"
 "      --max-steps N      steps per thread block (default 64; 256 for\n"
 "                         RCCL and the older msccl runtime)\n"
+"      --max-tbs N        thread blocks per GPU (default %d: they must all\n"
+"                         be resident, one per SM; the SM count of the\n"
+"                         GPU it runs on, e.g. 132 on an H100 SXM)\n"
 "      --name NAME        the algo name attribute\n"
 "  -q, --quiet            print nothing on success\n"
-"  -h, --help             this text\n");
+"  -h, --help             this text\n", MSCCL_RESIDENT_TBS);
 }
 
 /* --proto .. --name: the text the option layer collected, into o. */
@@ -105,6 +108,13 @@ static int export_opts(const char *cmd, const cli_opts_t *co,
                             "or more)", a);
         o->max_tb_steps = (uint32_t)v;
     }
+    if ((a = co->own[OPT_MAX_TBS]) != NULL) {
+        if (!units_parse_int(a, 1, MSCCL_MAX_TBS, &v))
+            return cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-tbs '%s' (1..%d, "
+                            "the executor's thread-block ids)", a,
+                            MSCCL_MAX_TBS);
+        o->max_tbs = (uint32_t)v;
+    }
     if ((a = co->own[OPT_NAME]) != NULL) {
         if (a[0] == '\0' || strlen(a) > MSCCL_MAX_STR)
             return cli_fail(cmd, CLI_EXIT_USAGE, "bad --name (1..%d "
@@ -150,7 +160,7 @@ int cmd_export(int argc, char **argv)
     static const opt_id_t ids[] = {
         OPT_MSCCL, OPT_OUTPUT, OPT_QUIET, OPT_PROTO, OPT_NCHANNELS,
         OPT_MIN_BYTES, OPT_MAX_BYTES, OPT_INPLACE, OPT_OUTOFPLACE,
-        OPT_MAX_STEPS, OPT_NAME, OPT_ORDER, OPT_END
+        OPT_MAX_STEPS, OPT_MAX_TBS, OPT_NAME, OPT_ORDER, OPT_END
     };
     static const opt_cmd_t spec = { "export", ids, export_usage, -1 };
     const char *cmd = "export", *output, *input;

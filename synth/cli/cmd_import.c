@@ -31,12 +31,15 @@ static void import_usage(FILE *f)
 "                       window, in-place modes and counts)\n"
 "      --max-steps N    steps per thread block the executor runs (default\n"
 "                       64; 256 for RCCL and the older msccl runtime)\n"
+"      --max-tbs N      thread blocks per GPU (default %d: they must all\n"
+"                       be resident, one per SM; e.g. 132 on an H100 SXM)\n"
 "      --no-limits      do not enforce the executor's limits\n"
 "  -q, --quiet          print nothing on success\n"
 "  -h, --help           this text\n"
 "\n"
 "exit codes: 0 ok, 3 malformed file, 4 deadlock or wrong result,\n"
-"5 beyond the executor's limits, 1 internal error, 2 usage\n");
+"5 beyond the executor's limits, 1 internal error, 2 usage\n",
+            MSCCL_RESIDENT_TBS);
 }
 
 /* What the text line says, and the size window MSCCL picks the file for
@@ -93,7 +96,7 @@ int cmd_import(int argc, char **argv)
 {
     static const opt_id_t ids[] = {
         OPT_MSCCL, OPT_OUTPUT, OPT_JSON, OPT_QUIET, OPT_MAX_STEPS,
-        OPT_NO_LIMITS, OPT_END
+        OPT_MAX_TBS, OPT_NO_LIMITS, OPT_END
     };
     static const opt_cmd_t spec = { "import", ids, import_usage, -1 };
     const char *cmd = "import", *output, *path;
@@ -118,6 +121,14 @@ int cmd_import(int argc, char **argv)
             goto cleanup;
         }
         o.max_tb_steps = (uint32_t)v;
+    }
+    if (co.own[OPT_MAX_TBS] != NULL) {
+        if (!units_parse_int(co.own[OPT_MAX_TBS], 1, MSCCL_MAX_TBS, &v)) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "bad --max-tbs '%s' (1..%d)",
+                          co.own[OPT_MAX_TBS], MSCCL_MAX_TBS);
+            goto cleanup;
+        }
+        o.max_tbs = (uint32_t)v;
     }
     if (co.own[OPT_NO_LIMITS] != NULL)
         o.check_limits = false;

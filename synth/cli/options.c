@@ -73,6 +73,7 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_INPLACE]     = { OPT_GROUP_OWN, "inplace", NULL, 0, true },
     [OPT_OUTOFPLACE]  = { OPT_GROUP_OWN, "outofplace", NULL, 0, true },
     [OPT_MAX_STEPS]   = { OPT_GROUP_OWN, "max-steps", NULL, 0, true },
+    [OPT_MAX_TBS]     = { OPT_GROUP_OWN, "max-tbs", NULL, 0, true },
     [OPT_NAME]        = { OPT_GROUP_OWN, "name", NULL, 0, true },
     [OPT_NO_LIMITS]   = { OPT_GROUP_OWN, "no-limits", NULL, 0, false },
 };

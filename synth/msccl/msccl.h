@@ -43,7 +43,24 @@
 #define MSCCL_MAX_COUNT           72   /* cnt must stay below it */
 #define MSCCL_MAX_TB_STEPS        64   /* steps per thread block (default
                                           build; 256 in older runtimes) */
-#define MSCCL_MAX_ELEMS_PER_RANK  4096 /* XML elements read per GPU */
+#define MSCCL_MAX_ELEMS_PER_RANK  4096 /* XML nodes the parser holds per
+                                          GPU (the algo element, every gpu
+                                          element, the GPU's own tb and
+                                          step elements); it fails on
+                                          reaching this many */
+#define MSCCL_MAX_TBS             1024 /* thread-block ids per GPU
+                                          (MSCCL_MAX_NUM_THREAD_BLOCKS) */
+#define MSCCL_MAX_WAITED_TB       127  /* a depid is stored in 8 bits
+                                          (int8_t dependentBid): only
+                                          thread blocks 0..127 can be
+                                          waited for */
+#define MSCCL_RESIDENT_TBS        108  /* default thread blocks per GPU:
+                                          the kernel's blocks wait for
+                                          each other, so all must be
+                                          resident at once, one per SM
+                                          (544-640 threads at up to 96
+                                          registers each); 108 SMs on an
+                                          A100, 132 on an H100 SXM */
 #define MSCCL_MAX_ATTRS           16   /* attributes per element */
 #define MSCCL_MAX_STR             255  /* names and values */
 
@@ -69,6 +86,9 @@ typedef struct msccl_export_opts {
                                 with input and output aliased), 0, 1 */
     int outofplace;          /* 0 or 1 (default 1) */
     uint32_t max_tb_steps;   /* steps per thread block (default 64) */
+    uint32_t max_tbs;        /* thread blocks per GPU (default
+                                MSCCL_RESIDENT_TBS, at most MSCCL_MAX_TBS):
+                                the SM count of the GPU it runs on */
     int order_steps;         /* 1 (default): also keep each rank's step
                                 order (a step's ops wait for the rank's
                                 previous step, as ccsynth's executor runs
@@ -96,8 +116,9 @@ typedef struct msccl_export_info {
 
 /* Export s as MSCCL XML into a NUL-terminated buffer *xml (owned by the
  * caller, free()) of *len bytes.  CCS_ERR_UNSUPPORTED when the executor's
- * limits cannot be met (the message names the limit and the way out) or
- * inplace=1 was asked of a program that is wrong with aliased buffers.
+ * limits cannot be met (the message names the limit and the way out),
+ * inplace=1 was asked of a program that is wrong with aliased buffers, or
+ * the schedule reduces in the switch (nvls=1: the XML has no such step).
  * info may be NULL. */
 ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *o,
                           char **xml, size_t *len, msccl_export_info_t *info,
@@ -122,7 +143,9 @@ typedef struct msccl_dir_entry {
 /* Write an algorithm directory usable as MSCCL_ALGO_DIR: one XML per entry,
  * named "<NN>-<algo>-<coll>-<nranks>.xml" (NN the entry's index), with the
  * entry's window and the other settings of `base` (NULL: defaults).  dir is
- * created if missing; XML files already in it are left alone. */
+ * created if missing; XML files already in it are left alone.  An entry
+ * whose schedule reduces in the switch (nvls) gets no file: its window
+ * falls back to NCCL, which runs NVLS itself. */
 ccs_status_t msccl_write_algo_dir(const char *dir,
                                   const msccl_dir_entry_t *entries,
                                   size_t n, const msccl_export_opts_t *base,
@@ -133,6 +156,8 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
 typedef struct msccl_import_opts {
     uint32_t max_tb_steps;   /* steps per thread block (default 64; 256 for
                                 the older runtime); 0: no limit */
+    uint32_t max_tbs;        /* thread blocks per GPU (default
+                                MSCCL_RESIDENT_TBS, at most MSCCL_MAX_TBS) */
     bool check_limits;       /* enforce the executor's limits (default) */
 } msccl_import_opts_t;
 

@@ -108,5 +108,6 @@ void msccl_export_opts_init(msccl_export_opts_t *o)
     o->inplace = -1;
     o->outofplace = 1;
     o->max_tb_steps = MSCCL_MAX_TB_STEPS;
+    o->max_tbs = MSCCL_RESIDENT_TBS;
     o->order_steps = 1;
 }

@@ -27,14 +27,23 @@
  *  4. Dependencies: a step waits for the last writer of every chunk it
  *     reads or writes and for the readers of every chunk it overwrites, in
  *     other thread blocks (in-place: input and output chunk g are one
- *     location).  One dependency per step; more go on nop steps in front.
+ *     location), and a thread block that continues a connection of the
+ *     previous time block waits for that one's end.  One dependency per
+ *     step; more go on nop steps in front.
+ *  5. Limits: steps per thread block, thread blocks per channel, XML
+ *     elements per GPU, and thread blocks per GPU (all resident at once:
+ *     max_tbs; when one per peer and direction is too many, a peer's sends
+ *     and receives share one, then fewer lanes); those waited for are
+ *     numbered first, as the executor's depid has 8 bits.
  *
  * Sends are assumed not to block (the executor sizes chunks to its FIFO),
  * as MSCCL's own generator assumes; a receive blocks until its data is in.
  * Every wait points to an earlier IR step or to an earlier send of the
  * same step, so the program cannot deadlock if the IR schedule is valid.
  *
- * Cost: O(ops * chunks per op) per attempt, at most 32 attempts.
+ * Cost: O(ops * chunks per op) per attempt; at most 32 time-block counts
+ * per pass, four passes (lanes x step order), and again with shared
+ * per-peer thread blocks.
  *
  * Files: msccl_rank.c (one rank's program, 1-4), msccl_common.c (names
  * and the text buffer); this file holds the attempts, the XML writer and
@@ -50,6 +59,7 @@
 
 #include "msccl.h"
 #include "msccl_int.h"
+#include "sim_proto.h"
 
 /* In-place is right when no input chunk is read after its output chunk
  * (the same memory then) was first written, except by the op writing it
@@ -152,15 +162,95 @@ static void write_xml(msccl_sb_t *b, const ccs_sched_t *s,
     msccl_sb_printf(b, "</algo>\n");
 }
 
+/* The executor keeps a step's depid in 8 bits, so only thread blocks
+ * 0..MSCCL_MAX_WAITED_TB can be waited for: number those that are waited
+ * for first (a no-op unless a waited-for one is past that). */
+static ccs_status_t waited_first(xrank_t *xr, uint32_t rank, char *why,
+                                 size_t len, ccs_err_t *err)
+{
+    uint32_t n = xr->ntbs, nwaited = 0, last = 0;
+    int32_t *newid = NULL;      /* owned: [n] */
+    xtb_t *tbs = NULL;          /* owned until it replaces xr->tbs */
+    bool *waited = NULL;        /* owned: [n] */
+
+    if (n <= MSCCL_MAX_WAITED_TB + 1)
+        return CCS_OK;
+    waited = calloc(n, sizeof(*waited));
+    newid = malloc(n * sizeof(*newid));
+    tbs = malloc(n * sizeof(*tbs));
+    if (waited == NULL || newid == NULL || tbs == NULL) {
+        free(waited);
+        free(newid);
+        free(tbs);
+        return ccs_err_set(err, CCS_ERR_NOMEM, "msccl export: out of "
+                           "memory");
+    }
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t k = 0; k < xr->tbs[t].nsteps && !waited[t]; k++)
+            waited[t] = xr->tbs[t].steps[k].hasdep != 0;
+    for (uint32_t t = 0; t < n; t++)
+        if (waited[t]) {
+            nwaited++;
+            last = t;
+        }
+    if (nwaited > MSCCL_MAX_WAITED_TB + 1) {
+        snprintf(why, len, "rank %u has %u thread blocks that others wait "
+                 "for, and the executor keeps the thread block of a "
+                 "dependency in 8 bits (depid 0..%d)", rank, nwaited,
+                 MSCCL_MAX_WAITED_TB);
+        free(waited);
+        free(newid);
+        free(tbs);
+        return CCS_ERR_UNSUPPORTED;
+    }
+    if (last > MSCCL_MAX_WAITED_TB) {
+        uint32_t k = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (uint32_t t = 0; t < n; t++)
+                if (waited[t] == (pass == 0)) {
+                    newid[t] = (int32_t)k;
+                    tbs[k++] = xr->tbs[t];
+                }
+        for (uint32_t t = 0; t < n; t++)
+            for (uint32_t j = 0; j < tbs[t].nsteps; j++)
+                if (tbs[t].steps[j].depid >= 0)
+                    tbs[t].steps[j].depid = newid[tbs[t].steps[j].depid];
+        free(xr->tbs);
+        xr->tbs = tbs;      /* ownership moves to xr */
+        tbs = NULL;
+    }
+    free(waited);
+    free(newid);
+    free(tbs);
+    return CCS_OK;
+}
+
 /* Check one attempt against the limits; CCS_OK or a message. */
-static ccs_status_t check_limits(const work_t *w, const xrank_t *xr,
-                                 uint32_t rank, msccl_export_info_t *info,
-                                 char *why, size_t len)
+static ccs_status_t check_limits(work_t *w, xrank_t *xr, uint32_t rank,
+                                 msccl_export_info_t *info, char *why,
+                                 size_t len, ccs_err_t *err)
 {
     uint32_t nsend[MSCCL_MAX_CHANNELS] = { 0 }, nrecv[MSCCL_MAX_CHANNELS] = {
         0 };
-    uint32_t elems = 1 + xr->ntbs;
+    uint32_t elems = 1 + w->s->nranks + xr->ntbs;
+    ccs_status_t st;
 
+    if (xr->ntbs > info->max_tbs_per_rank)
+        info->max_tbs_per_rank = xr->ntbs;
+    if (xr->ntbs > w->max_tbs) {
+        if (!w->tbs_over || xr->ntbs < w->tbs_min) {
+            w->tbs_min = xr->ntbs;
+            w->tbs_min_rank = rank;
+        }
+        w->tbs_over = true;
+        w->over_tbs_now = true;
+        snprintf(why, len, "rank %u needs %u thread blocks", rank,
+                 xr->ntbs);
+        return CCS_ERR_UNSUPPORTED;
+    }
+    st = waited_first(xr, rank, why, len, err);
+    if (st != CCS_OK)
+        return st;
     for (uint32_t t = 0; t < xr->ntbs; t++) {
         const xtb_t *tb = &xr->tbs[t];
         elems += tb->nsteps;
@@ -187,14 +277,13 @@ static ccs_status_t check_limits(const work_t *w, const xrank_t *xr,
             return CCS_ERR_UNSUPPORTED;
         }
     }
-    if (xr->ntbs > info->max_tbs_per_rank)
-        info->max_tbs_per_rank = xr->ntbs;
     if (elems > info->max_elems_per_rank)
         info->max_elems_per_rank = elems;
-    if (elems > MSCCL_MAX_ELEMS_PER_RANK) {
-        snprintf(why, len, "rank %u needs %u XML elements, more than the "
-                 "%u the executor reads per GPU", rank, elems,
-                 MSCCL_MAX_ELEMS_PER_RANK);
+    if (elems >= MSCCL_MAX_ELEMS_PER_RANK) {
+        snprintf(why, len, "rank %u needs %u XML elements (the algo, %u "
+                 "gpu, its tb and step elements), and the executor's "
+                 "parser holds fewer than %u", rank, elems,
+                 w->s->nranks, MSCCL_MAX_ELEMS_PER_RANK);
         return CCS_ERR_UNSUPPORTED;
     }
     return CCS_OK;
@@ -207,6 +296,8 @@ static void work_free(work_t *w)
     free(w->send_tb);
     free(w->recv_tb);
     free(w->local_tb);
+    free(w->chain_send);
+    free(w->chain_recv);
     free(w->pair_send);
     free(w->pair_recv);
     free(w->writer);
@@ -279,6 +370,97 @@ static uint32_t peer_groups(const ccs_sched_t *s, uint8_t *seen,
     return MSCCL_MAX_CHANNELS;
 }
 
+/* Try the ways to lay the schedule out, best first; CCS_OK with xr and
+ * inf filled, or CCS_ERR_UNSUPPORTED with the last limit missed in why. */
+static ccs_status_t search(work_t *w, const msccl_export_opts_t *opt,
+                           xrank_t *xr, msccl_export_info_t *inf_out,
+                           uint8_t *seen, uint32_t want, char *why,
+                           size_t len, ccs_err_t *err)
+{
+    const ccs_sched_t *s = w->s;
+    uint32_t maxlanes = max_lanes(s);
+    msccl_export_info_t inf;
+    ccs_status_t st = CCS_ERR_UNSUPPORTED;
+
+    memset(&inf, 0, sizeof(inf));
+    snprintf(why, len, "%u channels asked", want);
+    /* Attempts, best first: every pipelined transfer of a step on its own
+     * lane (fewer lanes serialise them in one thread block, which costs
+     * more than any reordering), then the schedule's per-rank step order
+     * (its nops lengthen thread blocks, so it may need more time blocks
+     * and thus leave fewer channels for lanes), else only the data
+     * dependencies (what the GPU needs). */
+    /* With fewer lanes allowed, the lane cap halves while thread blocks
+     * are what is over: each lane is a thread block per peer. */
+    uint32_t cap = maxlanes;
+    int last_pass = -1;
+    for (int pass = opt->order_steps ? 0 : 1; pass < 4; pass++) {
+        bool full_lanes = pass < 2;
+        w->step_order = pass % 2 == 0;
+        if (w->step_order && !opt->order_steps)
+            continue;
+        if (pass != last_pass)
+            cap = maxlanes;
+        last_pass = pass;
+        bool over_before = w->tbs_over;
+        w->tbs_over = false;
+        for (uint32_t nblk = want; nblk <= MSCCL_MAX_CHANNELS; nblk++) {
+            uint32_t groups = 0;
+            for (uint32_t bk = 0; bk < nblk && groups <= MSCCL_MAX_CHANNELS;
+                 bk++) {
+                w->blk_base[bk] = groups;
+                w->blk_npg[bk] = peer_groups(s, seen, nblk, bk);
+                groups += w->blk_npg[bk];
+            }
+            if (groups > MSCCL_MAX_CHANNELS) {
+                snprintf(why, len, "cut into %u time blocks the "
+                         "schedule needs %u channels to keep at most %u "
+                         "peers per channel", nblk, groups,
+                         MSCCL_MAX_TB_PER_CHANNEL);
+                continue;
+            }
+            w->nblk = nblk;
+            w->nlanes = MSCCL_MAX_CHANNELS / groups;
+            if (w->nlanes > (full_lanes ? maxlanes : cap))
+                w->nlanes = full_lanes ? maxlanes : cap;
+            if (full_lanes && w->nlanes < maxlanes) {
+                snprintf(why, len, "cut into %u time blocks the "
+                         "schedule leaves %u channels for the %u "
+                         "transfers a step sends between one pair of "
+                         "ranks", nblk, w->nlanes, maxlanes);
+                break;  /* more time blocks leave fewer lanes still */
+            }
+            w->nch = groups * w->nlanes;
+            memset(&inf, 0, sizeof(inf));
+            for (uint32_t r = 0; r < s->nranks; r++)
+                msccl_xrank_free(&xr[r]);
+            st = CCS_OK;
+            w->over_tbs_now = false;
+            for (uint32_t r = 0; r < s->nranks && st == CCS_OK; r++) {
+                st = msccl_build_rank(w, r, &xr[r], &inf, err);
+                if (st == CCS_OK)
+                    st = check_limits(w, &xr[r], r, &inf, why, len, err);
+            }
+            if (st == CCS_ERR_UNSUPPORTED && !w->over_tbs_now) {
+                w->other_seen = true;
+                snprintf(w->other_why, sizeof(w->other_why), "%s", why);
+            }
+            if (st != CCS_ERR_UNSUPPORTED)
+                break;
+        }
+        bool over_now = w->tbs_over;
+        w->tbs_over = over_before || over_now;
+        if (st != CCS_ERR_UNSUPPORTED)
+            break;
+        if (!full_lanes && over_now && cap > 1) {
+            cap /= 2;
+            pass--;     /* the same pass with fewer lanes */
+        }
+    }
+    *inf_out = inf;
+    return st;
+}
+
 ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
                           char **xml, size_t *len, msccl_export_info_t *info,
                           ccs_err_t *err)
@@ -302,6 +484,20 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
     st = ccs_sched_validate(s, err);
     if (st != CCS_OK)
         return st;
+    /* The IR spells an in-switch reduction as point-to-point ops (what the
+     * verifier checks); written out, the executor would run exactly those
+     * copies, at about twice the NVLS time.  NCCL runs NVLS itself, so the
+     * honest file is none: the calls fall back to NCCL. */
+    if (sim_sched_nvls(s))
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "msccl export: the schedule reduces in the "
+                           "NVSwitch (nvls=1, NVLink SHARP) and MSCCL's XML "
+                           "has no in-switch reduction: the executor would "
+                           "run the point-to-point copies the schedule "
+                           "spells, about twice as slow; way out: write no "
+                           "XML for these sizes (calls no XML covers fall "
+                           "back to NCCL, which runs NVLS itself), or "
+                           "export a point-to-point algorithm");
     if (opt->outofplace != 0 && opt->outofplace != 1)
         return ccs_err_set(err, CCS_ERR_INVALID,
                            "msccl export: outofplace must be 0 or 1");
@@ -345,6 +541,11 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
     w.alias = inplace;
     w.max_tb_steps = opt->max_tb_steps ? opt->max_tb_steps
                                        : MSCCL_MAX_TB_STEPS;
+    w.max_tbs = opt->max_tbs ? opt->max_tbs : MSCCL_RESIDENT_TBS;
+    if (w.max_tbs > MSCCL_MAX_TBS)
+        return ccs_err_set(err, CCS_ERR_INVALID, "msccl export: %u thread "
+                           "blocks per GPU asked; the executor has ids for "
+                           "%u", w.max_tbs, MSCCL_MAX_TBS);
     w.nloc = 2 * s->nchunks + s->nscratch;
     w.plan = calloc(maxops + 1, sizeof(*w.plan));
     w.order = calloc(maxops + 1, sizeof(*w.order));
@@ -368,55 +569,50 @@ ccs_status_t msccl_export(const ccs_sched_t *s, const msccl_export_opts_t *opt,
                        sizeof(*w.send_tb));
     w.recv_tb = calloc((size_t)MSCCL_MAX_CHANNELS * s->nranks,
                        sizeof(*w.recv_tb));
-    if (w.send_tb == NULL || w.recv_tb == NULL) {
+    w.chain_send = calloc((size_t)MSCCL_MAX_CHANNELS * s->nranks,
+                          sizeof(*w.chain_send));
+    w.chain_recv = calloc((size_t)MSCCL_MAX_CHANNELS * s->nranks,
+                          sizeof(*w.chain_recv));
+    if (w.send_tb == NULL || w.recv_tb == NULL || w.chain_send == NULL ||
+        w.chain_recv == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "msccl export: out of memory");
         goto cleanup;
     }
     uint32_t want = opt->min_channels > 1 ? opt->min_channels : 1;
-    uint32_t maxlanes = max_lanes(s);
-    st = CCS_ERR_UNSUPPORTED;
-    snprintf(why, sizeof(why), "%u channels asked", want);
-    /* Keep the schedule's per-rank step order if the limits allow it,
-     * else only the data dependencies (what the GPU needs). */
-    for (int pass = opt->order_steps ? 0 : 1; pass < 2; pass++) {
-        w.step_order = pass == 0;
-        for (uint32_t nblk = want; nblk <= MSCCL_MAX_CHANNELS; nblk++) {
-            uint32_t groups = 0;
-            for (uint32_t bk = 0; bk < nblk && groups <= MSCCL_MAX_CHANNELS;
-                 bk++) {
-                w.blk_base[bk] = groups;
-                w.blk_npg[bk] = peer_groups(s, seen, nblk, bk);
-                groups += w.blk_npg[bk];
-            }
-            if (groups > MSCCL_MAX_CHANNELS) {
-                snprintf(why, sizeof(why), "cut into %u time blocks the "
-                         "schedule needs %u channels to keep at most %u "
-                         "peers per channel", nblk, groups,
-                         MSCCL_MAX_TB_PER_CHANNEL);
-                continue;
-            }
-            w.nblk = nblk;
-            w.nlanes = MSCCL_MAX_CHANNELS / groups;
-            if (w.nlanes > maxlanes)
-                w.nlanes = maxlanes;
-            w.nch = groups * w.nlanes;
-            memset(&inf, 0, sizeof(inf));
-            for (uint32_t r = 0; r < s->nranks; r++)
-                msccl_xrank_free(&xr[r]);
-            st = CCS_OK;
-            for (uint32_t r = 0; r < s->nranks && st == CCS_OK; r++) {
-                st = msccl_build_rank(&w, r, &xr[r], &inf, err);
-                if (st == CCS_OK)
-                    st = check_limits(&w, &xr[r], r, &inf, why,
-                                      sizeof(why));
-            }
-            if (st != CCS_ERR_UNSUPPORTED)
-                break;
-        }
-        if (st != CCS_ERR_UNSUPPORTED)
-            break;
+    st = search(&w, opt, xr, &inf, seen, want, why, sizeof(why), err);
+    if (st == CCS_ERR_UNSUPPORTED && w.tbs_over) {
+        /* A thread block per peer and direction is too many: one per
+         * peer, sending and receiving, halves them (its sends and
+         * receives then take turns). */
+        w.pair_same = true;
+        w.tbs_over = false;
+        w.other_seen = false;
+        st = search(&w, opt, xr, &inf, seen, want, why, sizeof(why), err);
     }
     inf.step_order = w.step_order;
+    /* Name the thread-block limit when it is all that stood in the way
+     * (no layout needs fewer than the smallest count met), else the last
+     * other limit missed. */
+    if (st == CCS_ERR_UNSUPPORTED && w.other_seen)
+        snprintf(why, sizeof(why), "%s", w.other_why);
+    else if (st == CCS_ERR_UNSUPPORTED && w.tbs_over)
+        snprintf(why, sizeof(why), "rank %u needs at least %u thread blocks "
+                 "(one per peer it exchanges with%s, per channel), more than "
+                 "the %u that can be resident at once (the executor's "
+                 "blocks wait for each other, one per SM)", w.tbs_min_rank,
+                 w.tbs_min, w.pair_same ? "" : " and direction", w.max_tbs);
+    if (st == CCS_ERR_UNSUPPORTED &&
+        ((w.tbs_over && !w.other_seen) || strstr(why, "8 bits") != NULL)) {
+        st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                         "msccl export: %s; way out: --max-tbs N up to the "
+                         "SM count of the GPU it runs on (132 on an H100 "
+                         "SXM; past %d only if at most %d of them are waited "
+                         "for), fewer ranks per MSCCL algorithm, or an "
+                         "algorithm that talks to fewer peers per rank "
+                         "(ring)", why, MSCCL_MAX_WAITED_TB + 1,
+                         MSCCL_MAX_WAITED_TB + 1);
+        goto cleanup;
+    }
     if (st == CCS_ERR_UNSUPPORTED) {
         bool steps = strstr(why, "steps per thread block") != NULL;
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
@@ -534,6 +730,10 @@ ccs_status_t msccl_write_algo_dir(const char *dir,
                            dir, strerror(errno));
     for (size_t i = 0; i < n; i++) {
         const ccs_sched_t *s = entries[i].sched;
+        /* No XML can say what NVLS does (msccl_export refuses it); leaving
+         * the window uncovered lets NCCL run NVLS there itself. */
+        if (sim_sched_nvls(s))
+            continue;
         if (base != NULL)
             o = *base;
         else

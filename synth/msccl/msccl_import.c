@@ -54,6 +54,7 @@
 void msccl_import_opts_init(msccl_import_opts_t *o)
 {
     o->max_tb_steps = MSCCL_MAX_TB_STEPS;
+    o->max_tbs = MSCCL_RESIDENT_TBS;
     o->check_limits = true;
 }
 

@@ -155,6 +155,9 @@ typedef struct xstep {
 typedef struct xtb {
     int32_t send, recv;     /* peers, -1 none */
     uint32_t chan;
+    int32_t pred[2];        /* the thread blocks that carried this one's
+                               send resp. receive connection (same peer
+                               and lane) in the previous time block, -1 */
     xstep_t *steps;         /* owned */
     uint32_t nsteps, cap;
 } xtb_t;
@@ -180,6 +183,16 @@ typedef struct work {
     uint32_t blk_npg[MSCCL_MAX_CHANNELS];  /* peer groups of a time block */
     uint32_t blk_base[MSCCL_MAX_CHANNELS]; /* its first group's index */
     bool step_order;        /* also keep each rank's step order */
+    uint32_t max_tbs;       /* thread blocks per GPU */
+    bool pair_same;         /* a peer's sends and receives share a thread
+                               block when no forwarding pairs them */
+    bool tbs_over;          /* an attempt had more than max_tbs */
+    uint32_t tbs_min;       /* the fewest thread blocks such an attempt
+                               needed on its first rank over, and that */
+    uint32_t tbs_min_rank;  /* rank */
+    bool over_tbs_now;      /* the last attempt failed on max_tbs */
+    bool other_seen;        /* an attempt failed on another limit, */
+    char other_why[256];    /* the last such */
     int32_t *prevk;         /* [ntb] last step of a tb in the rank's
                                previous IR step, -1 */
     int32_t *curk;          /* [ntb] same for the current IR step */
@@ -189,6 +202,9 @@ typedef struct work {
     int32_t *send_tb;       /* [nch * nranks] tb of (chan, send peer) */
     int32_t *recv_tb;       /* [nch * nranks] tb of (chan, recv peer) */
     int32_t *local_tb;      /* [nch] */
+    int32_t *chain_send;    /* [nranks * MSCCL_MAX_CHANNELS] latest tb
+                               sending to (peer, lane), -1 */
+    int32_t *chain_recv;    /* same for receiving */
     int32_t *pair_send;     /* [nranks] send peer paired with recv peer */
     int32_t *pair_recv;     /* [nranks] recv peer paired with send peer */
     uint32_t *cand;         /* fusion candidates (p, q): sparse list */

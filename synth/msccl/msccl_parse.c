@@ -382,11 +382,23 @@ static ccs_status_t parse_gpu(imp_t *m, xmlNodePtr n)
         if (st != CCS_OK)
             return st;
     }
-    uint32_t elems = 1 + (m->ntbs - first_tb) + (m->nsteps - first_step);
-    if (m->o->check_limits && elems > MSCCL_MAX_ELEMS_PER_RANK)
-        return msccl_fail(m, CCS_ERR_UNSUPPORTED, line, "gpu %d has %u XML "
-                    "elements; the executor reads at most %d per gpu", id,
-                    elems, MSCCL_MAX_ELEMS_PER_RANK);
+    /* The executor's parser holds the algo element, every gpu element
+     * and this gpu's tb and step elements, and fails on reaching
+     * MSCCL_MAX_ELEMS_PER_RANK. */
+    uint32_t elems = 1 + m->R + (m->ntbs - first_tb) +
+                     (m->nsteps - first_step);
+    if (m->o->check_limits && elems >= MSCCL_MAX_ELEMS_PER_RANK)
+        return msccl_fail(m, CCS_ERR_UNSUPPORTED, line, "gpu %d needs %u XML "
+                    "elements (the algo, %u gpu, its tb and step elements); "
+                    "the executor's parser holds fewer than %d", id, elems,
+                    m->R, MSCCL_MAX_ELEMS_PER_RANK);
+    uint32_t ntb = m->ntbs - first_tb;
+    if (m->o->check_limits && m->o->max_tbs > 0 && ntb > m->o->max_tbs)
+        return msccl_fail(m, CCS_ERR_UNSUPPORTED, line, "gpu %d has %u thread "
+                    "blocks, more than the %u that can be resident at once "
+                    "(the executor's blocks wait for each other, one per "
+                    "SM); --max-tbs N for a GPU with N SMs", id, ntb,
+                    m->o->max_tbs);
     g->first_tb = first_tb;
     g->ntb = m->ntbs - first_tb;
     return CCS_OK;
@@ -570,6 +582,16 @@ ccs_status_t msccl_check_program(imp_t *m)
             for (uint32_t k = 0; k < tb->n; k++) {
                 mstep_t *x = &m->steps[tb->first + k];
                 if (x->depid >= 0) {
+                    if (m->o->check_limits &&
+                        x->depid > MSCCL_MAX_WAITED_TB) {
+                        st = msccl_fail(m, CCS_ERR_UNSUPPORTED, x->line,
+                                  "gpu %u tb %d step %u: depid=\"%d\": the "
+                                  "executor keeps it in 8 bits, so only "
+                                  "thread blocks 0..%d can be waited for",
+                                  r, tb->id, k, x->depid,
+                                  MSCCL_MAX_WAITED_TB);
+                        goto cleanup;
+                    }
                     if ((uint32_t)x->depid >= g->ntb) {
                         st = msccl_fail(m, CCS_ERR_PARSE, x->line,
                                   "gpu %u tb %d "

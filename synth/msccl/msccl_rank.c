@@ -131,6 +131,7 @@ static ccs_status_t tb_new(xrank_t *xr, int32_t send, int32_t recv,
     p[xr->ntbs].send = send;
     p[xr->ntbs].recv = recv;
     p[xr->ntbs].chan = chan;
+    p[xr->ntbs].pred[0] = p[xr->ntbs].pred[1] = -1;
     *id = (int32_t)xr->ntbs++;
     return CCS_OK;
 }
@@ -237,6 +238,16 @@ static ccs_status_t place(work_t *w, xrank_t *xr, uint32_t t,
         for (uint32_t x = 0; x < xr->ntbs; x++)
             if (w->prevk[x] >= 0)
                 need(w, t, ((int64_t)x << 32) | (uint32_t)w->prevk[x]);
+    /* A thread block continuing a connection of the previous time block
+     * starts after it, as if the connection had stayed in one thread
+     * block: otherwise later pieces of a pipeline would start at once on
+     * their own channel and compete with the earlier ones for the link. */
+    if (tb->nsteps == 0)
+        for (int side = 0; side < 2; side++) {
+            int32_t p = tb->pred[side];
+            if (p >= 0 && xr->tbs[p].nsteps > 0)
+                need(w, t, ((int64_t)p << 32) | (xr->tbs[p].nsteps - 1));
+        }
     for (int i = 0; i < nrd; i++)
         for (uint32_t c = 0; c < rd[i].n; c++)
             need(w, t, w->writer[loc_of(w, rd[i].buf, rd[i].chunk + c)]);
@@ -293,6 +304,15 @@ static ccs_status_t place(work_t *w, xrank_t *xr, uint32_t t,
             w->nreaders[l] = 0;
         }
     return CCS_OK;
+}
+
+/* Record that tb carries the connection whose latest thread block is in
+ * *slot (side 0 sends, 1 receives). */
+static void chain(xrank_t *xr, int32_t *slot, int32_t tb, int side)
+{
+    if (*slot >= 0 && *slot != tb && xr->tbs[tb].pred[side] < 0)
+        xr->tbs[tb].pred[side] = *slot;
+    *slot = tb;
 }
 
 /* Pair receive peers with the send peers they forward to (greedy by
@@ -368,19 +388,25 @@ ccs_status_t msccl_build_rank(work_t *w, uint32_t rank, xrank_t *xr,
             w->pair_recv[q] = (int32_t)p;
         }
     }
+    if (w->pair_same)
+        for (uint32_t p = 0; p < R; p++)
+            if (w->pair_send[p] < 0 && w->pair_recv[p] < 0)
+                w->pair_send[p] = w->pair_recv[p] = (int32_t)p;
     /* 2. fuse where the pairing allows */
     for (uint32_t i = 0; i < n; i++) {
         if (!op_is_recv(&ops[i]) || w->plan[i].tb == -1)
             continue;
         int32_t j = find_forward(w, rank, i);
         if (j < 0 || w->pair_send[ops[i].peer] != ops[j].peer ||
-            w->plan[j].fused >= 0)
+            ops[j].peer == ops[i].peer || w->plan[j].fused >= 0)
             continue;
         w->plan[i].fused = j;
         w->plan[j].tb = -1;
     }
 
     /* 3. thread blocks */
+    for (uint32_t k = 0; k < R * MSCCL_MAX_CHANNELS; k++)
+        w->chain_send[k] = w->chain_recv[k] = -1;
     for (uint32_t c = 0; c < w->nch; c++) {
         w->local_tb[c] = -1;
         for (uint32_t p = 0; p < R; p++)
@@ -432,6 +458,13 @@ ccs_status_t msccl_build_rank(work_t *w, uint32_t rank, xrank_t *xr,
         if (rp >= 0)
             xr->tbs[tb].recv = rp;
         w->plan[i].tb = tb;
+        uint32_t lane = w->plan[i].lane % w->nlanes;
+        if (sp >= 0)
+            chain(xr, &w->chain_send[(uint32_t)sp * MSCCL_MAX_CHANNELS + lane],
+                  tb, 0);
+        if (rp >= 0)
+            chain(xr, &w->chain_recv[(uint32_t)rp * MSCCL_MAX_CHANNELS + lane],
+                  tb, 1);
     }
 
     /* 4. steps and dependencies, in IR step order, sends first */

@@ -139,6 +139,22 @@ expect 2 "mine.xml is not one of the tuner's files" -- \
 [ "$(ls "$tmp/tuned/msccl" | wc -l)" -eq "$before" ] ||
     { echo "FAIL: a refused tune --msccl changed msccl/"; fail=1; }
 
+# Thread blocks per GPU: all must be resident at once (one per SM), and
+# the executor has 1024 ids.  StragglAR at 64 ranks needs one per peer.
+expect 2 "bad --max-tbs '2000'" -- $C export --msccl --max-tbs 2000 x.ccs -o y
+expect 0 "" -- $C synth -q --algo stragglar --topo switch:64 -o "$tmp/s64.ccs"
+expect 0 "up to 63 thread blocks per gpu" -- \
+    $C export --msccl "$tmp/s64.ccs" -o "$tmp/s64.xml"
+expect 5 "more than the 32 that can be resident at once.*way out: --max-tbs" \
+    -- $C export --msccl --max-tbs 32 "$tmp/s64.ccs" -o "$tmp/s64b.xml"
+[ ! -e "$tmp/s64b.xml" ] || { echo "FAIL: a refused export wrote"; fail=1; }
+expect 5 "more than the 32 that can be resident" -- \
+    $C import --msccl --max-tbs 32 "$tmp/s64.xml"
+# NVLS reduces in the switch: no XML can say that, NCCL runs it itself.
+expect 0 "" -- $C synth -q --algo nvls --topo dgx-h100 -o "$tmp/nvls.ccs"
+expect 5 "has no in-switch reduction.*fall back to NCCL" -- \
+    $C export --msccl "$tmp/nvls.ccs" -o "$tmp/nvls.xml"
+
 # The public files (beside the project, as in CI).
 pub=${CCS_MSCCL_DIR:-../shared/msccl}
 if [ ! -d "$pub" ]; then

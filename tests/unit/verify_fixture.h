@@ -9,6 +9,21 @@
 
 #include "../../runtime/sched.h"
 
+/* The common tail of every fixture: finalize a schedule built without error
+ * and hand it to the caller (*out), or destroy it and return the error. */
+static ccs_status_t fixture_finish(ccs_sched_t *s, ccs_status_t st,
+                                   ccs_sched_t **out, ccs_err_t *err)
+{
+    if (st == CCS_OK)
+        st = ccs_sched_finalize(s, err);
+    if (st != CCS_OK) {
+        ccs_sched_destroy(s);
+        return st;
+    }
+    *out = s;
+    return CCS_OK;
+}
+
 /* Ring allreduce over n ranks, C = n chunks: n-1 reduce-scatter steps in
  * which rank r sends chunk (r - k) mod n to r+1, which stores
  * out = in (+) received; then n-1 all-gather steps forwarding the finished
@@ -42,14 +57,7 @@ static ccs_status_t fixture_ring_allreduce(uint32_t n, ccs_sched_t **out,
                                 CCS_BUF_OUT, c, 1, false, err);
         }
     }
-    if (st == CCS_OK)
-        st = ccs_sched_finalize(s, err);
-    if (st != CCS_OK) {
-        ccs_sched_destroy(s);
-        return st;
-    }
-    *out = s;
-    return CCS_OK;
+    return fixture_finish(s, st, out, err);
 }
 
 /* The ring allreduce of fixture_ring_allreduce with every chunk widened
@@ -84,14 +92,7 @@ static inline ccs_status_t fixture_ring_allreduce_wide(uint32_t n, uint32_t w,
                                 CCS_BUF_OUT, c, w, false, err);
         }
     }
-    if (st == CCS_OK)
-        st = ccs_sched_finalize(s, err);
-    if (st != CCS_OK) {
-        ccs_sched_destroy(s);
-        return st;
-    }
-    *out = s;
-    return CCS_OK;
+    return fixture_finish(s, st, out, err);
 }
 
 /* Direct allgather over n ranks (C = n): one step in which every rank
@@ -117,14 +118,7 @@ static ccs_status_t fixture_direct_allgather(uint32_t n, ccs_sched_t **out,
                                     1, false, err);
         }
     }
-    if (st == CCS_OK)
-        st = ccs_sched_finalize(s, err);
-    if (st != CCS_OK) {
-        ccs_sched_destroy(s);
-        return st;
-    }
-    *out = s;
-    return CCS_OK;
+    return fixture_finish(s, st, out, err);
 }
 
 #endif /* CCS_VERIFY_FIXTURE_H */
