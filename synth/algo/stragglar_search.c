@@ -721,14 +721,18 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
          * n of that parity in its range (plans may still finish below
          * their target).  A run's seed depends only on (n, T, i), so
          * skipping those runs changes no plan; it keeps every n <= 256
-         * well under 2 s. */
-        static const struct { uint32_t above_n, parity, extra; }
+         * well under 2 s.  Odd n above 256 have a larger waste budget
+         * at LB + 1 (2^K - n + K, K = ceil(log2 n): 118 at n = 403)
+         * and their runs at LB + 1 do succeed there (403, 691, 787: the
+         * first run), so the skip stops at 256; a run that fails there
+         * dies within a few dozen rounds (docs/stragglar.md). */
+        static const struct { uint32_t above_n, upto_n, parity, extra; }
             first_target[] = {
-                { 224, 1, 2 }, { 192, 0, 1 },
+                { 224, 256, 1, 2 }, { 192, UINT32_MAX, 0, 1 },
             };
         for (size_t i = 0; i < sizeof(first_target) / sizeof(first_target[0]);
              i++) {
-            if (n > first_target[i].above_n &&
+            if (n > first_target[i].above_n && n <= first_target[i].upto_n &&
                 n % 2 == first_target[i].parity) {
                 if (s.T < lb + first_target[i].extra)
                     s.T = lb + first_target[i].extra;
@@ -737,13 +741,26 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
         }
     }
     /* Even n above SRCH_CLASS_N: first the cheap class runs at LB + 1;
-     * the blossom's search below only when they fail. */
+     * the blossom's search below only when they fail.  Their plan is
+     * checked here, and any failure of theirs other than running out of
+     * memory (an error, a plan the checker rejects) sends the search on
+     * to the blossom's runs instead of failing the synthesis. */
     if (n > SRCH_CLASS_N && n % 2 == 0) {
         st = srch_class_runs(&s, tmp, lb, 1, &ok, err);
         if (st == CCS_OK && !ok)
             st = srch_class_runs(&s, tmp, lb + 1, SRCH_CLASS_RUNS, &ok, err);
-        if (st != CCS_OK)
+        if (st == CCS_OK && ok) {
+            st = srch_rename(&s, tmp, p, err);
+            if (st == CCS_OK)
+                st = stragglar_plan_check(p, err);
+            if (st == CCS_OK)
+                goto cleanup; /* p holds the plan */
+        }
+        if (st == CCS_ERR_NOMEM)
             goto cleanup;
+        st = CCS_OK;
+        ok = false;
+        p->nrounds = 0;
     }
     /* Targets from LB + 2 on (first_target): the second chance (variants,
      * beam) still tries LB + 1 first. */

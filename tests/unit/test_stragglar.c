@@ -196,17 +196,14 @@ TEST(pow2_large)
     }
 }
 
-/* Even n above 256 are planned first by the class b-matching
- * (stragglar_bmatch.c; the blossom's search only if it misses LB + 1).
- * Measured: 258 and 300 at LB, 306 and 384 at LB + 1, all by the class
- * runs (scripts/bench-stragglar-sweep.sh); asserted as upper bounds, and
- * the schedules must verify one-port. */
-TEST(class_bmatch_even)
+struct excess_case {
+    uint32_t n, excess;
+};
+
+/* Each n synthesizes within LB + excess rounds and verifies one-port. */
+static void check_excess(const struct excess_case *cases, size_t count)
 {
-    static const struct { uint32_t n, excess; } cases[] = {
-        { 258, 0 }, { 300, 0 }, { 306, 1 }, { 384, 1 },
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (size_t i = 0; i < count; i++) {
         uint32_t n = cases[i].n;
         ccs_err_t err = { { 0 } };
         verify_report_t rep;
@@ -223,6 +220,28 @@ TEST(class_bmatch_even)
         CHECK_MSG(rep.one_port, "n=%u: not one-port", n);
         ccs_sched_destroy(s);
     }
+}
+
+/* Even n above 256 are planned first by the class b-matching
+ * (stragglar_bmatch.c; the blossom's search only if it misses LB + 1).
+ * Measured: 258 and 300 at LB, 306 and 384 at LB + 1, all by the class
+ * runs (scripts/bench-stragglar-sweep.sh); asserted as upper bounds, and
+ * the schedules must verify one-port. */
+TEST(class_bmatch_even)
+{
+    static const struct excess_case cases[] = {
+        { 258, 0 }, { 300, 0 }, { 306, 1 }, { 384, 1 },
+    };
+    check_excess(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Odd n above 256 run the blossom's search at LB + 1 (the first-target
+ * skip stops at 256): 403 reaches LB + 1 with its first run (it ended at
+ * LB + 2 when the search started at LB + 2); 259 did before too. */
+TEST(odd_above_256_lb_plus_1)
+{
+    static const struct excess_case cases[] = { { 259, 1 }, { 403, 1 } };
+    check_excess(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* The symbolic verifier passes for every n in 2..64, one-port, and the
@@ -425,6 +444,7 @@ int main(void)
     RUN(round_counts);
     RUN(pow2_large);
     RUN(class_bmatch_even);
+    RUN(odd_above_256_lb_plus_1);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
