@@ -49,6 +49,25 @@ int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err)
     return cli_fail(cmd, cli_exit_code(st), "%s", ccs_err_msg(err, st));
 }
 
+int cli_fail_verify(const char *cmd, ccs_status_t st, const ccs_err_t *err,
+                    const char *fmt, ...)
+{
+    va_list ap;
+
+    if (st == CCS_ERR_VERIFY) {
+        fprintf(stderr, "ccsynth %s: ", cmd);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, ": %s\n", ccs_err_msg(err, st));
+        return CLI_EXIT_VERIFY;
+    }
+    if (st == CCS_ERR_NOMEM)
+        return cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory budget: %s",
+                        ccs_err_msg(err, st));
+    return cli_fail_status(cmd, st, err);
+}
+
 int cli_load_topo(const char *cmd, const char *spec, const topo_opts_t *opts,
                   topo_t **out)
 {

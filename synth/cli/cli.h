@@ -36,6 +36,14 @@ int cli_exit_code(ccs_status_t st);
 int cli_fail(const char *cmd, int code, const char *fmt, ...) CCS_PRINTF(3, 4);
 /* Print "ccsynth <cmd>: <err message>" and return cli_exit_code(st). */
 int cli_fail_status(const char *cmd, ccs_status_t st, const ccs_err_t *err);
+/* Report a failed verify_sched.  A verdict on the schedule prints
+ * "ccsynth <cmd>: <fmt ...>: <err message>" and returns CLI_EXIT_VERIFY; a
+ * verifier that ran out of room (its memory budget, malloc) has said
+ * nothing about the schedule, which may be correct, so that prints "out of
+ * memory budget: ..." and returns CLI_EXIT_INTERNAL; any other status
+ * (a limit of the verifier's) is cli_fail_status. */
+int cli_fail_verify(const char *cmd, ccs_status_t st, const ccs_err_t *err,
+                    const char *fmt, ...) CCS_PRINTF(4, 5);
 
 /* Load a topology with the --alpha/--bw overrides; prints the error and
  * returns the exit code on failure (0 on success). */

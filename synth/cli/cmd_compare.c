@@ -369,9 +369,8 @@ int cmd_compare(int argc, char **argv)
             if (st != CCS_OK) {
                 ccs_err_prefix(&err, "%s %s on %s: ", names[a],
                                ccs_coll_str(p.coll), topo->name);
-                rc = cli_fail(cmd, CLI_EXIT_VERIFY,
-                              "schedule failed verification: %s",
-                              ccs_err_msg(&err, st));
+                rc = cli_fail_verify(cmd, st, &err,
+                                     "schedule failed verification");
                 ccs_sched_destroy(s);
                 goto cleanup;
             }

@@ -219,8 +219,7 @@ int cmd_export(int argc, char **argv)
      * on the GPU, where nothing checks it. */
     st = verify_sched(s, NULL, &err);
     if (st != CCS_OK) {
-        rc = cli_fail(cmd, CLI_EXIT_VERIFY, "%s: verification failed: %s",
-                      input, ccs_err_msg(&err, st));
+        rc = cli_fail_verify(cmd, st, &err, "%s: verification failed", input);
         goto cleanup;
     }
     if (strcmp(output, "-") == 0) {

@@ -158,9 +158,9 @@ int cmd_import(int argc, char **argv)
     }
     st = verify_sched(s, &rep, &err);
     if (st != CCS_OK) {
-        rc = cli_fail(cmd, CLI_EXIT_VERIFY, "%s: the algorithm is wrong "
-                      "(as laid out in ccsynth's lock-step schedule): %s",
-                      path, ccs_err_msg(&err, st));
+        rc = cli_fail_verify(cmd, st, &err, "%s: the algorithm is wrong (as "
+                             "laid out in ccsynth's lock-step schedule)",
+                             path);
         goto cleanup;
     }
     if (output != NULL) {

@@ -187,16 +187,7 @@ int cmd_synth(int argc, char **argv)
     if (st != CCS_OK) {
         ccs_err_prefix(&err, "%s %s on %s: ", algo, ccs_coll_str(p.coll),
                        topo->name);
-        /* Only a verdict on the schedule is a failed verification; a
-         * verifier that ran out of room (its state budget, malloc) has
-         * said nothing about the schedule, and a schedule that may be
-         * correct must not read as a broken one. */
-        if (st == CCS_ERR_NOMEM)
-            rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "out of memory budget: %s",
-                          ccs_err_msg(&err, st));
-        else
-            rc = cli_fail(cmd, CLI_EXIT_VERIFY, "schedule failed "
-                          "verification: %s", ccs_err_msg(&err, st));
+        rc = cli_fail_verify(cmd, st, &err, "schedule failed verification");
         goto cleanup;
     }
     if (output != NULL) {

@@ -106,12 +106,13 @@ static int verify_one(const char *path, bool json, bool quiet, bool first)
     }
     st = verify_sched(s, &rep, &err);
     if (st != CCS_OK) {
-        rc = st == CCS_ERR_VERIFY ? CLI_EXIT_VERIFY : cli_exit_code(st);
-        if (json)
+        if (json) {
+            rc = cli_exit_code(st);
             json_fail(path, st, ccs_err_msg(&err, st));
-        else
-            cli_fail("verify", rc, "%s: verification failed: %s", path,
-                     ccs_err_msg(&err, st));
+        } else {
+            rc = cli_fail_verify("verify", st, &err, "%s: verification failed",
+                                 path);
+        }
         goto cleanup;
     }
     rc = CLI_EXIT_OK;
