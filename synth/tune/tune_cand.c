@@ -250,6 +250,30 @@ static ccs_status_t cand_init(tctx_t *c, tcand_t *k, uint32_t pipeline,
     return CCS_OK;
 }
 
+/* Try one more configuration as a->cand[*n]: kept (*n grows) when it is
+ * feasible, freed when not.  On an error the slot stays counted in
+ * a->ncand so that tune_algo_free releases what it holds. */
+static ccs_status_t cand_add(tctx_t *c, talgo_t *a, uint32_t *n,
+                             uint32_t pipeline, uint32_t chunks_param,
+                             uint64_t eff)
+{
+    ccs_status_t st;
+    bool ok;
+
+    st = cand_init(c, &a->cand[*n], pipeline, chunks_param, eff);
+    if (st == CCS_OK)
+        st = cand_feasible(c, a, &a->cand[*n], &ok);
+    if (st != CCS_OK) {
+        a->ncand = *n + 1;
+        return st;
+    }
+    if (ok)
+        (*n)++;
+    else
+        cand_free(&a->cand[*n]);
+    return CCS_OK;
+}
+
 /* Build the default configuration and lay out the algorithm's axis. */
 ccs_status_t tune_algo_setup(tctx_t *c, talgo_t *a, const uint32_t *pipes,
                              uint32_t npipes)
@@ -258,7 +282,6 @@ ccs_status_t tune_algo_setup(tctx_t *c, talgo_t *a, const uint32_t *pipes,
     uint32_t maxc = npipes + o->nchunks + 3, n = 0, c0;
     tcand_t def;
     ccs_status_t st;
-    bool ok;
 
     a->best = malloc(c->nsizes * sizeof(*a->best));   /* owned by a */
     a->keep = calloc(c->nsizes, 1);                   /* owned by a */
@@ -292,17 +315,9 @@ ccs_status_t tune_algo_setup(tctx_t *c, talgo_t *a, const uint32_t *pipes,
     for (uint32_t j = 0; j < npipes; j++) {
         if (pipes[j] == 1)
             continue;
-        st = cand_init(c, &a->cand[n], pipes[j], 0, (uint64_t)c0 * pipes[j]);
-        if (st == CCS_OK)
-            st = cand_feasible(c, a, &a->cand[n], &ok);
-        if (st != CCS_OK) {
-            a->ncand = n + 1;
+        st = cand_add(c, a, &n, pipes[j], 0, (uint64_t)c0 * pipes[j]);
+        if (st != CCS_OK)
             return st;
-        }
-        if (ok)
-            n++;
-        else
-            cand_free(&a->cand[n]);
     }
     for (uint32_t j = 0; j < o->nchunks + 3; j++) {
         uint32_t cc, div;
@@ -320,17 +335,9 @@ ccs_status_t tune_algo_setup(tctx_t *c, talgo_t *a, const uint32_t *pipes,
             dup = a->cand[q].eff == cc;
         if (dup || cc == 0)
             continue;
-        st = cand_init(c, &a->cand[n], 1, cc, cc);
-        if (st == CCS_OK)
-            st = cand_feasible(c, a, &a->cand[n], &ok);
-        if (st != CCS_OK) {
-            a->ncand = n + 1;
+        st = cand_add(c, a, &n, 1, cc, cc);
+        if (st != CCS_OK)
             return st;
-        }
-        if (ok)
-            n++;
-        else
-            cand_free(&a->cand[n]);
     }
     /* Insertion sort by chunk count; a pipeline beats an explicit count
      * for the same count (dropped above), so the order is total. */
