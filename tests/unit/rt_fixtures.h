@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../runtime/ccs_int.h"
 #include "../../runtime/sched.h"
 
 #define FX_MOD(a, n) ((uint32_t)((((int64_t)(a)) % (n) + (n)) % (n)))
@@ -30,6 +31,18 @@ static inline ccs_sched_t *fx_finish(ccs_sched_t *s)
         return NULL;
     }
     return s;
+}
+
+/* A plan of the fixture `s`, which it consumes (destroyed either way);
+ * NULL when s is NULL or the loader refuses it.  The caller owns the plan. */
+static inline ccs_plan_t *fx_plan_of(ccs_sched_t *s)
+{
+    ccs_plan_t *p = NULL;
+
+    if (s == NULL || ccs_plan_from_sched(s, &p, NULL) != CCS_OK)
+        p = NULL;
+    ccs_sched_destroy(s);
+    return p;
 }
 
 /* Ring reduce-scatter among ranks[0..k) over k blocks of `per` chunks at

@@ -82,18 +82,9 @@ static void run_world(int R, ccs_comm_t **c, const ccs_plan_t **plans,
     }
 }
 
-static ccs_plan_t *plan_of(ccs_sched_t *s)
-{
-    ccs_plan_t *p = NULL;
-    if (s == NULL || ccs_plan_from_sched(s, &p, NULL) != CCS_OK)
-        p = NULL;
-    ccs_sched_destroy(s);
-    return p;
-}
-
 TEST(count_mismatch_fails_every_rank)
 {
-    ccs_plan_t *p = plan_of(fx_ring_allreduce(3, 1));
+    ccs_plan_t *p = fx_plan_of(fx_ring_allreduce(3, 1));
     ccs_comm_t *c[3];
     const ccs_plan_t *plans[3] = { p, p, p };
     size_t counts[3] = { 30, 30, 31 };
@@ -117,8 +108,8 @@ TEST(count_mismatch_fails_every_rank)
 
 TEST(plan_mismatch_fails_every_rank)
 {
-    ccs_plan_t *p1 = plan_of(fx_ring_allreduce(2, 1));
-    ccs_plan_t *p2 = plan_of(fx_ring_allreduce(2, 2));
+    ccs_plan_t *p1 = fx_plan_of(fx_ring_allreduce(2, 1));
+    ccs_plan_t *p2 = fx_plan_of(fx_ring_allreduce(2, 2));
     ccs_comm_t *c[2];
     const ccs_plan_t *plans[2] = { p1, p2 };
     size_t counts[2] = { 64, 64 };
@@ -141,7 +132,7 @@ TEST(plan_mismatch_fails_every_rank)
 /* Rank 2 never calls: the others fail within the timeout, naming it. */
 TEST(absent_rank_times_out_naming_peer)
 {
-    ccs_plan_t *p = plan_of(fx_ring_allreduce(3, 1));
+    ccs_plan_t *p = fx_plan_of(fx_ring_allreduce(3, 1));
     ccs_comm_t *c[3];
     const ccs_plan_t *plans[3] = { p, p, p };
     size_t counts[3] = { 30, 30, 30 };
@@ -175,7 +166,7 @@ TEST(absent_rank_times_out_naming_peer)
  * small messages, large ones (moved in pieces), and one of each. */
 TEST(size_mismatch_without_call_check)
 {
-    ccs_plan_t *p = plan_of(fx_ring_allreduce(2, 1));
+    ccs_plan_t *p = fx_plan_of(fx_ring_allreduce(2, 1));
     const ccs_plan_t *plans[2] = { p, p };
     static const size_t pairs[][2] = { { 64, 128 },
                                        { 1 << 20, (1 << 20) + 64 },
@@ -225,7 +216,7 @@ fail:
 
 TEST(more_messages_than_slots_small_and_large)
 {
-    ccs_plan_t *p = plan_of(many_messages(40));
+    ccs_plan_t *p = fx_plan_of(many_messages(40));
     ccs_comm_t *c[2];
     /* 40 elements: 4-byte messages; 40 * 8192: 32 KiB messages (pulled
      * by the receiver). */
@@ -295,8 +286,8 @@ static int mpi_case(const char *name)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     memset(a, 0, sizeof(a));
-    p1 = plan_of(fx_ring_allreduce((uint32_t)size, 1));
-    p2 = plan_of(fx_ring_allreduce((uint32_t)size, 2));
+    p1 = fx_plan_of(fx_ring_allreduce((uint32_t)size, 1));
+    p2 = fx_plan_of(fx_ring_allreduce((uint32_t)size, 2));
     if (p1 == NULL || p2 == NULL ||
         ccs_comm_init_mpi(&world, &comm) != CCS_OK) {
         fprintf(stderr, "rank %d: set-up failed\n", rank);

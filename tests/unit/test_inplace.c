@@ -100,18 +100,9 @@ static size_t run_inplace(const ccs_plan_t *plan, int R, size_t n,
     return wrong;
 }
 
-static ccs_plan_t *plan_of(ccs_sched_t *s)
-{
-    ccs_plan_t *p = NULL;
-    if (s == NULL || ccs_plan_from_sched(s, &p, NULL) != CCS_OK)
-        p = NULL;
-    ccs_sched_destroy(s);
-    return p;
-}
-
 TEST(same_step_conflict_stages_receives_not_input)
 {
-    ccs_plan_t *p = plan_of(exchange(4));
+    ccs_plan_t *p = fx_plan_of(exchange(4));
     static const size_t counts[] = { 1, 7, 1000, 40003, 1 << 20 };
     int staged[8];
 
@@ -128,7 +119,7 @@ TEST(same_step_conflict_stages_receives_not_input)
 
 TEST(later_read_copies_input)
 {
-    ccs_plan_t *p = plan_of(fx_direct_hazard(2, 3));
+    ccs_plan_t *p = fx_plan_of(fx_direct_hazard(2, 3));
     int staged[8];
 
     CHECK(p != NULL);
@@ -141,7 +132,7 @@ TEST(later_read_copies_input)
 TEST(straggler_fixture_in_place)
 {
     for (uint32_t R = 3; R <= 5; R++) {
-        ccs_plan_t *p = plan_of(fx_straggler(R, R - 1));
+        ccs_plan_t *p = fx_plan_of(fx_straggler(R, R - 1));
         int staged[8];
         CHECK(p != NULL);
         CHECK_EQ_INT(run_inplace(p, (int)R, 30011, staged), 0);

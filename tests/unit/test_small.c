@@ -49,20 +49,11 @@ static void *job_main(void *arg)
     return NULL;
 }
 
-static ccs_plan_t *plan_of(ccs_sched_t *s)
-{
-    ccs_plan_t *p = NULL;
-    if (s == NULL || ccs_plan_from_sched(s, &p, NULL) != CCS_OK)
-        p = NULL;
-    ccs_sched_destroy(s);
-    return p;
-}
-
 TEST(small_exchange_every_type_and_op)
 {
     static const size_t counts[] = { 1, 7, 100 };
     for (int R = 2; R <= 5; R++) {
-        ccs_plan_t *p = plan_of(fx_ring_allreduce((uint32_t)R, 1));
+        ccs_plan_t *p = fx_plan_of(fx_ring_allreduce((uint32_t)R, 1));
         ccs_comm_t *c[8];
         CHECK(p != NULL);
         CHECK_STATUS(ccs_comm_init_threads(R, c), CCS_OK);
@@ -135,7 +126,7 @@ TEST(threshold_decides_exchange_or_plan)
 
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int R = cases[k].R;
-        ccs_plan_t *p = plan_of(fx_ring_allreduce((uint32_t)R, 1));
+        ccs_plan_t *p = fx_plan_of(fx_ring_allreduce((uint32_t)R, 1));
         ccs_comm_t *c[MAX_R];
         job_t j[MAX_R];
         pthread_t th[MAX_R];
