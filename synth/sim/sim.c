@@ -653,42 +653,6 @@ static void handle(sim_t *sim, const event_t *e)
     }
 }
 
-/* ---- prefetching ---- */
-
-/* At 1024 ranks a batch of simultaneous events touches more flows, pipes,
- * transfers and groups than the first-level cache holds, so nearly every
- * one of them was a miss by the time its event was handled.  The order of
- * the events of bucket 0 is final, so the lines the coming events will
- * need are asked for ahead of time: at PF_FAR the records the event names
- * directly, at PF_NEAR (by then those have arrived) the ones they point
- * to.  Prefetches change no state, hence no result. */
-#define PF_FAR 16
-#define PF_NEAR 6
-
-static void prefetch_far(const sim_t *sim, const event_t *e)
-{
-    if (e->type == EV_DONE)
-        __builtin_prefetch(&sim->flows[e->a]);
-    else if (e->type == EV_BW || e->type == EV_ZDONE)
-        __builtin_prefetch(&sim->tr[e->a]);
-}
-
-static void prefetch_near(const sim_t *sim, const event_t *e)
-{
-    if (e->type == EV_DONE) {
-        const flow_t *f = &sim->flows[e->a];
-        if (f->version != e->v)
-            return;
-        __builtin_prefetch(&sim->tr[f->xfer]);
-        __builtin_prefetch(&sim->pipes[sim->route_pipes[f->rp_off]]);
-        __builtin_prefetch(&sim->pos[(size_t)e->a * sim->maxhops]);
-    } else if (e->type == EV_BW) {
-        const sim_route_t *r = &sim->route[sim->tr[e->a].route];
-        __builtin_prefetch(r);
-        __builtin_prefetch(&sim->route_pipes[r->off]);
-    }
-}
-
 /* ---- running ---- */
 
 static void reset_run(sim_t *sim)
@@ -799,11 +763,6 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         while (!sim->failed && simq_peek(&sim->queue, &next) &&
                next <= lim) {
             event_t e;
-            const event_t *ahead;
-            if ((ahead = simq_ahead(&sim->queue, PF_FAR)) != NULL)
-                prefetch_far(sim, ahead);
-            if ((ahead = simq_ahead(&sim->queue, PF_NEAR)) != NULL)
-                prefetch_near(sim, ahead);
             if (simq_pop(&sim->queue, &e) != SIMQ_OK) {
                 sim->failed = true;
                 break;

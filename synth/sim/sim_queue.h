@@ -65,14 +65,6 @@ simq_status_t simq_push(sim_queue_t *q, double t, uint32_t type, uint32_t a,
  * any time from the last one taken out on. */
 bool simq_peek(const sim_queue_t *q, double *t);
 
-/* The event k places behind the next one, when it is already known to
- * be (it waits in bucket 0, whose order is final); NULL otherwise.  For
- * prefetching only: the queue is not changed. */
-static inline const event_t *simq_ahead(const sim_queue_t *q, uint32_t k)
-{
-    return q->len[0] - q->head > k ? &q->bucket[0][q->head + k] : NULL;
-}
-
 /* Take the earliest event out (the queue must not be empty).  SIMQ_NOMEM
  * when moving events between buckets failed, after which the queue has
  * lost events and must be reset before reuse. */
