@@ -50,12 +50,20 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
 
     v->nops = (uint32_t)total;
     /* All owned by v, freed by vctx_free. */
-    v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
-    v->order = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    /* The step order as a permutation (4 bytes per op) only where walking
+     * every rank in every step would cost more than a few passes over
+     * the ops: dense schedules (a ring's every rank works in every step)
+     * are walked through per-rank cursors instead (list_by_order). */
+    v->use_order = (uint64_t)s->nsteps * s->nranks > VERIFY_CURSOR_WALK *
+                                                      total;
+    if (v->use_order) {
+        v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
+        v->order = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    }
     v->rank_of = malloc((size_t)(total ? total : 1) * sizeof(uint16_t));
     v->xsend = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
-    if (v->step_start == NULL || v->order == NULL || v->rank_of == NULL ||
-        v->xsend == NULL)
+    if ((v->use_order && (v->step_start == NULL || v->order == NULL)) ||
+        v->rank_of == NULL || v->xsend == NULL)
         return ccs_err_set(v->err, CCS_ERR_NOMEM,
                            "out of memory indexing %llu ops",
                            (unsigned long long)total);
@@ -70,7 +78,8 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
             v->rank_of[f] = (uint16_t)r;
             if (i > 0 && ops[i].step != ops[i - 1].step)
                 sends = recvs = 0;
-            v->step_start[ops[i].step + 1]++;
+            if (v->use_order)
+                v->step_start[ops[i].step + 1]++;
             if (ops[i].kind == CCS_OP_SEND) {
                 /* ccs_sched_validate bounds chunks by CCS_MAX_CHUNKS
                  * (2^24) and buffers by 3. */
@@ -96,6 +105,8 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
                     rep->max_recvs_per_step <= 1;
     rep->nsteps = s->nsteps;
     rep->nops = total;
+    if (!v->use_order)
+        return CCS_OK;
 
     /* Counting sort by step; flat order within a step is (rank, op
      * order), the order ops of a step are checked in. */
