@@ -229,14 +229,12 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
     int32_t *rbuf = NULL;     /* owned here: route buffer */
     ccs_status_t st = CCS_OK;
     uint64_t nsend = 0, ngrp = 0;
-    ccs_pairing_t pair;
 
     /* The IR's pairing rule decides whether the transfers match; past it,
      * each receiver's incoming sends per step are exactly its receives. */
-    st = ccs_sched_pair(s, CCS_ERR_VERIFY, &pair, err);
+    st = ccs_sched_pair_check(s, CCS_ERR_VERIFY, err);
     if (st != CCS_OK)
         return st;
-    ccs_pairing_free(&pair);
     sim->step_tr_start = calloc((size_t)ns + 2, sizeof(uint32_t));
     sim->step_grp_start = calloc((size_t)ns + 2, sizeof(uint32_t));
     if (sim->step_tr_start == NULL || sim->step_grp_start == NULL)
