@@ -751,6 +751,12 @@ ccs_status_t vseg_build(vctx_t *v)
         if (v->lw[c] != VNONE)
             v->final[v->lw[c] / 64] |= UINT64_C(1) << (v->lw[c] % 64);
     }
+    /* Listing through per-rank cursors knows each op's rank: the ranks
+     * go before the column lists, the peak's largest part, are made. */
+    if (!v->use_order) {
+        free(v->rank_of);
+        v->rank_of = NULL;
+    }
     st = list_columns(v);
     /* What only the sweep and the listing needed. */
     free(v->order);
