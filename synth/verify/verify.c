@@ -26,7 +26,8 @@
  * written cells column by column, the unwritten ones by count.
  *
  * Cost: O(ops x segments per op x ceil(R / 64)) time, plus a sort of the
- * cut points.  Memory besides the schedule: about 14 bytes per op, 20 per
+ * cut points.  Memory besides the schedule: about 14 bytes per op (10
+ * when the column lists are made through per-rank cursors), 20 per
  * piece, 8 per (rank, segment that holds state) and, for the largest
  * column only, 8 * ceil(R / 64) + 16 bytes per cell it writes (vseg_budget
  * has the formula; past VERIFY_MEM_LIMIT the verifier refuses up front).
@@ -206,9 +207,8 @@ ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
     v.s = s;
     v.err = err;
     v.W = (s->nranks + 63) / 64;
-    /* Pairing first: its scratch arrays (about 24 bytes per op) are gone
-     * before the verifier's own indexes are made, which keeps the peak
-     * lower. */
+    /* Pairing first: its scratch (4 bytes per send) is gone before the
+     * verifier's own indexes are made, which keeps the peak lower. */
     if (ccs_sched_total_ops(s) >= UINT32_MAX) {
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                          "%llu ops: too many for the verifier",

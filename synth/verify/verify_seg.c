@@ -451,14 +451,15 @@ static ccs_status_t index_pieces(vctx_t *v)
 }
 
 /* The verifier's memory besides the schedule: per op the rank, step order,
- * pairing and each receive's send position (14 bytes) and the piece index
+ * pairing and each receive's send position (14 bytes; 10 without the
+ * step-order permutation, VERIFY_CURSOR_WALK) and the piece index
  * (4, when ops span several segments); per piece its column, its (piece,
  * rank, send position) entry in the column lists and at most one fill
  * cursor (20); the last-writer and live-slot
  * tables (8 bytes per rank per stateful segment); per live cell of the
  * largest column 8 * ceil(R / 64) + 16 bytes (checked as the column
  * grows).  Refused up front past VERIFY_MEM_LIMIT.  The pairing's own
- * scratch (ccs_sched_pair, about 28 bytes per op) is gone by then. */
+ * scratch (ccs_sched_pair, 4 bytes per send) is gone by then. */
 static ccs_status_t vseg_budget(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
