@@ -27,7 +27,7 @@ typedef struct xfer {
 typedef struct sim_route {
     double alpha;         /* seconds: the sum of its links' alphas */
     uint32_t off;         /* its pipes: route_pipes[off .. off+len) */
-    uint32_t len : 24;    /* hops (build_xfers refuses longer routes) */
+    uint32_t len : 24;    /* hops (routes_reserve refuses longer routes) */
     uint32_t hw : 8;      /* SIM_HW_* (protocols) */
 } sim_route_t;
 
@@ -171,7 +171,7 @@ struct sim {
     uint32_t ndirty;
     uint32_t *comp_pipes;  /* [npipes] */
     uint32_t *comp_flows;  /* [flows_cap] */
-    flow_t *flows;         /* [flows_cap], line-aligned (flow_slot) */
+    flow_t *flows;         /* [flows_cap], line-aligned (flows_grow) */
     uint32_t *pos;         /* [flows_cap * maxhops] index in pipe list */
     uint32_t *free_slots;  /* [flows_cap] */
     uint32_t nfree, flows_used, flows_cap, pos_cap;
