@@ -282,8 +282,11 @@ typedef struct ccs_pairing {
 /* Pair every receive with its send: between one (sender, receiver) pair in
  * one step the k-th send matches the k-th receive in op order, with the
  * same chunk count.  `s` must pass ccs_sched_validate (peers in range, ops
- * sorted by step).  Linear time: counting sorts by receiver and sender,
- * O(ops + ranks).  On a mismatch returns `fail` (the caller's status:
+ * sorted by step).  The sends are scattered by receiver and each
+ * receiver's receives sorted by sender (counting passes), and each send's
+ * sender is found by a galloping search: O(ops + ranks) when a receiver
+ * hears from few senders, O(ops log ranks) at worst; scratch 4 bytes per
+ * send besides the result.  On a mismatch returns `fail` (the caller's status:
  * CCS_ERR_VERIFY, CCS_ERR_FORMAT) with the first one in (step, receiver,
  * sender) order:
  *   "step 3, rank 1: send of out[2] to rank 0 has no matching receive",

@@ -64,36 +64,6 @@ typedef struct xend {
     uint32_t step, dst, src, flat;
 } xend_t;
 
-enum { KEY_DST, KEY_SRC };
-
-/* Stable counting sort of in[0..n) by one key field into out; cnt has
- * room for nkeys + 1 counters. */
-static void xend_csort(const xend_t *in, xend_t *out, uint32_t n, int key,
-                       uint32_t nkeys, uint32_t *cnt)
-{
-#define KEY_OF(e) (key == KEY_DST ? (e).dst : (e).src)
-    memset(cnt, 0, ((size_t)nkeys + 1) * sizeof(*cnt));
-    for (uint32_t i = 0; i < n; i++)
-        cnt[KEY_OF(in[i]) + 1]++;
-    for (uint32_t k = 0; k < nkeys; k++)
-        cnt[k + 1] += cnt[k];
-    for (uint32_t i = 0; i < n; i++)
-        out[cnt[KEY_OF(in[i])]++] = in[i];
-#undef KEY_OF
-}
-
-/* The merge order: (dst, src, step). */
-static int xend_cmp(const xend_t *a, const xend_t *b)
-{
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return 0;
-}
-
 /* The reporting order: (step, dst, src). */
 static int xend_step_cmp(const xend_t *a, const xend_t *b)
 {
@@ -122,14 +92,66 @@ void ccs_pairing_free(ccs_pairing_t *p)
     p->mate = NULL;
 }
 
+/* The rank r >= from whose ops hold flat index f (base[from] <= f <
+ * base[nranks]): a galloping search, so that walking increasing indices
+ * costs little more than the ranks passed. */
+static uint32_t rank_of_flat(const uint32_t *base, uint32_t nranks,
+                             uint32_t from, uint32_t f)
+{
+    uint32_t lo = from, hi = from + 1, step = 1;
+
+    while (hi < nranks && base[hi] <= f) {
+        lo = hi;
+        hi = lo + step;
+        step *= 2;
+    }
+    if (hi > nranks)
+        hi = nranks;
+    while (hi - lo > 1) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (base[m] <= f)
+            lo = m;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* Stable sort of one rank's receive indices k[0..n) by their ops' peer:
+ * two 8-bit counting passes (peers are below 2^16). */
+static void sort_recvs_by_peer(const ccs_op_t *ops, uint32_t *k,
+                               uint32_t *tmp, uint32_t n)
+{
+    uint32_t cnt[257];
+
+    for (unsigned shift = 0; shift < 16; shift += 8) {
+        memset(cnt, 0, sizeof(cnt));
+        for (uint32_t i = 0; i < n; i++)
+            cnt[(((uint32_t)ops[k[i]].peer >> shift) & 0xff) + 1]++;
+        for (unsigned b = 0; b < 256; b++)
+            cnt[b + 1] += cnt[b];
+        for (uint32_t i = 0; i < n; i++)
+            tmp[cnt[((uint32_t)ops[k[i]].peer >> shift) & 0xff]++] = k[i];
+        memcpy(k, tmp, (size_t)n * sizeof(*k));
+    }
+}
+
+/* Sends go to buckets by receiver (their flat indices only: a bucket is
+ * in (sender, op order), so its indices increase and each one's sender is
+ * found by a short search), and each receiver's receives, stably sorted
+ * by sender, are merged with its bucket.  Scratch: 4 bytes per send plus
+ * one rank's receives, besides the pairing itself (a record of every
+ * endpoint and a sorting copy of them cost about 24 bytes per op, the
+ * largest part of a synthesis' peak memory). */
 ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
                             ccs_pairing_t *out, ccs_err_t *err)
 {
     ccs_pairing_t p = { NULL, NULL };  /* handed to *out on success */
-    xend_t *snd = NULL, *rcv = NULL, *tmp = NULL;  /* freed at cleanup */
-    uint32_t *cnt = NULL;                          /* freed at cleanup */
+    uint32_t *pos = NULL;   /* [R + 1] bucket starts, then ends; freed */
+    uint32_t *snd = NULL;   /* [ns] send flat indices by receiver; freed */
+    uint32_t *rk = NULL, *tmp = NULL;  /* [most_recv] one rank's; freed */
     uint64_t total = ccs_sched_total_ops(s);
-    uint32_t ns = 0, nr = 0, i = 0, j = 0;
+    uint32_t R, ns, most_recv = 0;
     xend_t worst = { 0, 0, 0, 0 }, worst_mate = { 0, 0, 0, 0 };
     int worst_kind = -1;   /* 0 size mismatch, 1 lone send, 2 lone recv */
     ccs_status_t st = CCS_OK;
@@ -139,72 +161,104 @@ ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
     if (total >= UINT32_MAX)
         return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                            "%" PRIu64 " ops: too many to pair", total);
-    p.base = malloc(((size_t)s->nranks + 1) * sizeof(*p.base));
+    R = s->nranks;
+    p.base = malloc(((size_t)R + 1) * sizeof(*p.base));
     p.mate = malloc((size_t)(total ? total : 1) * sizeof(*p.mate));
-    cnt = malloc(((size_t)s->nranks + 1) * sizeof(*cnt));
-    if (p.base == NULL || p.mate == NULL || cnt == NULL)
+    pos = calloc((size_t)R + 1, sizeof(*pos));
+    if (p.base == NULL || p.mate == NULL || pos == NULL)
         goto nomem;
     p.base[0] = 0;
-    for (uint32_t r = 0; r < s->nranks; r++) {
+    for (uint32_t r = 0; r < R; r++) {
         const ccs_op_t *ops = s->rank_ops[r];
+        uint32_t nrecv = 0;
         p.base[r + 1] = p.base[r] + s->rank_nops[r];
         for (uint32_t k = 0; k < s->rank_nops[r]; k++) {
-            ns += ops[k].kind == CCS_OP_SEND;
-            nr += kind_is_recv(ops[k].kind);
-        }
-    }
-    snd = malloc((size_t)(ns ? ns : 1) * sizeof(*snd));
-    rcv = malloc((size_t)(nr ? nr : 1) * sizeof(*rcv));
-    tmp = malloc((size_t)(ns > nr ? ns : nr ? nr : 1) * sizeof(*tmp));
-    if (snd == NULL || rcv == NULL || tmp == NULL)
-        goto nomem;
-    ns = nr = 0;
-    for (uint32_t r = 0; r < s->nranks; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        for (uint32_t k = 0; k < s->rank_nops[r]; k++) {
-            uint32_t flat = p.base[r] + k;
-            p.mate[flat] = CCS_NO_OP;
+            p.mate[p.base[r] + k] = CCS_NO_OP;
             if (ops[k].kind == CCS_OP_SEND)
-                snd[ns++] = (xend_t){ ops[k].step, (uint32_t)ops[k].peer, r,
-                                      flat };
-            else if (kind_is_recv(ops[k].kind))
-                rcv[nr++] = (xend_t){ ops[k].step, r, (uint32_t)ops[k].peer,
-                                      flat };
+                pos[(uint32_t)ops[k].peer + 1]++;
+            nrecv += kind_is_recv(ops[k].kind);
         }
+        if (nrecv > most_recv)
+            most_recv = nrecv;
     }
-    /* Sends arrive in (src, step, op order), receives in (dst, step, op
-     * order).  Stable counting sorts by rank (buckets: ranks, never steps,
-     * so a file declaring many steps costs nothing extra) bring both to
-     * (dst, src, step, op order): one pass for sends, two for receives.
-     * Then the k-th of a key on each side pair up. */
-    xend_csort(snd, tmp, ns, KEY_DST, s->nranks, cnt);
-    memcpy(snd, tmp, (size_t)ns * sizeof(*snd));
-    xend_csort(rcv, tmp, nr, KEY_SRC, s->nranks, cnt);
-    xend_csort(tmp, rcv, nr, KEY_DST, s->nranks, cnt);
+    for (uint32_t q = 0; q < R; q++)
+        pos[q + 1] += pos[q];
+    ns = pos[R];
+    snd = malloc((size_t)(ns ? ns : 1) * sizeof(*snd));
+    rk = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*rk));
+    tmp = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*tmp));
+    if (snd == NULL || rk == NULL || tmp == NULL)
+        goto nomem;
+    for (uint32_t r = 0; r < R; r++) {
+        const ccs_op_t *ops = s->rank_ops[r];
+        for (uint32_t k = 0; k < s->rank_nops[r]; k++)
+            if (ops[k].kind == CCS_OP_SEND)
+                snd[pos[ops[k].peer]++] = p.base[r] + k;
+    }
 
-    /* The merge visits keys in (dst, src, step) order; the error reported
-     * is the one a step-by-step reader meets first: the earliest in
-     * (step, dst, src) order, so every mismatch is looked at. */
-    while (i < ns || j < nr) {
-        int c = (i < ns && j < nr) ? xend_cmp(&snd[i], &rcv[j])
-                                   : (i < ns ? -1 : 1);
-        const xend_t *at = c > 0 ? &rcv[j] : &snd[i];
-        bool bad = c != 0;
-        if (c == 0) {
-            const ccs_op_t *so = flat_op(s, p.base, snd[i].src, snd[i].flat);
-            const ccs_op_t *ro = flat_op(s, p.base, rcv[j].dst, rcv[j].flat);
-            bad = so->nchunks != ro->nchunks;
-            p.mate[rcv[j].flat] = snd[i].flat;
-            p.mate[snd[i].flat] = rcv[j].flat;
+    /* pos[q] is now the end of q's bucket, its start the end of q - 1's.
+     * Both sides are in (sender, step, op order); the merge visits keys in
+     * (receiver, sender, step) order and the k-th of a key on each side
+     * pair up.  The error reported is the one a step-by-step reader meets
+     * first: the earliest in (step, receiver, sender) order, so every
+     * mismatch is looked at. */
+    for (uint32_t q = 0; q < R; q++) {
+        const ccs_op_t *qops = s->rank_ops[q];
+        uint32_t i = q == 0 ? 0 : pos[q - 1], iend = pos[q];
+        uint32_t n = 0, j = 0, src = 0;
+        bool sorted = true;
+
+        for (uint32_t k = 0; k < s->rank_nops[q]; k++) {
+            if (!kind_is_recv(qops[k].kind))
+                continue;
+            rk[n] = k;
+            sorted &= n == 0 || qops[rk[n - 1]].peer <= qops[k].peer;
+            n++;
         }
-        if (bad && (worst_kind < 0 || xend_step_cmp(at, &worst) < 0)) {
-            worst_kind = c == 0 ? 0 : c < 0 ? 1 : 2;
-            worst = *at;
-            if (c == 0)
-                worst_mate = rcv[j];
+        if (!sorted)
+            sort_recvs_by_peer(qops, rk, tmp, n);
+        while (i < iend || j < n) {
+            xend_t se = { 0, q, 0, 0 }, re = { 0, q, 0, 0 };
+            const ccs_op_t *so = NULL, *ro = NULL;
+            int c;
+            bool bad;
+
+            if (i < iend) {
+                src = rank_of_flat(p.base, R, src, snd[i]);
+                so = flat_op(s, p.base, src, snd[i]);
+                se = (xend_t){ so->step, q, src, snd[i] };
+            }
+            if (j < n) {
+                ro = &qops[rk[j]];
+                re = (xend_t){ ro->step, q, (uint32_t)ro->peer,
+                               p.base[q] + rk[j] };
+            }
+            if (so == NULL)
+                c = 1;
+            else if (ro == NULL)
+                c = -1;
+            else if (se.src != re.src)
+                c = se.src < re.src ? -1 : 1;
+            else
+                c = se.step == re.step ? 0 : se.step < re.step ? -1 : 1;
+            bad = c != 0;
+            if (c == 0) {
+                bad = so->nchunks != ro->nchunks;
+                p.mate[re.flat] = se.flat;
+                p.mate[se.flat] = re.flat;
+            }
+            if (bad) {
+                const xend_t *at = c > 0 ? &re : &se;
+                if (worst_kind < 0 || xend_step_cmp(at, &worst) < 0) {
+                    worst_kind = c == 0 ? 0 : c < 0 ? 1 : 2;
+                    worst = *at;
+                    if (c == 0)
+                        worst_mate = re;
+                }
+            }
+            i += c <= 0;
+            j += c >= 0;
         }
-        i += c <= 0;
-        j += c >= 0;
     }
     if (worst_kind >= 0) {
         char sr[48], rr[48];
@@ -252,10 +306,10 @@ nomem:
                      " ops", total);
 cleanup:
     ccs_pairing_free(&p);
+    free(pos);
     free(snd);
-    free(rcv);
+    free(rk);
     free(tmp);
-    free(cnt);
     return st;
 }
 

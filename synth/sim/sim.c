@@ -144,6 +144,29 @@ static void mark_dirty(sim_t *sim, uint32_t p)
     }
 }
 
+/* Grow the flow array to hold at least `need` flows, *cap being its
+ * size, keeping it aligned to the cache line (realloc would not) so that
+ * each flow is one line. */
+static bool flows_grow(sim_t *sim, uint32_t *cap, uint32_t need)
+{
+    uint32_t ncap = *cap ? *cap : 16;
+    flow_t *nf;   /* becomes sim->flows */
+
+    if (need <= *cap)
+        return true;
+    while (ncap < need)
+        ncap = ncap > UINT32_MAX / 2 ? UINT32_MAX : ncap * 2;
+    nf = aligned_alloc(64, (size_t)ncap * sizeof(flow_t));
+    if (nf == NULL)
+        return false;
+    if (*cap > 0)
+        memcpy(nf, sim->flows, (size_t)*cap * sizeof(flow_t));
+    free(sim->flows);
+    sim->flows = nf;
+    *cap = ncap;
+    return true;
+}
+
 static bool flow_slot(sim_t *sim, uint32_t *slot)
 {
     if (sim->nfree > 0) {
@@ -154,7 +177,7 @@ static bool flow_slot(sim_t *sim, uint32_t *slot)
         uint32_t c1 = sim->flows_cap, c2 = sim->flows_cap,
                  c3 = sim->flows_cap;
         uint32_t need = sim->flows_used + 1;
-        if (!sim_grow((void **)&sim->flows, &c1, need, sizeof(flow_t)) ||
+        if (!flows_grow(sim, &c1, need) ||
             !sim_grow((void **)&sim->comp_flows, &c2, need, sizeof(uint32_t)) ||
             !sim_grow((void **)&sim->free_slots, &c3, need, sizeof(uint32_t)) ||
             !sim_grow((void **)&sim->pos, &sim->pos_cap, c1 * sim->maxhops + 1,
@@ -198,12 +221,12 @@ static bool pipe_reserve(pipe_st_t *p)
 static void bw_start(sim_t *sim, uint32_t x, double now)
 {
     const xfer_t *xt = &sim->tr[x];
-    uint32_t len = sim->route_len[xt->route];
-    const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
+    uint32_t len = sim->route[xt->route].len;
+    const int32_t *rp = &sim->route_pipes[sim->route[xt->route].off];
     /* A protocol's overhead (flags, line headers, fences) is carried as
      * extra bytes on the wire: bytes / efficiency. */
     double bytes = (double)xt->nchunks * sim->chunk_bytes /
-                   sim->pm.eff[sim->route_hw[xt->route]];
+                   sim->pm.eff[sim->route[xt->route].hw];
     uint32_t slot;
     flow_t *f;
 
@@ -218,8 +241,10 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     f = &sim->flows[slot];
     f->xfer = x;
     f->version++;
-    f->rp_off = sim->route_off[xt->route];
+    f->rp_off = sim->route[xt->route].off;
     f->nhops = len;
+    f->nchunks = xt->nchunks;
+    f->hw = sim->route[xt->route].hw;
     f->rem = bytes;
     f->rate = 0;
     f->last = now;
@@ -240,7 +265,7 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
 static void xfer_start(sim_t *sim, uint32_t x, double now)
 {
     uint32_t r = sim->tr[x].route;
-    double a = sim->route_alpha[r] * sim->pm.lat_scale[sim->route_hw[r]];
+    double a = sim->route[r].alpha * sim->pm.lat_scale[sim->route[r].hw];
 
     if (a > 0)
         push(sim, now + a, EV_BW, x, 0);
@@ -292,16 +317,15 @@ static bool cap_class(sim_t *sim, uint32_t ncf, double share, uint32_t ep)
             continue;
         for (uint32_t i = 0; i < ncf; i++) {
             flow_t *f = &sim->flows[sim->comp_flows[i]];
-            const xfer_t *xt = &sim->tr[f->xfer];
             const int32_t *rp;
 
-            if (f->frozen == ep || sim->route_hw[xt->route] != cls)
+            if (f->frozen == ep || f->hw != (uint32_t)cls)
                 continue;
             f->frozen = ep;
             f->newrate = cap;
             any = true;
-            rp = &sim->route_pipes[sim->route_off[xt->route]];
-            for (uint32_t h = 0; h < sim->route_len[xt->route]; h++) {
+            rp = &sim->route_pipes[f->rp_off];
+            for (uint32_t h = 0; h < f->nhops; h++) {
                 pipe_st_t *q = &sim->pipes[rp[h]];
                 q->cap_rem -= cap;
                 q->nunf--;
@@ -370,10 +394,8 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
     for (uint32_t i = 0; i < ncf; i++) {
         uint32_t slot = sim->comp_flows[i];
         flow_t *f = &sim->flows[slot];
-        if (f->newrate > sim->peak_rate[sim->route_hw[
-                             sim->tr[f->xfer].route]])
-            sim->peak_rate[sim->route_hw[sim->tr[f->xfer].route]] =
-                f->newrate;
+        if (f->newrate > sim->peak_rate[f->hw])
+            sim->peak_rate[f->hw] = f->newrate;
         if (f->newrate == f->rate)
             continue;   /* finish time unchanged: keep it exact */
         f->rem -= f->rate * (now - f->last);
@@ -395,6 +417,10 @@ static void recompute(sim_t *sim, double now)
 
     for (uint32_t d = 0; d < sim->ndirty; d++) {
         uint32_t p0 = sim->dirty[d], ncp = 0, ncf = 0;
+        /* Cleared here, while the pipe's line is at hand: nothing below
+         * marks a pipe dirty, and a second pass over the list after the
+         * sweeps found every line evicted at 1024 ranks. */
+        sim->pipes[p0].dirty = 0;
         /* an emptied pipe (its flows finished) is a component with no
          * rates to set: common, as flows leave an alpha before the next
          * ones enter */
@@ -425,8 +451,6 @@ static void recompute(sim_t *sim, double now)
         }
         fill_component(sim, ncp, ncf, now);
     }
-    for (uint32_t d = 0; d < sim->ndirty; d++)
-        sim->pipes[sim->dirty[d]].dirty = 0;
     sim->ndirty = 0;
 }
 
@@ -446,12 +470,33 @@ static void note_step_end(sim_t *sim, uint32_t step, double now)
 }
 
 /* Rank mode: rank r enters its current group (and the following ones
- * while they complete instantly). */
+ * while they complete instantly).
+ *
+ * At 1024 ranks a group's record and its transfers' have left every cache
+ * by the time the rank gets to them (each step's stretch of the arrays is
+ * read once per run), and a rank's groups were a chain of misses: the
+ * current group's record to find the next one, then the next one's to
+ * find its transfers, then each transfer's in turn.  So the rank's
+ * position keeps what finishing a group needs (rank_pos_t), the next
+ * group's record is asked for while the current one's items finish, and a
+ * group's transfer records are asked for all at once on entry.
+ * Prefetches change no state, hence no result. */
 static void rank_enter(sim_t *sim, uint32_t r, double now)
 {
-    while (sim->cur[r] != SIM_NO_GROUP) {
-        const group_t *g = &sim->grp[sim->cur[r]];
+    rank_pos_t *rp = &sim->cur[r];
+
+    while (rp->grp != SIM_NO_GROUP) {
+        const group_t *g = &sim->grp[rp->grp];
         double lc = local_cost(sim, g->local_chunks);
+
+        rp->next = g->next;
+        rp->step = g->step;
+        if (g->next != SIM_NO_GROUP)
+            __builtin_prefetch(&sim->grp[g->next]);
+        for (uint32_t i = 0; i < g->nout; i++)
+            __builtin_prefetch(&sim->tr[g->out_off + i]);
+        for (uint32_t i = 0; i < g->nin; i++)
+            __builtin_prefetch(&sim->tr[sim->in_list[g->in_off + i]]);
 
         sim->pending[r] = g->nout + g->nin + (lc > 0 ? 1 : 0);
         for (uint32_t i = 0; i < g->nout; i++) {
@@ -471,7 +516,7 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
         if (sim->pending[r] > 0)
             return;
         note_step_end(sim, g->step, now);
-        sim->cur[r] = g->next;
+        rp->grp = g->next;
     }
     sim->rank_finish[r] = now;
     sim->ranks_done++;
@@ -479,13 +524,15 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
 
 static void rank_item_done(sim_t *sim, uint32_t r, double now)
 {
-    const group_t *g;
+    rank_pos_t *rp = &sim->cur[r];
 
-    if (--sim->pending[r] > 0)
+    if (--sim->pending[r] > 0) {
+        if (rp->next != SIM_NO_GROUP)
+            __builtin_prefetch(&sim->grp[rp->next]);
         return;
-    g = &sim->grp[sim->cur[r]];
-    note_step_end(sim, g->step, now);
-    sim->cur[r] = g->next;
+    }
+    note_step_end(sim, rp->step, now);
+    rp->grp = rp->next;
     rank_enter(sim, r, now);
 }
 
@@ -550,9 +597,9 @@ static void xfer_bytes(sim_t *sim, uint32_t x)
 {
     const xfer_t *xt = &sim->tr[x];
     double bytes = (double)xt->nchunks * sim->chunk_bytes;
-    const int32_t *rp = &sim->route_pipes[sim->route_off[xt->route]];
+    const int32_t *rp = &sim->route_pipes[sim->route[xt->route].off];
 
-    for (uint32_t h = 0; h < sim->route_len[xt->route]; h++)
+    for (uint32_t h = 0; h < sim->route[xt->route].len; h++)
         sim->pipes[rp[h]].bytes += bytes;
 }
 
@@ -597,8 +644,7 @@ static void handle(sim_t *sim, const event_t *e)
         if (f->version != e->v)
             break;      /* superseded by a rate change */
         f->version++;   /* the slot's pending events are all stale now */
-        flow_remove(sim, e->a,
-                    (double)sim->tr[x].nchunks * sim->chunk_bytes);
+        flow_remove(sim, e->a, (double)f->nchunks * sim->chunk_bytes);
         xfer_done(sim, x, e->t);
         break;
     }
@@ -700,7 +746,7 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
         push(sim, 0, EV_ENTER, 0, 0);
     } else {
         for (uint32_t i = 0; i < sim->n; i++) {
-            sim->cur[i] = sim->rank_first[i];
+            sim->cur[i].grp = sim->rank_first[i];
             push(sim, sim->arrival[i], EV_ENTER, i, 0);
         }
     }

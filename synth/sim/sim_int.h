@@ -21,6 +21,20 @@ typedef struct xfer {
     uint32_t route;       /* index into the route table */
 } xfer_t;
 
+/* One route: what starting a transfer reads of it, in one 16-byte
+ * record (four parallel arrays were up to four cache misses per transfer
+ * once the route table outgrew the first-level cache). */
+typedef struct sim_route {
+    double alpha;         /* seconds: the sum of its links' alphas */
+    uint32_t off;         /* its pipes: route_pipes[off .. off+len) */
+    uint32_t len : 24;    /* hops (routes_reserve refuses longer routes) */
+    uint32_t hw : 8;      /* SIM_HW_* (protocols) */
+} sim_route_t;
+
+_Static_assert(sizeof(sim_route_t) == 16, "a route is 16 bytes");
+
+#define SIM_ROUTE_MAX_HOPS ((1u << 24) - 1)
+
 typedef struct group {    /* one rank's ops in one step */
     uint32_t step;
     uint32_t rank;
@@ -34,6 +48,15 @@ typedef struct group {    /* one rank's ops in one step */
 } group_t;
 
 #define SIM_NO_GROUP UINT32_MAX
+
+/* Rank mode: where a rank is.  Its current group's next group and step
+ * are copied here on entry, so that finishing the group does not read
+ * the group's record again (by then a cache miss at 1024 ranks). */
+typedef struct rank_pos {
+    uint32_t grp;         /* current group, SIM_NO_GROUP once done */
+    uint32_t next;        /* grp's next group (SIM_NO_GROUP: none) */
+    uint32_t step;        /* grp's step */
+} rank_pos_t;
 
 enum {
     EV_ENTER,   /* rank mode: rank a enters its current group;
@@ -49,15 +72,21 @@ typedef struct flow {
     uint32_t version;
     uint32_t mark;        /* component epoch */
     uint32_t frozen;      /* epoch in which its rate was fixed */
-    /* its transfer's route, copied here: rate recomputations walk the
-     * pipes of many flows, and one cache line per flow is all they touch */
+    /* what the engine needs of its transfer and route, copied here: rate
+     * recomputations walk the pipes of many flows and its finish needs
+     * its size, and one cache line per flow is all they touch (a transfer
+     * record read back at 1024 ranks was a miss) */
     uint32_t rp_off;      /* route_pipes[rp_off .. rp_off+nhops) */
     uint32_t nhops;
+    uint32_t nchunks;     /* the transfer's */
+    uint32_t hw;          /* its route's SIM_HW_* */
     double rem;           /* bytes left at `last` */
     double rate;          /* bytes/s */
     double last;          /* seconds */
     double newrate;
 } flow_t;
+
+_Static_assert(sizeof(flow_t) == 64, "a flow is one cache line");
 
 typedef struct pent {     /* entry of a pipe's flow list */
     uint32_t slot;
@@ -104,10 +133,7 @@ struct sim {
 
     /* routes */
     uint32_t nroutes, routes_cap;
-    uint32_t *route_off;   /* owned; [routes_cap] into route_pipes */
-    uint32_t *route_len;   /* owned; [routes_cap] hops */
-    double *route_alpha;   /* owned; [routes_cap] seconds */
-    uint8_t *route_hw;     /* owned; [routes_cap] SIM_HW_* (protocols) */
+    sim_route_t *route;    /* owned; [routes_cap] */
     int32_t *route_pipes;  /* owned; [rp_cap] */
     uint32_t rp_len, rp_cap;
     uint64_t *hkey;        /* owned; [hcap] (src node << 32 | dst node) + 1 */
@@ -136,8 +162,7 @@ struct sim {
     sim_mode_t mode;
     double *arrival;       /* [n] */
     uint8_t *tr_ready;     /* [ntr] bit 0 sender, bit 1 receiver */
-    uint32_t *cur;         /* [n] rank mode: current group, SIM_NO_GROUP
-                              once the rank is done */
+    rank_pos_t *cur;       /* [n] rank mode: where each rank is */
     uint32_t *pending;     /* [n] rank mode; [nsteps] barrier mode */
     double *rank_finish;   /* [n] */
     double *step_end;      /* [nsteps] */
@@ -146,7 +171,7 @@ struct sim {
     uint32_t ndirty;
     uint32_t *comp_pipes;  /* [npipes] */
     uint32_t *comp_flows;  /* [flows_cap] */
-    flow_t *flows;         /* [flows_cap] */
+    flow_t *flows;         /* [flows_cap], line-aligned (flows_grow) */
     uint32_t *pos;         /* [flows_cap * maxhops] index in pipe list */
     uint32_t *free_slots;  /* [flows_cap] */
     uint32_t nfree, flows_used, flows_cap, pos_cap;

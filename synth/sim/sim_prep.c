@@ -137,32 +137,19 @@ static bool hash_grow(sim_t *sim)
     return true;
 }
 
-/* Room for one more route of `hops` hops: the hop list and every
- * per-route array (offsets, lengths, latencies, protocol classes) grown
- * together, so that no array can be left behind. */
+/* Room for one more route of `hops` hops: the hop list and the route
+ * records. */
 static ccs_status_t routes_reserve(sim_t *sim, uint32_t hops, ccs_err_t *err)
 {
-    uint32_t c1 = sim->routes_cap, c2 = sim->routes_cap,
-             c3 = sim->routes_cap, c4 = sim->routes_cap;
-
+    if (hops > SIM_ROUTE_MAX_HOPS)
+        return ccs_err_set(err, CCS_ERR_UNSUPPORTED,
+                           "route of %u hops: the simulator takes at most %u",
+                           hops, SIM_ROUTE_MAX_HOPS);
     if (!sim_grow((void **)&sim->route_pipes, &sim->rp_cap,
-                  sim->rp_len + hops, sizeof(int32_t)))
+                  sim->rp_len + hops, sizeof(int32_t)) ||
+        !sim_grow((void **)&sim->route, &sim->routes_cap, sim->nroutes + 1,
+                  sizeof(sim_route_t)))
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-    if (sim->nroutes < sim->routes_cap)
-        return CCS_OK;
-    if (!sim_grow((void **)&sim->route_off, &c1, sim->nroutes + 1,
-                  sizeof(uint32_t)) ||
-        !sim_grow((void **)&sim->route_len, &c2, sim->nroutes + 1,
-                  sizeof(uint32_t)) ||
-        !sim_grow((void **)&sim->route_alpha, &c3, sim->nroutes + 1,
-                  sizeof(double)) ||
-        !sim_grow((void **)&sim->route_hw, &c4, sim->nroutes + 1,
-                  sizeof(uint8_t)))
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (routes)");
-    /* identical growth; never differs */
-    if (c1 != c2 || c2 != c3 || c3 != c4)
-        return ccs_err_set(err, CCS_ERR_INTERNAL, "route table growth");
-    sim->routes_cap = c1;
     return CCS_OK;
 }
 
@@ -209,10 +196,10 @@ static ccs_status_t route_get(sim_t *sim, const sim_opts_t *o, int32_t u,
         alpha += sim->t->links[l].alpha_s;
         sim->route_pipes[sim->rp_len + (uint32_t)h] = sim->link_pipe[l];
     }
-    sim->route_off[sim->nroutes] = sim->rp_len;
-    sim->route_len[sim->nroutes] = (uint32_t)nh;
-    sim->route_alpha[sim->nroutes] = alpha;
-    sim->route_hw[sim->nroutes] = (uint8_t)sim_route_hw(sim->t, buf, nh);
+    sim->route[sim->nroutes].off = sim->rp_len;
+    sim->route[sim->nroutes].len = (uint32_t)nh;
+    sim->route[sim->nroutes].alpha = alpha;
+    sim->route[sim->nroutes].hw = (uint32_t)sim_route_hw(sim->t, buf, nh);
     sim->rp_len += (uint32_t)nh;
     if ((uint32_t)nh > sim->maxhops)
         sim->maxhops = (uint32_t)nh;
@@ -242,14 +229,12 @@ static ccs_status_t build_xfers(sim_t *sim, const sim_opts_t *o,
     int32_t *rbuf = NULL;     /* owned here: route buffer */
     ccs_status_t st = CCS_OK;
     uint64_t nsend = 0, ngrp = 0;
-    ccs_pairing_t pair;
 
     /* The IR's pairing rule decides whether the transfers match; past it,
      * each receiver's incoming sends per step are exactly its receives. */
-    st = ccs_sched_pair(s, CCS_ERR_VERIFY, &pair, err);
+    st = ccs_sched_pair_check(s, CCS_ERR_VERIFY, err);
     if (st != CCS_OK)
         return st;
-    ccs_pairing_free(&pair);
     sim->step_tr_start = calloc((size_t)ns + 2, sizeof(uint32_t));
     sim->step_grp_start = calloc((size_t)ns + 2, sizeof(uint32_t));
     if (sim->step_tr_start == NULL || sim->step_grp_start == NULL)
@@ -402,12 +387,11 @@ static ccs_status_t route_sub(sim_t *sim, uint32_t r, uint32_t off,
     if (st != CCS_OK)
         return st;
     memmove(&sim->route_pipes[sim->rp_len],
-            &sim->route_pipes[sim->route_off[r] + off],
+            &sim->route_pipes[sim->route[r].off + off],
             sizeof(int32_t) * len);
-    sim->route_off[sim->nroutes] = sim->rp_len;
-    sim->route_len[sim->nroutes] = len;
-    sim->route_alpha[sim->nroutes] = sim->route_alpha[r];
-    sim->route_hw[sim->nroutes] = sim->route_hw[r];
+    sim->route[sim->nroutes] = sim->route[r];
+    sim->route[sim->nroutes].off = sim->rp_len;
+    sim->route[sim->nroutes].len = len;
     sim->rp_len += len;
     *out = sim->nroutes++;
     return CCS_OK;
@@ -456,9 +440,9 @@ static ccs_status_t nvls_routes(sim_t *sim, ccs_err_t *err)
             by_op[j] = x;
             xt = &sim->tr[x];
             rt = xt->route;
-            nh = sim->route_len[rt];
+            nh = sim->route[rt].len;
             for (uint32_t h = 0; h < nh; h++)
-                links[h] = sim->pipe_link[sim->route_pipes[sim->route_off[rt]
+                links[h] = sim->pipe_link[sim->route_pipes[sim->route[rt].off
                                                            + h]];
             nx[j] = (sim_nvls_xfer_t){ xt->step, xt->src, xt->dst,
                                        op->chunk, op->buf,
@@ -491,7 +475,7 @@ static ccs_status_t alloc_run_state(sim_t *sim, ccs_err_t *err)
 
     sim->arrival = calloc(n, sizeof(double));
     sim->tr_ready = calloc((size_t)sim->ntr + 1, 1);
-    sim->cur = calloc(n, sizeof(uint32_t));
+    sim->cur = calloc(n, sizeof(rank_pos_t));
     sim->pending = calloc(pend, sizeof(uint32_t));
     sim->rank_finish = calloc(n, sizeof(double));
     sim->step_end = calloc(ns, sizeof(double));
@@ -520,10 +504,7 @@ void sim_destroy(sim_t *sim)
     free(sim->link_pipe);
     free(sim->pipe_link);
     free(sim->pipe_bw);
-    free(sim->route_off);
-    free(sim->route_len);
-    free(sim->route_alpha);
-    free(sim->route_hw);
+    free(sim->route);
     free(sim->route_pipes);
     free(sim->hkey);
     free(sim->hval);

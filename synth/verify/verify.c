@@ -26,7 +26,8 @@
  * written cells column by column, the unwritten ones by count.
  *
  * Cost: O(ops x segments per op x ceil(R / 64)) time, plus a sort of the
- * cut points.  Memory besides the schedule: about 14 bytes per op, 20 per
+ * cut points.  Memory besides the schedule: about 14 bytes per op (10
+ * when the column lists are made through per-rank cursors), 20 per
  * piece, 8 per (rank, segment that holds state) and, for the largest
  * column only, 8 * ceil(R / 64) + 16 bytes per cell it writes (vseg_budget
  * has the formula; past VERIFY_MEM_LIMIT the verifier refuses up front).
@@ -50,12 +51,20 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
 
     v->nops = (uint32_t)total;
     /* All owned by v, freed by vctx_free. */
-    v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
-    v->order = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    /* The step order as a permutation (4 bytes per op) only where walking
+     * every rank in every step would cost more than a few passes over
+     * the ops: dense schedules (a ring's every rank works in every step)
+     * are walked through per-rank cursors instead (list_by_order). */
+    v->use_order = (uint64_t)s->nsteps * s->nranks > VERIFY_CURSOR_WALK *
+                                                      total;
+    if (v->use_order) {
+        v->step_start = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
+        v->order = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    }
     v->rank_of = malloc((size_t)(total ? total : 1) * sizeof(uint16_t));
     v->xsend = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
-    if (v->step_start == NULL || v->order == NULL || v->rank_of == NULL ||
-        v->xsend == NULL)
+    if ((v->use_order && (v->step_start == NULL || v->order == NULL)) ||
+        v->rank_of == NULL || v->xsend == NULL)
         return ccs_err_set(v->err, CCS_ERR_NOMEM,
                            "out of memory indexing %llu ops",
                            (unsigned long long)total);
@@ -70,7 +79,8 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
             v->rank_of[f] = (uint16_t)r;
             if (i > 0 && ops[i].step != ops[i - 1].step)
                 sends = recvs = 0;
-            v->step_start[ops[i].step + 1]++;
+            if (v->use_order)
+                v->step_start[ops[i].step + 1]++;
             if (ops[i].kind == CCS_OP_SEND) {
                 /* ccs_sched_validate bounds chunks by CCS_MAX_CHUNKS
                  * (2^24) and buffers by 3. */
@@ -96,6 +106,8 @@ static ccs_status_t index_ops(vctx_t *v, verify_report_t *rep)
                     rep->max_recvs_per_step <= 1;
     rep->nsteps = s->nsteps;
     rep->nops = total;
+    if (!v->use_order)
+        return CCS_OK;
 
     /* Counting sort by step; flat order within a step is (rank, op
      * order), the order ops of a step are checked in. */
@@ -195,9 +207,8 @@ ccs_status_t verify_sched(const ccs_sched_t *s, verify_report_t *rep,
     v.s = s;
     v.err = err;
     v.W = (s->nranks + 63) / 64;
-    /* Pairing first: its scratch arrays (about 24 bytes per op) are gone
-     * before the verifier's own indexes are made, which keeps the peak
-     * lower. */
+    /* Pairing first: its scratch (4 bytes per send) is gone before the
+     * verifier's own indexes are made, which keeps the peak lower. */
     if (ccs_sched_total_ops(s) >= UINT32_MAX) {
         st = ccs_err_set(err, CCS_ERR_UNSUPPORTED,
                          "%llu ops: too many for the verifier",

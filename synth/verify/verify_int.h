@@ -71,6 +71,11 @@ typedef struct vpiece {
     const ccs_op_t *op;
 } vpiece_t;
 
+/* Listing the columns in step order walks every rank in every step
+ * (steps x ranks) instead of keeping the step order of the ops (4 bytes
+ * per op) when that is at most this many times the ops. */
+#define VERIFY_CURSOR_WALK 4
+
 typedef struct vctx {
     const ccs_sched_t *s;
     ccs_err_t *err;
@@ -79,8 +84,10 @@ typedef struct vctx {
     ccs_pairing_t pair;     /* owned: each receive's send */
     uint16_t *rank_of;      /* owned; [nops] rank of flat op f (freed once
                                the columns are built) */
+    bool use_order;         /* order is built (else: per-rank cursors) */
     uint32_t *order;        /* owned; [nops] flat ops by step (freed once
-                               the columns are built) */
+                               the columns are built); NULL when not
+                               use_order */
     uint32_t *step_start;   /* owned; [nsteps + 1] into order */
     uint32_t *xsend;        /* owned; [nops] for a receive: its send's
                                chunk << 2 | buffer (chunks are below 2^24),

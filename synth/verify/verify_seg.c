@@ -451,18 +451,20 @@ static ccs_status_t index_pieces(vctx_t *v)
 }
 
 /* The verifier's memory besides the schedule: per op the rank, step order,
- * pairing and each receive's send position (14 bytes) and the piece index
+ * pairing and each receive's send position (14 bytes; 10 without the
+ * step-order permutation, VERIFY_CURSOR_WALK) and the piece index
  * (4, when ops span several segments); per piece its column, its (piece,
  * rank, send position) entry in the column lists and at most one fill
  * cursor (20); the last-writer and live-slot
  * tables (8 bytes per rank per stateful segment); per live cell of the
  * largest column 8 * ceil(R / 64) + 16 bytes (checked as the column
  * grows).  Refused up front past VERIFY_MEM_LIMIT.  The pairing's own
- * scratch (ccs_sched_pair, about 28 bytes per op) is gone by then. */
+ * scratch (ccs_sched_pair, 4 bytes per send) is gone by then. */
 static ccs_status_t vseg_budget(vctx_t *v)
 {
     const ccs_sched_t *s = v->s;
-    uint64_t bytes = (uint64_t)v->nops * (14 + (v->piece_base ? 4 : 0)) +
+    uint64_t bytes = (uint64_t)v->nops * ((v->use_order ? 14 : 10) +
+                                          (v->piece_base ? 4 : 0)) +
                      (uint64_t)v->npieces * 20 +
                      (uint64_t)s->nranks * v->T * 8 + (uint64_t)v->nseg * 8;
 
@@ -623,6 +625,36 @@ static void list_op(vctx_t *v, uint32_t *fill, uint32_t f, uint32_t r)
 
 #define LIST_AHEAD 16
 
+/* In step order without the permutation: each step visits every rank
+ * and lists the ops at its cursor that belong to the step.  The ranks
+ * ahead keep their ops on other arrays, so their next op and its column
+ * are fetched early.  *cur: [nranks] scratch. */
+static void list_by_cursor(vctx_t *v, uint32_t *fill, uint32_t *cur)
+{
+    const ccs_sched_t *s = v->s;
+    uint32_t R = s->nranks;
+
+    memset(cur, 0, (size_t)R * sizeof(*cur));
+    for (uint32_t t = 0; t < s->nsteps; t++) {
+        for (uint32_t r = 0; r < R; r++) {
+            const ccs_op_t *ops = s->rank_ops[r];
+            uint32_t i = cur[r], n = s->rank_nops[r];
+            if (r + LIST_AHEAD < R) {
+                uint32_t ra = r + LIST_AHEAD, ia = cur[ra];
+                if (ia < s->rank_nops[ra]) {
+                    uint32_t fa = v->pair.base[ra] + ia;
+                    __builtin_prefetch(&s->rank_ops[ra][ia]);
+                    __builtin_prefetch(&v->comp[vpiece_first(v, fa)]);
+                    __builtin_prefetch(&v->xsend[fa]);
+                }
+            }
+            for (; i < n && ops[i].step == t; i++)
+                list_op(v, fill, v->pair.base[r] + i, r);
+            cur[r] = i;
+        }
+    }
+}
+
 /* In step order; the ops ahead lie on other ranks' arrays, so their
  * columns and ranks are fetched early. */
 static void list_by_order(vctx_t *v, uint32_t *fill)
@@ -642,6 +674,7 @@ static void list_by_order(vctx_t *v, uint32_t *fill)
 static ccs_status_t list_columns(vctx_t *v)
 {
     uint32_t *fill = NULL;  /* owned here */
+    uint32_t *cur = NULL;   /* owned here: per-rank cursors */
     uint32_t n = 0;
 
     for (uint32_t pid = 0; pid < v->npieces; pid++)
@@ -661,8 +694,12 @@ static ccs_status_t list_columns(vctx_t *v)
     v->ent = malloc((size_t)(v->npieces ? v->npieces : 1) * VENT *
                     sizeof(uint32_t));
     fill = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-    if (v->comp_start == NULL || v->ent == NULL || fill == NULL) {
+    if (!v->use_order)
+        cur = malloc(((size_t)v->s->nranks + 1) * sizeof(uint32_t));
+    if (v->comp_start == NULL || v->ent == NULL || fill == NULL ||
+        (!v->use_order && cur == NULL)) {
         free(fill);
+        free(cur);
         return ccs_err_set(v->err, CCS_ERR_NOMEM, "out of memory");
     }
     for (uint32_t pid = 0; pid < v->npieces; pid++)
@@ -671,8 +708,12 @@ static ccs_status_t list_columns(vctx_t *v)
         v->comp_start[k + 1] += v->comp_start[k];
         fill[k] = v->comp_start[k];
     }
-    list_by_order(v, fill);
+    if (v->use_order)
+        list_by_order(v, fill);
+    else
+        list_by_cursor(v, fill, cur);
     free(fill);
+    free(cur);
     return CCS_OK;
 }
 
@@ -710,6 +751,12 @@ ccs_status_t vseg_build(vctx_t *v)
     for (size_t c = 0; c < cells; c++) {
         if (v->lw[c] != VNONE)
             v->final[v->lw[c] / 64] |= UINT64_C(1) << (v->lw[c] % 64);
+    }
+    /* Listing through per-rank cursors knows each op's rank: the ranks
+     * go before the column lists, the peak's largest part, are made. */
+    if (!v->use_order) {
+        free(v->rank_of);
+        v->rank_of = NULL;
     }
     st = list_columns(v);
     /* What only the sweep and the listing needed. */

@@ -227,6 +227,70 @@ TEST(pairing_rule)
     }
 }
 
+/* Many ranks: receivers hear from several senders in one step, posted in
+ * descending sender order (both bytes of the sender sort), senders far
+ * apart in rank order, and one pair with two transfers in a step.  Every
+ * receive's mate must agree with the single-receive lookup, and a size
+ * mismatch at a high rank is worded as the check words it. */
+TEST(pairing_many_ranks)
+{
+    enum { R = 600, T = 3 };
+    static const uint32_t off[] = { 599, 300, 1 };  /* sender = dst + off */
+    ccs_sched_t *s = NULL;
+    ccs_pairing_t p = { NULL, NULL };
+    ccs_err_t err = { { 0 } }, e2 = { { 0 } };
+    uint32_t t, bad_dst = 577, bad_i = UINT32_MAX;
+
+    CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, R, 4, "p", &s, &err),
+                 CCS_OK);
+    for (int k = 0; k < T; k++)
+        CHECK_STATUS(ccs_sched_add_step(s, 0, &t, &err), CCS_OK);
+    for (uint32_t st = 0; st < T; st++) {
+        for (uint32_t d = 0; d < R; d++) {
+            for (size_t k = 0; k < sizeof(off) / sizeof(off[0]); k++) {
+                uint32_t src = (d + off[k]) % R;
+                /* the nearest sender sends twice: 1 chunk, then 2 */
+                for (uint32_t n = 1; n <= (off[k] == 1 ? 2u : 1u); n++)
+                    CHECK_STATUS(ccs_sched_xfer(s, st, src, CCS_BUF_IN, 0, d,
+                                                CCS_BUF_OUT, n, n, false,
+                                                &err), CCS_OK);
+            }
+        }
+    }
+    CHECK_STATUS(ccs_sched_finalize(s, &err), CCS_OK);
+    CHECK_STATUS(ccs_sched_pair_check(s, CCS_ERR_FORMAT, &e2), CCS_OK);
+    CHECK_STATUS(ccs_sched_pair(s, CCS_ERR_VERIFY, &p, &err), CCS_OK);
+    for (uint32_t r = 0; p.mate != NULL && r < R; r++) {
+        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+            const ccs_op_t *o = &s->rank_ops[r][i];
+            uint32_t m = p.mate[p.base[r] + i], q, si;
+            if (o->kind != CCS_OP_RECV)
+                continue;
+            q = (uint32_t)o->peer;
+            CHECK(m >= p.base[q] && m < p.base[q + 1]);
+            CHECK(s->rank_ops[q][m - p.base[q]].nchunks == o->nchunks);
+            CHECK(ccs_sched_recv_send(s, r, i, &si) && si == m - p.base[q]);
+            if (r == bad_dst && o->step == 1 && bad_i == UINT32_MAX)
+                bad_i = i;
+        }
+    }
+    ccs_pairing_free(&p);
+    /* One receive of step 1 at rank 577 now wants one chunk more. */
+    CHECK(bad_i != UINT32_MAX);
+    if (bad_i != UINT32_MAX) {
+        s->rank_ops[bad_dst][bad_i].nchunks++;
+        CHECK_STATUS(ccs_sched_pair_check(s, CCS_ERR_FORMAT, &e2),
+                     CCS_ERR_FORMAT);
+        CHECK_STATUS(ccs_sched_pair(s, CCS_ERR_VERIFY, &p, &err),
+                     CCS_ERR_VERIFY);
+        CHECK(strcmp(err.msg, e2.msg) == 0);
+        CHECK_STR_CONTAINS(err.msg, "step 1, rank ");
+        CHECK_STR_CONTAINS(err.msg, "size mismatch");
+        ccs_pairing_free(&p);
+    }
+    ccs_sched_destroy(s);
+}
+
 int main(void)
 {
     RUN(builder_sorts_and_counts);
@@ -235,5 +299,6 @@ int main(void)
     RUN(create_rejects_bad_shapes);
     RUN(names_and_parsers);
     RUN(pairing_rule);
+    RUN(pairing_many_ranks);
     return TEST_SUMMARY();
 }
