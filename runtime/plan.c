@@ -359,12 +359,21 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
             if (!is_xfer(op->kind))
                 continue;
             sum += op->nchunks;
-            c = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
-            if (stamp[c] != group_id) {
-                stamp[c] = group_id;
-                stamp_cnt[c] = 0;
+            if (e - i <= SMALL_STEP_OPS) {
+                /* A small step counts its earlier transfers with the same
+                 * peer and direction: no counter tables to touch. */
+                for (uint32_t j = i; j < k; j++)
+                    seq[k] += ops[j].peer == op->peer && is_xfer(ops[j].kind) &&
+                              (ops[j].kind == CCS_OP_SEND) ==
+                                  (op->kind == CCS_OP_SEND);
+            } else {
+                c = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
+                if (stamp[c] != group_id) {
+                    stamp[c] = group_id;
+                    stamp_cnt[c] = 0;
+                }
+                seq[k] = stamp_cnt[c]++;
             }
-            seq[k] = stamp_cnt[c]++;
             any_seq |= seq[k];
         }
         if (sum > most)

@@ -348,6 +348,58 @@ static void sort_by_key(ccs_pair_stream_t *ps, uint32_t n)
     }
 }
 
+/* Most distinct (peer, direction) keys a rank may have for the short
+ * sort below; more take sort_by_key. */
+#define FEW_KEYS 8
+
+/* Stable sort of one rank's n transfers by key when they have at most
+ * FEW_KEYS distinct keys (a ring: two): one pass to number the keys with
+ * a table that small, one to scatter; false, with nothing moved, when
+ * they have more. */
+static bool sort_few_keys(ccs_pair_stream_t *ps, uint32_t n)
+{
+    uint32_t key[FEW_KEYS], cnt[FEW_KEYS], at[FEW_KEYS], order[FEW_KEYS];
+    uint32_t nk = 0, j = 0, sum = 0, *slot = ps->tkey;
+    uint64_t *w;
+
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = ps->key[i];
+        if (nk == 0 || key[j] != k) {
+            for (j = 0; j < nk && key[j] != k; j++)
+                ;
+            if (j == nk) {
+                if (nk == FEW_KEYS)
+                    return false;
+                key[nk] = k;
+                cnt[nk++] = 0;
+            }
+        }
+        cnt[j]++;
+        slot[i] = j;
+    }
+    /* Slots in key order (insertion sort of at most FEW_KEYS). */
+    for (uint32_t a = 0; a < nk; a++) {
+        uint32_t b = a;
+        for (; b > 0 && key[order[b - 1]] > key[a]; b--)
+            order[b] = order[b - 1];
+        order[b] = a;
+    }
+    for (uint32_t a = 0; a < nk; a++) {
+        at[order[a]] = sum;
+        sum += cnt[order[a]];
+    }
+    for (uint32_t i = 0; i < n; i++)
+        ps->tword[at[slot[i]]++] = ps->word[i];
+    /* The sorted words are in tword: swap the scratch blocks. */
+    w = ps->word;
+    ps->word = ps->tword;
+    ps->tword = w;
+    for (uint32_t a = 0, i = 0; a < nk; a++)
+        for (uint32_t c = 0; c < cnt[order[a]]; c++)
+            ps->key[i++] = key[order[a]];
+    return true;
+}
+
 /* Meet group [lo, hi) of rank x's sorted transfers (key k, peer below x)
  * with what the peer left waiting; false when they differ. */
 static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k, uint32_t lo,
@@ -411,7 +463,7 @@ ccs_status_t ccs_pair_stream_rank(ccs_pair_stream_t *ps, const ccs_op_t *ops,
         sorted &= m == 0 || ps->key[m - 1] <= ps->key[m];
         m++;
     }
-    if (!sorted)
+    if (!sorted && !sort_few_keys(ps, m))
         sort_by_key(ps, m);
     /* Groups with lower-numbered peers: met now. */
     first_high = m;
