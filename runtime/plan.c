@@ -35,12 +35,6 @@
 #include "ccs_int.h"
 #include "format.h"
 
-static bool is_xfer(unsigned kind)
-{
-    return kind == CCS_OP_SEND || kind == CCS_OP_RECV ||
-           kind == CCS_OP_RECV_REDUCE;
-}
-
 static bool has_src(unsigned kind)
 {
     return kind == CCS_OP_RECV_REDUCE || kind == CCS_OP_COPY ||
@@ -199,17 +193,9 @@ static ccs_status_t inplace_rank(ccs_plan_t *p, uint32_t r, uint64_t work,
     return CCS_OK;
 }
 
-/* Does [c, c + n) of buffer b lie where the rank's IN (ilo..ihi) or OUT
- * (olo..ohi) holds data?  SCRATCH always does (the reader bounded it). */
-static bool span_holds(unsigned b, uint32_t c, uint32_t n, uint32_t ilo,
-                       uint32_t ihi, uint32_t olo, uint32_t ohi)
-{
-    if (b == CCS_BUF_IN)
-        return c >= ilo && (uint64_t)c + n <= ihi;
-    if (b == CCS_BUF_OUT)
-        return c >= olo && (uint64_t)c + n <= ohi;
-    return true;
-}
+/* Largest step that small_step_collides handles; larger ones go to the
+ * full check. */
+#define SMALL_STEP_OPS 8
 
 /* Could two ops of a small step collide?  The rule of
  * ccs_sched_step_hazard, pair by pair: a write meeting an earlier write,
@@ -218,39 +204,48 @@ static bool span_holds(unsigned b, uint32_t c, uint32_t n, uint32_t ilo,
  * "no" skips the full check; a "yes" gets its words from it. */
 static bool small_step_collides(const ccs_op_t *ops, uint32_t n)
 {
+    /* Each op's write and hazard read as (buffer, lo, hi), once; a buffer
+     * of 3 or more is no interval (no write, or no read that counts). */
+    unsigned wb[SMALL_STEP_OPS], rb[SMALL_STEP_OPS];
+    uint64_t wlo[SMALL_STEP_OPS], whi[SMALL_STEP_OPS];
+    uint64_t rlo[SMALL_STEP_OPS], rhi[SMALL_STEP_OPS];
+    unsigned nw = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        const ccs_op_t *o = &ops[k];
+        uint64_t len = o->nchunks;
+        wb[k] = o->kind == CCS_OP_SEND ? CCS_BUF_COUNT : o->buf;
+        wlo[k] = o->chunk;
+        whi[k] = o->chunk + len;
+        nw += o->kind != CCS_OP_SEND;
+        if (o->kind == CCS_OP_SEND) {
+            rb[k] = o->buf;
+            rlo[k] = o->chunk;
+        } else if (o->kind == CCS_OP_RECV ||
+                   (o->kind != CCS_OP_COPY && o->src_buf == o->buf &&
+                    o->src_chunk == o->chunk)) {
+            rb[k] = CCS_BUF_COUNT;
+            rlo[k] = 0;
+        } else {
+            rb[k] = o->src_buf;
+            rlo[k] = o->src_chunk;
+        }
+        rhi[k] = rlo[k] + len;
+    }
+    if (nw == 0)
+        return false;
     for (uint32_t j = 0; j < n; j++) {
-        const ccs_op_t *w = &ops[j];
-        uint64_t wlo = w->chunk, whi = wlo + w->nchunks;
-        if (w->kind == CCS_OP_SEND)
+        if (wb[j] == CCS_BUF_COUNT)
             continue;
         for (uint32_t k = 0; k < n; k++) {
-            const ccs_op_t *o = &ops[k];
-            unsigned rb;
-            uint64_t lo;
-            if (k < j && o->kind != CCS_OP_SEND && o->buf == w->buf &&
-                o->chunk < whi && o->chunk + (uint64_t)o->nchunks > wlo)
+            if (k < j && wb[k] == wb[j] && wlo[k] < whi[j] && whi[k] > wlo[j])
                 return true;
-            if (o->kind == CCS_OP_SEND) {
-                rb = o->buf;
-                lo = o->chunk;
-            } else if (o->kind == CCS_OP_RECV ||
-                       (o->kind != CCS_OP_COPY && o->src_buf == o->buf &&
-                        o->src_chunk == o->chunk)) {
-                continue;
-            } else {
-                rb = o->src_buf;
-                lo = o->src_chunk;
-            }
-            if (rb == w->buf && lo < whi && lo + o->nchunks > wlo)
+            if (rb[k] == wb[j] && rlo[k] < whi[j] && rhi[k] > wlo[j])
                 return true;
         }
     }
     return false;
 }
-
-/* Largest step that small_step_collides handles; larger ones go to the
- * full check. */
-#define SMALL_STEP_OPS 8
 
 /* One pass over each rank's ops, while they are in cache: find its steps,
  * number each transfer per (step, peer, direction) (MPI tags), sum the
@@ -334,6 +329,10 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
 
     ccs_coll_valid_span(s, r, false, &ilo, &ihi);
     ccs_coll_valid_span(s, r, true, &olo, &ohi);
+    /* By buffer: IN, OUT, and SCRATCH, which always holds (the reader
+     * bounded it). */
+    const uint64_t span_lo[CCS_BUF_COUNT] = { ilo, olo, 0 };
+    const uint64_t span_hi[CCS_BUF_COUNT] = { ihi, ohi, UINT64_MAX };
 
     for (uint32_t i = 0; i < n;) {
         uint32_t e = i + 1;
@@ -343,31 +342,35 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
         group_id++;
         for (uint32_t k = i; k < e; k++) {
             const ccs_op_t *op = &ops[k];
-            bool src = has_src(op->kind);
-            bool rin = (op->kind == CCS_OP_SEND && op->buf == CCS_BUF_IN) ||
-                       (src && op->src_buf == CCS_BUF_IN);
-            bool wout = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT;
-            size_t c;
-            outside |= !span_holds(op->buf, op->chunk, op->nchunks, ilo, ihi,
-                                   olo, ohi);
-            outside |= src && !span_holds(op->src_buf, op->src_chunk,
-                                          op->nchunks, ilo, ihi, olo, ohi);
+            /* Kinds, buffers and ranges passed the reader's checks: the
+             * tests below are plain arithmetic on them. */
+            unsigned kind = op->kind, b = op->buf, sb = op->src_buf;
+            uint64_t nch = op->nchunks;
+            bool send = kind == CCS_OP_SEND;
+            bool src = kind >= CCS_OP_RECV_REDUCE;
+            bool rin = (send & (b == CCS_BUF_IN)) |
+                       (src & (sb == CCS_BUF_IN));
+            bool wout = !send & (b == CCS_BUF_OUT);
+            outside |= (op->chunk < span_lo[b]) |
+                       (op->chunk + nch > span_hi[b]);
+            outside |= src & ((op->src_chunk < span_lo[sb]) |
+                              (op->src_chunk + nch > span_hi[sb]));
             reads_in |= rin;
             writes_out |= wout;
-            work += (rin || wout) ? op->nchunks : 0;
+            work += (rin | wout) ? nch : 0;
             seq[k] = 0;
-            if (!is_xfer(op->kind))
+            if (kind > CCS_OP_RECV_REDUCE)
                 continue;
-            sum += op->nchunks;
+            sum += nch;
             if (e - i <= SMALL_STEP_OPS) {
                 /* A small step counts its earlier transfers with the same
                  * peer and direction: no counter tables to touch. */
                 for (uint32_t j = i; j < k; j++)
-                    seq[k] += ops[j].peer == op->peer && is_xfer(ops[j].kind) &&
-                              (ops[j].kind == CCS_OP_SEND) ==
-                                  (op->kind == CCS_OP_SEND);
+                    seq[k] += ops[j].peer == op->peer &&
+                              ops[j].kind <= CCS_OP_RECV_REDUCE &&
+                              (ops[j].kind == CCS_OP_SEND) == send;
             } else {
-                c = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
+                size_t c = (size_t)op->peer * 2 + !send;
                 if (stamp[c] != group_id) {
                     stamp[c] = group_id;
                     stamp_cnt[c] = 0;
