@@ -286,12 +286,14 @@ struct ccs_pair_stream {
     bool bad;               /* two sequences differ: no further work */
     uint64_t waiting;       /* groups not met yet, over all ranks */
     pend_t *pend;           /* owned; [nranks] */
-    uint32_t cap;           /* room in the scratch arrays below */
-    uint32_t *key, *tkey;   /* owned scratch: one rank's transfers */
-    uint64_t *word, *tword;
+    uint32_t cap;           /* room in each scratch array below */
+    /* Owned scratch for one rank's transfers as (key, word): its sends
+     * (LIST_SEND), its receives (LIST_RECV), and room to sort either. */
+    uint32_t *key[3];
+    uint64_t *word[3];
 };
 
-enum { DIR_SEND = 0, DIR_RECV = 1 };
+enum { LIST_SEND = 0, LIST_RECV = 1, LIST_TMP = 2 };
 
 static uint64_t pair_word(const ccs_op_t *op)
 {
@@ -319,51 +321,64 @@ void ccs_pair_stream_destroy(ccs_pair_stream_t *ps)
     for (uint32_t r = 0; r < ps->nranks; r++)
         free(ps->pend[r].word);
     free(ps->pend);
-    free(ps->key);
-    free(ps->tkey);
-    free(ps->word);
-    free(ps->tword);
+    for (int l = 0; l < 3; l++) {
+        free(ps->key[l]);
+        free(ps->word[l]);
+    }
     free(ps);
 }
 
-/* Stable sort of one rank's n transfers by key: two 9-bit counting passes
+/* The sorted list is in the scratch arrays: make them list l's. */
+static void take_tmp(ccs_pair_stream_t *ps, int l)
+{
+    uint32_t *k = ps->key[l];
+    uint64_t *w = ps->word[l];
+
+    ps->key[l] = ps->key[LIST_TMP];
+    ps->word[l] = ps->word[LIST_TMP];
+    ps->key[LIST_TMP] = k;
+    ps->word[LIST_TMP] = w;
+}
+
+/* Stable sort of list l (n transfers) by key: two 9-bit counting passes
  * (keys are below 2^17 since ranks are at most 2^16). */
-static void sort_by_key(ccs_pair_stream_t *ps, uint32_t n)
+static void sort_by_key(ccs_pair_stream_t *ps, int l, uint32_t n)
 {
     uint32_t cnt[513];
 
     for (unsigned shift = 0; shift < 18; shift += 9) {
+        const uint32_t *key = ps->key[l];
+        const uint64_t *word = ps->word[l];
         memset(cnt, 0, sizeof(cnt));
         for (uint32_t i = 0; i < n; i++)
-            cnt[((ps->key[i] >> shift) & 0x1ff) + 1]++;
+            cnt[((key[i] >> shift) & 0x1ff) + 1]++;
         for (unsigned k = 0; k < 512; k++)
             cnt[k + 1] += cnt[k];
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t at = cnt[(ps->key[i] >> shift) & 0x1ff]++;
-            ps->tkey[at] = ps->key[i];
-            ps->tword[at] = ps->word[i];
+            uint32_t at = cnt[(key[i] >> shift) & 0x1ff]++;
+            ps->key[LIST_TMP][at] = key[i];
+            ps->word[LIST_TMP][at] = word[i];
         }
-        memcpy(ps->key, ps->tkey, (size_t)n * sizeof(*ps->key));
-        memcpy(ps->word, ps->tword, (size_t)n * sizeof(*ps->word));
+        take_tmp(ps, l);
     }
 }
 
-/* Most distinct (peer, direction) keys a rank may have for the short
- * sort below; more take sort_by_key. */
+/* Most distinct keys a list may have for the short sort below; more take
+ * sort_by_key. */
 #define FEW_KEYS 8
 
-/* Stable sort of one rank's n transfers by key when they have at most
- * FEW_KEYS distinct keys (a ring: two): one pass to number the keys with
- * a table that small, one to scatter; false, with nothing moved, when
- * they have more. */
-static bool sort_few_keys(ccs_pair_stream_t *ps, uint32_t n)
+/* Stable sort of list l (n transfers) by key when it has at most FEW_KEYS
+ * distinct keys: one pass to number the keys with a table that small, one
+ * to scatter; false, with nothing moved, when it has more. */
+static bool sort_few_keys(ccs_pair_stream_t *ps, int l, uint32_t n)
 {
     uint32_t key[FEW_KEYS], cnt[FEW_KEYS], at[FEW_KEYS], order[FEW_KEYS];
-    uint32_t nk = 0, j = 0, sum = 0, *slot = ps->tkey;
-    uint64_t *w;
+    uint32_t nk = 0, j = 0, sum = 0, *slot = ps->key[LIST_TMP];
+    const uint32_t *in = ps->key[l];
+    const uint64_t *word = ps->word[l];
 
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t k = ps->key[i];
+        uint32_t k = in[i];
         if (nk == 0 || key[j] != k) {
             for (j = 0; j < nk && key[j] != k; j++)
                 ;
@@ -389,21 +404,24 @@ static bool sort_few_keys(ccs_pair_stream_t *ps, uint32_t n)
         sum += cnt[order[a]];
     }
     for (uint32_t i = 0; i < n; i++)
-        ps->tword[at[slot[i]]++] = ps->word[i];
-    /* The sorted words are in tword: swap the scratch blocks. */
-    w = ps->word;
-    ps->word = ps->tword;
-    ps->tword = w;
+        ps->word[LIST_TMP][at[slot[i]]++] = word[i];
+    /* The keys follow from the counts, in list l's own array. */
     for (uint32_t a = 0, i = 0; a < nk; a++)
         for (uint32_t c = 0; c < cnt[order[a]]; c++)
-            ps->key[i++] = key[order[a]];
+            ps->key[l][i++] = key[order[a]];
+    /* Only the words moved to the scratch array: swap those. */
+    {
+        uint64_t *w = ps->word[l];
+        ps->word[l] = ps->word[LIST_TMP];
+        ps->word[LIST_TMP] = w;
+    }
     return true;
 }
 
-/* Meet group [lo, hi) of rank x's sorted transfers (key k, peer below x)
- * with what the peer left waiting; false when they differ. */
-static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k, uint32_t lo,
-                 uint32_t hi)
+/* Meet the group of rank x's transfers with key k (a peer below x),
+ * words[0..n), with what the peer left waiting; false when they differ. */
+static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k,
+                 const uint64_t *words, uint32_t n)
 {
     pend_t *pd = &ps->pend[k >> 1];
     uint32_t want = x * 2 + ((k & 1) ^ 1), a = 0, b = pd->ngroup;
@@ -416,9 +434,9 @@ static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k, uint32_t lo,
             b = m;
     }
     if (a == pd->ngroup || pd->key[a] != want ||
-        pd->off[a + 1] - pd->off[a] != hi - lo ||
-        memcmp(pd->word + pd->off[a], ps->word + lo,
-               (size_t)(hi - lo) * sizeof(uint64_t)) != 0)
+        pd->off[a + 1] - pd->off[a] != n ||
+        memcmp(pd->word + pd->off[a], words,
+               (size_t)n * sizeof(uint64_t)) != 0)
         return false;
     ps->waiting--;
     if (--pd->left == 0) {
@@ -428,83 +446,108 @@ static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k, uint32_t lo,
     return true;
 }
 
+/* End of the group of list l that starts at i (n transfers). */
+static uint32_t group_end(const ccs_pair_stream_t *ps, int l, uint32_t i,
+                          uint32_t n)
+{
+    const uint32_t *key = ps->key[l];
+    uint32_t e = i + 1;
+
+    while (e < n && key[e] == key[i])
+        e++;
+    return e;
+}
+
 ccs_status_t ccs_pair_stream_rank(ccs_pair_stream_t *ps, const ccs_op_t *ops,
                                   uint32_t n)
 {
-    uint32_t x = ps->next++, m = 0, nhigh = 0, ghigh = 0, first_high;
-    bool sorted = true;
+    uint32_t x = ps->next++, cnt[2] = { 0, 0 }, high[2], nhigh = 0;
+    uint32_t ghigh = 0;
+    bool sorted[2] = { true, true };
     pend_t *pd;
 
     if (ps->bad || n == 0)
         return CCS_OK;
     if (n > ps->cap) {
-        uint32_t *k1 = realloc(ps->key, (size_t)n * sizeof(*k1));
-        if (k1 != NULL)
-            ps->key = k1;
-        uint32_t *k2 = realloc(ps->tkey, (size_t)n * sizeof(*k2));
-        if (k2 != NULL)
-            ps->tkey = k2;
-        uint64_t *w1 = realloc(ps->word, (size_t)n * sizeof(*w1));
-        if (w1 != NULL)
-            ps->word = w1;
-        uint64_t *w2 = realloc(ps->tword, (size_t)n * sizeof(*w2));
-        if (w2 != NULL)
-            ps->tword = w2;
-        if (k1 == NULL || k2 == NULL || w1 == NULL || w2 == NULL)
+        bool ok = true;
+        for (int l = 0; l < 3; l++) {
+            uint32_t *k = realloc(ps->key[l], (size_t)n * sizeof(*k));
+            uint64_t *w;
+            if (k != NULL)
+                ps->key[l] = k;
+            w = realloc(ps->word[l], (size_t)n * sizeof(*w));
+            if (w != NULL)
+                ps->word[l] = w;
+            ok &= k != NULL && w != NULL;
+        }
+        if (!ok)
             return CCS_ERR_NOMEM;
         ps->cap = n;
     }
+    /* Sends and receives apart: each is often sorted by peer already (a
+     * ring sends to one peer and receives from one). */
     for (uint32_t i = 0; i < n; i++) {
         unsigned kind = ops[i].kind;
+        int l = kind != CCS_OP_SEND;
+        uint32_t m = cnt[l], key;
         if (kind > CCS_OP_RECV_REDUCE)
             continue;
-        ps->key[m] = (uint32_t)ops[i].peer * 2 + (kind != CCS_OP_SEND);
-        ps->word[m] = pair_word(&ops[i]);
-        sorted &= m == 0 || ps->key[m - 1] <= ps->key[m];
-        m++;
+        key = (uint32_t)ops[i].peer * 2 + (uint32_t)l;
+        ps->key[l][m] = key;
+        ps->word[l][m] = pair_word(&ops[i]);
+        sorted[l] &= m == 0 || ps->key[l][m - 1] <= key;
+        cnt[l] = m + 1;
     }
-    if (!sorted && !sort_few_keys(ps, m))
-        sort_by_key(ps, m);
-    /* Groups with lower-numbered peers: met now. */
-    first_high = m;
-    for (uint32_t lo = 0; lo < m;) {
-        uint32_t k = ps->key[lo], hi = lo + 1;
-        while (hi < m && ps->key[hi] == k)
-            hi++;
-        if ((k >> 1) > x) {
-            first_high = lo;
-            break;
+    for (int l = 0; l < 2; l++) {
+        if (!sorted[l] && !sort_few_keys(ps, l, cnt[l]))
+            sort_by_key(ps, l, cnt[l]);
+        /* Groups with lower-numbered peers: met now. */
+        high[l] = cnt[l];
+        for (uint32_t lo = 0; lo < cnt[l];) {
+            uint32_t k = ps->key[l][lo], hi = group_end(ps, l, lo, cnt[l]);
+            if ((k >> 1) > x) {
+                high[l] = lo;
+                break;
+            }
+            if (!meet(ps, x, k, ps->word[l] + lo, hi - lo)) {
+                ps->bad = true;
+                return CCS_OK;
+            }
+            lo = hi;
         }
-        if (!meet(ps, x, k, lo, hi)) {
-            ps->bad = true;
-            return CCS_OK;
-        }
-        lo = hi;
+        for (uint32_t i = high[l]; i < cnt[l]; i++)
+            ghigh += i == high[l] || ps->key[l][i] != ps->key[l][i - 1];
+        nhigh += cnt[l] - high[l];
     }
-    /* The rest waits. */
-    for (uint32_t i = first_high; i < m; i++)
-        ghigh += i == first_high || ps->key[i] != ps->key[i - 1];
-    nhigh = m - first_high;
     if (ghigh == 0)
         return CCS_OK;
+    /* The rest waits: one block of words, then keys and group offsets,
+     * the groups of both lists merged by key; freed when the last group
+     * is met (meet) or with the stream. */
     pd = &ps->pend[x];
-    /* One block: words, then keys and group offsets; freed when the last
-     * group is met (meet) or with the stream. */
     pd->word = malloc((size_t)nhigh * sizeof(uint64_t) +
                       ((size_t)2 * ghigh + 1) * sizeof(uint32_t));
     if (pd->word == NULL)
         return CCS_ERR_NOMEM;
     pd->key = (uint32_t *)(pd->word + nhigh);
     pd->off = pd->key + ghigh;
-    memcpy(pd->word, ps->word + first_high, (size_t)nhigh * sizeof(uint64_t));
     pd->ngroup = 0;
-    for (uint32_t i = first_high; i < m; i++) {
-        if (i == first_high || ps->key[i] != ps->key[i - 1]) {
-            pd->key[pd->ngroup] = ps->key[i];
-            pd->off[pd->ngroup++] = i - first_high;
+    {
+        uint32_t at[2] = { high[0], high[1] }, w = 0;
+        while (at[0] < cnt[0] || at[1] < cnt[1]) {
+            int l = at[0] == cnt[0] ? 1
+                  : at[1] == cnt[1] ? 0
+                  : ps->key[0][at[0]] < ps->key[1][at[1]] ? 0 : 1;
+            uint32_t e = group_end(ps, l, at[l], cnt[l]);
+            pd->key[pd->ngroup] = ps->key[l][at[l]];
+            pd->off[pd->ngroup++] = w;
+            memcpy(pd->word + w, ps->word[l] + at[l],
+                   (size_t)(e - at[l]) * sizeof(uint64_t));
+            w += e - at[l];
+            at[l] = e;
         }
+        pd->off[pd->ngroup] = w;
     }
-    pd->off[pd->ngroup] = nhigh;
     pd->left = pd->ngroup;
     ps->waiting += pd->ngroup;
     return CCS_OK;
