@@ -197,50 +197,30 @@ static ccs_status_t inplace_rank(ccs_plan_t *p, uint32_t r, uint64_t work,
  * full check. */
 #define SMALL_STEP_OPS 8
 
+/* One op of a small step as the hazard rule sees it: what it writes and
+ * what it reads that counts (the own-destination read of RECV_REDUCE /
+ * REDUCE_LOCAL does not), each (buffer, [lo, hi)); buffer CCS_BUF_COUNT
+ * when there is none. */
+typedef struct sival {
+    unsigned wb, rb;
+    uint64_t wlo, whi, rlo, rhi;
+} sival_t;
+
 /* Could two ops of a small step collide?  The rule of
  * ccs_sched_step_hazard, pair by pair: a write meeting an earlier write,
- * or meeting any read (its own op's included), except the read of
- * RECV_REDUCE / REDUCE_LOCAL of exactly its destination.  Exact, so a
- * "no" skips the full check; a "yes" gets its words from it. */
-static bool small_step_collides(const ccs_op_t *ops, uint32_t n)
+ * or meeting any read (its own op's included).  Exact, so a "no" skips
+ * the full check; a "yes" gets its words from it. */
+static bool small_step_collides(const sival_t *v, uint32_t n)
 {
-    /* Each op's write and hazard read as (buffer, lo, hi), once; a buffer
-     * of 3 or more is no interval (no write, or no read that counts). */
-    unsigned wb[SMALL_STEP_OPS], rb[SMALL_STEP_OPS];
-    uint64_t wlo[SMALL_STEP_OPS], whi[SMALL_STEP_OPS];
-    uint64_t rlo[SMALL_STEP_OPS], rhi[SMALL_STEP_OPS];
-    unsigned nw = 0;
-
-    for (uint32_t k = 0; k < n; k++) {
-        const ccs_op_t *o = &ops[k];
-        uint64_t len = o->nchunks;
-        wb[k] = o->kind == CCS_OP_SEND ? CCS_BUF_COUNT : o->buf;
-        wlo[k] = o->chunk;
-        whi[k] = o->chunk + len;
-        nw += o->kind != CCS_OP_SEND;
-        if (o->kind == CCS_OP_SEND) {
-            rb[k] = o->buf;
-            rlo[k] = o->chunk;
-        } else if (o->kind == CCS_OP_RECV ||
-                   (o->kind != CCS_OP_COPY && o->src_buf == o->buf &&
-                    o->src_chunk == o->chunk)) {
-            rb[k] = CCS_BUF_COUNT;
-            rlo[k] = 0;
-        } else {
-            rb[k] = o->src_buf;
-            rlo[k] = o->src_chunk;
-        }
-        rhi[k] = rlo[k] + len;
-    }
-    if (nw == 0)
-        return false;
     for (uint32_t j = 0; j < n; j++) {
-        if (wb[j] == CCS_BUF_COUNT)
+        if (v[j].wb == CCS_BUF_COUNT)
             continue;
         for (uint32_t k = 0; k < n; k++) {
-            if (k < j && wb[k] == wb[j] && wlo[k] < whi[j] && whi[k] > wlo[j])
+            if (k < j && v[k].wb == v[j].wb && v[k].wlo < v[j].whi &&
+                v[k].whi > v[j].wlo)
                 return true;
-            if (rb[k] == wb[j] && rlo[k] < whi[j] && rhi[k] > wlo[j])
+            if (v[k].rb == v[j].wb && v[k].rlo < v[j].whi &&
+                v[k].rhi > v[j].wlo)
                 return true;
         }
     }
@@ -337,8 +317,11 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     for (uint32_t i = 0; i < n;) {
         uint32_t e = i + 1;
         uint64_t sum = 0;
+        sival_t iv[SMALL_STEP_OPS];
+        bool small;
         while (e < n && ops[e].step == ops[i].step)
             e++;
+        small = e - i <= SMALL_STEP_OPS;
         group_id++;
         for (uint32_t k = i; k < e; k++) {
             const ccs_op_t *op = &ops[k];
@@ -358,11 +341,30 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
             reads_in |= rin;
             writes_out |= wout;
             work += (rin | wout) ? nch : 0;
+            if (small) {
+                sival_t *v = &iv[k - i];
+                bool own = sb == b && op->src_chunk == op->chunk;
+                v->wb = send ? CCS_BUF_COUNT : b;
+                v->wlo = op->chunk;
+                v->whi = op->chunk + nch;
+                if (send) {
+                    v->rb = b;
+                    v->rlo = op->chunk;
+                } else if (kind == CCS_OP_RECV ||
+                           (kind != CCS_OP_COPY && own)) {
+                    v->rb = CCS_BUF_COUNT;
+                    v->rlo = 0;
+                } else {
+                    v->rb = sb;
+                    v->rlo = op->src_chunk;
+                }
+                v->rhi = v->rlo + nch;
+            }
             seq[k] = 0;
             if (kind > CCS_OP_RECV_REDUCE)
                 continue;
             sum += nch;
-            if (e - i <= SMALL_STEP_OPS) {
+            if (small) {
                 /* A small step counts its earlier transfers with the same
                  * peer and direction: no counter tables to touch. */
                 for (uint32_t j = i; j < k; j++)
@@ -389,8 +391,8 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
         }
         if (!sc->hazard && e - i >= 2) {
             bool bad;
-            if (e - i <= SMALL_STEP_OPS) {
-                bad = small_step_collides(&ops[i], e - i);
+            if (small) {
+                bad = small_step_collides(iv, e - i);
             } else {
                 ccs_err_t scratch;
                 ccs_err_clear(&scratch);
