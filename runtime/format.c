@@ -688,6 +688,7 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     uint64_t total = 0;
     bool le = host_little_endian(), adopt;
     bool defer = only_rank < 0;   /* the checksum on the way */
+    bool hooked = false;          /* the hook has seen s */
     uint32_t crc = 0;
     char algo[CCS_ALGO_NAME_MAX];
     ccs_status_t st;
@@ -800,10 +801,15 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
             st = take_ops(b, &h, r, offs[r], nops, !le, ops, err);
             if (st != CCS_OK)
                 goto checksum_first;
-            s->rank_nops[r] = nops;
+            /* (A hook's schedule has its counts already: not written
+             * again while the hook may be reading them.) */
+            if (hook == NULL)
+                s->rank_nops[r] = nops;
         }
-        if (hook != NULL)
+        if (hook != NULL) {
             hook(ctx, s, r);
+            hooked = true;
+        }
     }
     if (defer) {
         crc = ccs_crc32c(crc, b + h.body_end, CCS_FORMAT_END_LEN);
@@ -835,6 +841,8 @@ checksum_first:
 nomem:
     st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory decoding schedule");
 cleanup:
+    if (hooked && s != NULL)
+        hook(ctx, NULL, CCS_FORMAT_HOOK_RESET);
     ccs_sched_destroy(s);
     free(offs);
     release_file(own, own_map_len);

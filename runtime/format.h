@@ -96,9 +96,14 @@ ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
  * every rank's op count are final by then, but the checksum is only
  * known once the whole file has been read: whatever the hook makes of a
  * rank is the caller's to throw away when the reader fails.  s stays the
- * reader's until it returns CCS_OK. */
+ * reader's until it returns CCS_OK; a hook may keep reading the ranks it
+ * was given (from another thread, say) until then, or until RESET. */
 typedef void (*ccs_format_rank_hook_t)(void *ctx, ccs_sched_t *s,
                                        uint32_t rank);
+/* The rank a hook is called with (s NULL) when the reader fails after
+ * feeding it some ranks, before it destroys the schedule: the hook must
+ * let go of s before it returns. */
+#define CCS_FORMAT_HOOK_RESET UINT32_MAX
 /* ccs_format_decode and ccs_format_read_file with the hook. */
 ccs_status_t ccs_format_decode_hook(const uint8_t *buf, size_t len,
                                     ccs_format_rank_hook_t hook, void *ctx,

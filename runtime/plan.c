@@ -28,6 +28,8 @@
  * own full function afterwards, in the order above, so a bad file gets the
  * same message it always got.  The tables of all ranks are one block each.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,15 +473,82 @@ static ccs_status_t scan_end(const ccs_plan_t *p, const scan_t *sc,
 }
 
 /* A plan built while the reader decodes, rank by rank (the reader's
- * per-rank hook), so that each rank's ops are looked at while the reader
- * has just brought them into cache. */
+ * per-rank hook), so that each rank's ops are looked at right after the
+ * reader has brought them into cache.  A large plan is scanned on a
+ * helper thread instead, rank by rank behind the reader, so that the
+ * reading and checking of the file (read, checksum, per-op checks) and
+ * the plan's own checks overlap; the thread lives only during the load
+ * (joined before the loader returns, or before the reader destroys a
+ * schedule it fails on) and touches nothing but this build.  No thread
+ * is made for a small plan, with CCS_LOAD_THREADS=0, or when making one
+ * fails: the scan then runs in the hook (CCS_LOAD_THREADS=1 makes one
+ * for any plan, for tests). */
 typedef struct plan_build {
     ccs_plan_t *p;    /* owned; its sched borrowed from the reader until
                          plan_adopt; NULL before the first rank */
-    scan_t sc;        /* owned */
-    bool failed;      /* out of memory on the way: plan_adopt starts over
-                         and reports what it meets itself */
+    scan_t sc;        /* owned; the helper's alone while it runs */
+    bool failed;      /* out of memory on the way (or the reader reset):
+                         plan_adopt starts over and reports what it meets
+                         itself */
+    bool threaded;    /* a helper runs (or ran: joined) */
+    bool joined;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t ready;   /* ranks the reader has checked; under mu */
+    bool stop;        /* no more ranks will come; under mu */
+    bool sleeping;    /* the helper waits for ranks; under mu */
+    bool helper_failed; /* the helper's own failure; read after the join */
 } plan_build_t;
+
+/* Plans with at least this many ops get a helper thread: below it, a
+ * thread costs more than it saves. */
+#define BUILD_THREAD_OPS (UINT64_C(1) << 20)
+/* A waiting helper wakes when this many ranks are ready (or the reader is
+ * done): fewer wake-ups than one per rank. */
+#define BUILD_WAKE_RANKS 8u
+
+static void *build_main(void *arg)
+{
+    plan_build_t *b = arg;
+    uint32_t R = b->p->sched->nranks, r = 0;
+    ccs_err_t scratch;
+
+    ccs_err_clear(&scratch);
+    while (r < R && !b->helper_failed) {
+        uint32_t ready;
+        pthread_mutex_lock(&b->mu);
+        while (b->ready <= r && !b->stop) {
+            b->sleeping = true;
+            pthread_cond_wait(&b->cv, &b->mu);
+        }
+        b->sleeping = false;
+        ready = b->ready;
+        pthread_mutex_unlock(&b->mu);
+        if (ready <= r)   /* stopped */
+            break;
+        for (; r < ready && !b->helper_failed; r++)
+            b->helper_failed = scan_rank(b->p, &b->sc, &scratch) != CCS_OK;
+    }
+    return NULL;
+}
+
+/* No more ranks: let the helper finish what it was given and join it. */
+static void build_join(plan_build_t *b)
+{
+    if (b == NULL || !b->threaded || b->joined)
+        return;
+    pthread_mutex_lock(&b->mu);
+    b->stop = true;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thread, NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    b->joined = true;
+    if (b->helper_failed || b->sc.next != b->ready)
+        b->failed = true;
+}
 
 /* ccs_plan_destroy for a plan whose schedule is not its own (yet). */
 static void plan_drop_tables(ccs_plan_t *p)
@@ -494,9 +563,51 @@ static void build_free(plan_build_t *b)
 {
     if (b == NULL)
         return;
+    build_join(b);
     plan_drop_tables(b->p);
     b->p = NULL;
     scan_free(&b->sc);
+}
+
+/* Start the helper for a large plan, unless told not to. */
+static void build_start(plan_build_t *b)
+{
+    const ccs_sched_t *s = b->p->sched;
+    const char *env = getenv("CCS_LOAD_THREADS");
+    sigset_t all, old;
+    bool made;
+
+    /* CCS_LOAD_THREADS: 0 never, 1 for every plan (tests), else large
+     * plans only. */
+    if (env != NULL && strcmp(env, "0") == 0)
+        return;
+    if ((env == NULL || strcmp(env, "1") != 0) &&
+        ccs_sched_total_ops(s) < BUILD_THREAD_OPS)
+        return;
+    if (pthread_mutex_init(&b->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&b->cv, NULL) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    b->ready = 0;
+    b->stop = b->sleeping = b->helper_failed = false;
+    /* The helper starts with every signal blocked, so that none of the
+     * application's is delivered on a thread it does not know about. */
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0) {
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    made = pthread_create(&b->thread, NULL, build_main, b) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!made) {
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    b->threaded = true;
 }
 
 static void plan_rank_hook(void *ctx, ccs_sched_t *s, uint32_t r)
@@ -504,6 +615,12 @@ static void plan_rank_hook(void *ctx, ccs_sched_t *s, uint32_t r)
     plan_build_t *b = ctx;
     ccs_err_t scratch;
 
+    if (r == CCS_FORMAT_HOOK_RESET) {
+        /* The reader is about to destroy s: the helper lets go first. */
+        build_join(b);
+        b->failed = true;
+        return;
+    }
     if (b->failed)
         return;
     ccs_err_clear(&scratch);
@@ -519,10 +636,21 @@ static void plan_rank_hook(void *ctx, ccs_sched_t *s, uint32_t r)
             b->failed = true;
             return;
         }
+        build_start(b);
     }
-    if (b->p == NULL || b->p->sched != s || b->sc.next != r ||
-        scan_rank(b->p, &b->sc, &scratch) != CCS_OK)
+    if (b->p == NULL || b->p->sched != s) {
         b->failed = true;
+    } else if (b->threaded) {
+        pthread_mutex_lock(&b->mu);
+        b->ready = r + 1;
+        if (b->sleeping && (b->ready % BUILD_WAKE_RANKS == 0 ||
+                            b->ready == s->nranks))
+            pthread_cond_signal(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    } else if (b->sc.next != r || scan_rank(b->p, &b->sc, &scratch) !=
+                                      CCS_OK) {
+        b->failed = true;
+    }
 }
 
 /* Build the plan around `sched`, which it takes over (freed on failure
@@ -538,6 +666,7 @@ static ccs_status_t plan_adopt(ccs_sched_t *sched, plan_build_t *b,
     ccs_status_t st = CCS_OK;
 
     memset(&scan, 0, sizeof(scan));
+    build_join(b);
     if (b != NULL && b->p != NULL && !b->failed && b->p->sched == sched &&
         b->sc.next == sched->nranks) {
         p = b->p;
@@ -625,10 +754,11 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
 {
     ccs_err_t e;
     ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
-    plan_build_t b = { NULL, { 0 }, false };  /* freed here */
+    plan_build_t b;           /* freed here */
     ccs_status_t st;
 
     ccs_err_clear(&e);
+    memset(&b, 0, sizeof(b));
     if (buf == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
@@ -650,10 +780,11 @@ ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
 {
     ccs_err_t e;
     ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
-    plan_build_t b = { NULL, { 0 }, false };  /* freed here */
+    plan_build_t b;           /* freed here */
     ccs_status_t st;
 
     ccs_err_clear(&e);
+    memset(&b, 0, sizeof(b));
     if (path == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
