@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "rt_fixtures.h"
 #include "../../runtime/ccs_int.h"
+#include "../../runtime/crc32c.h"
 #include "../../runtime/format.h"
 
 TEST(load_mem_roundtrip_and_info)
@@ -248,6 +249,102 @@ TEST(load_cost_is_bounded_by_the_file)
         free(buf);
         ccs_sched_destroy(s);
     }
+}
+
+/* One load of buf with CCS_LOAD_THREADS set to `threads`: status,
+ * message and, for a plan, a digest of every table the executor reads. */
+static ccs_status_t load_digest(const uint8_t *buf, size_t len,
+                                const char *threads, char *msg, size_t cap,
+                                uint64_t *digest)
+{
+    ccs_plan_t *p = NULL;
+    ccs_status_t st;
+
+    setenv("CCS_LOAD_THREADS", threads, 1);
+    st = ccs_plan_load_mem_msg(buf, len, &p, msg, cap);
+    *digest = 0;
+    for (uint32_t r = 0; p != NULL && r < p->sched->nranks; r++) {
+        *digest = *digest * 1000003u + p->ngroups[r];
+        *digest = *digest * 1000003u + p->stage_chunks[r];
+        *digest = *digest * 1000003u + p->inplace_hazard[r];
+        for (uint32_t i = 0; i < p->sched->rank_nops[r]; i++)
+            *digest = *digest * 1000003u + p->seq[r][i] + 1;
+    }
+    ccs_plan_destroy(p);
+    return st;
+}
+
+/* Large plans are checked on a helper thread behind the reader: for every
+ * fixture, intact and with op bytes damaged (checksum fixed, so the
+ * damage reaches the per-op checks, the pairing, the hazards), the same
+ * status, message and tables with the thread as without it. */
+TEST(load_with_helper_thread_is_the_same)
+{
+    static const uint32_t ranks[] = { 2, 5, 8 };
+    static const struct {
+        uint32_t op;      /* op record (from the end of the op section) */
+        uint32_t byte;    /* byte in it */
+        uint8_t xor;
+    } damage[] = {
+        { 0, 0, 0 },      /* intact */
+        { 1, 20, 1 },     /* nchunks */
+        { 2, 8, 1 },      /* peer */
+        { 3, 0, 1 },      /* step */
+        { 4, 12, 2 },     /* chunk */
+        { 5, 4, 1 },      /* kind */
+        { 7, 5, 1 },      /* buffer */
+    };
+    char *saved = getenv("CCS_LOAD_THREADS") ? strdup(getenv(
+                      "CCS_LOAD_THREADS")) : NULL;
+
+    for (size_t k = 0; k < sizeof(ranks) / sizeof(ranks[0]); k++) {
+        fx_entry_t fx[16];
+        int n = fx_all(ranks[k], fx, 16);
+
+        CHECK(n > 0);
+        for (int f = 0; f < n; f++) {
+            uint8_t *buf = NULL;
+            size_t len = 0, ops_end;
+            uint64_t total = ccs_sched_total_ops(fx[f].s);
+
+            CHECK_STATUS(ccs_format_encode(fx[f].s, &buf, &len, NULL),
+                         CCS_OK);
+            if (buf == NULL)
+                continue;
+            ops_end = len - CCS_FORMAT_TRAILER_SIZE;
+            for (size_t d = 0; d < sizeof(damage) / sizeof(damage[0]); d++) {
+                char m0[256], m1[256];
+                uint64_t g0, g1;
+                ccs_status_t s0, s1;
+                size_t at = ops_end - (size_t)(damage[d].op + 1) *
+                                          CCS_FORMAT_OP_SIZE + damage[d].byte;
+                uint32_t crc;
+
+                if (damage[d].op >= total)
+                    continue;
+                buf[at] ^= damage[d].xor;
+                crc = ccs_crc32c(0, buf, len - 4);
+                for (int i = 0; i < 4; i++)
+                    buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+                s0 = load_digest(buf, len, "0", m0, sizeof m0, &g0);
+                s1 = load_digest(buf, len, "1", m1, sizeof m1, &g1);
+                CHECK_MSG(s0 == s1 && strcmp(m0, m1) == 0 && g0 == g1,
+                          "%s damage %zu: without the thread %d \"%s\", "
+                          "with it %d \"%s\"", fx[f].name, d, (int)s0, m0,
+                          (int)s1, m1);
+                if (d == 0)
+                    CHECK_STATUS(s1, CCS_OK);
+                buf[at] ^= damage[d].xor;
+            }
+            free(buf);
+        }
+        fx_free(fx, n);
+    }
+    if (saved != NULL)
+        setenv("CCS_LOAD_THREADS", saved, 1);
+    else
+        unsetenv("CCS_LOAD_THREADS");
+    free(saved);
 }
 
 typedef struct mm_job {
@@ -657,6 +754,7 @@ int main(int argc, char **argv)
     RUN(plan_rejects_overlapping_reductions);
     RUN(plan_rejects_staging_past_32_bits);
     RUN(load_cost_is_bounded_by_the_file);
+    RUN(load_with_helper_thread_is_the_same);
     RUN(run_validation);
     RUN(relabel_keeps_root);
     RUN(quiet_unless_ccs_debug);
