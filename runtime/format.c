@@ -9,7 +9,11 @@
  * allocates anything sized by a count from the file, then every op field
  * (ccs_op_ok, and read_op's worded check for an op that fails it), and
  * finally the header rules of ccs_sched_validate.  Messages name the field,
- * its value and its byte offset.
+ * its value and its byte offset.  That is the order failures are reported
+ * in; a full decode computes the CRC on its way through the op records,
+ * which then stay in cache for their checks (and for a hook: a plan
+ * loader's per-rank work), and puts a checksum failure first whenever
+ * there is one.
  *
  * Op records are laid out as ccs_op_t on a little-endian host (asserted
  * below): there they are copied into one block, or, in a file read into

@@ -9,30 +9,37 @@
  *     hold input and touches only OUT chunks backed by the user's buffer
  *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
  *     outside what the user passed;
- *   - matching (ccs_sched_pair_check, the verifier's rule): in every
+ *   - matching (the verifier's pairing rule, ccs_pair_stream_*): in every
  *     step, the k-th send from a to b has a k-th receive on b from a with
  *     the same chunk count, so no run can hang on an unmatched transfer or
  *     read past a message;
  *   - hazards within a step (ccs_sched_step_hazard, the verifier's rule
  *     and words): no chunk written twice or read and written, so the
  *     order in which a transport completes a step's ops cannot matter;
- *   - groups of each rank's ops by step, the per-peer sequence number of
- *     each transfer (MPI tags), staging needs per step (summed in 64 bits
- *     and refused past what the executor's 32-bit count holds), and the
+ *   - the number of steps of each rank (the executor finds each step's
+ *     ops from the sorted ops: ccs_plan_group), the per-peer sequence
+ *     number of each transfer (MPI tags; a table only for ranks where
+ *     one is not 0), staging needs per step (summed in 64 bits and
+ *     refused past what the executor's 32-bit count holds), and the
  *     in-place hazard (IN[c] read after OUT[c] was written).
  * Every check costs O(ops) or O(ops log ops) of the file, never ranks x
  * chunks: a loader that trusts nothing must not be made slow by a header
- * either.  The buffer spans, the grouping, the numbering, the staging sums
- * and the hazards of small steps are one pass over each rank's ops while
- * they are in cache (index_ops); a check that fails there is worded by its
- * own full function afterwards, in the order above, so a bad file gets the
- * same message it always got.  The tables of all ranks are one block each.
+ * either.  All of it is one pass over each rank's ops while they are in
+ * cache (scan_rank), run as the reader hands over each rank (plan_build:
+ * on a helper thread for a large plan); a check that fails there is
+ * worded by its own full function afterwards, in the order above, so a
+ * bad file gets the same message it always got.
  */
+#ifdef __linux__
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ccs_int.h"
 #include "format.h"
@@ -481,8 +488,10 @@ static ccs_status_t scan_end(const ccs_plan_t *p, const scan_t *sc,
  * (joined before the loader returns, or before the reader destroys a
  * schedule it fails on) and touches nothing but this build.  No thread
  * is made for a small plan, with CCS_LOAD_THREADS=0, or when making one
- * fails: the scan then runs in the hook (CCS_LOAD_THREADS=1 makes one
- * for any plan, for tests). */
+ * fails, nor for a process that may run on one CPU only (a rank bound to
+ * a core, where a second thread would only take turns with the first):
+ * the scan then runs in the hook.  CCS_LOAD_THREADS=1 makes one for any
+ * plan, for tests. */
 typedef struct plan_build {
     ccs_plan_t *p;    /* owned; its sched borrowed from the reader until
                          plan_adopt; NULL before the first rank */
@@ -569,6 +578,19 @@ static void build_free(plan_build_t *b)
     scan_free(&b->sc);
 }
 
+/* May this process run on more than one CPU? */
+static bool several_cpus(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set) > 1;
+#endif
+    return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
 /* Start the helper for a large plan, unless told not to. */
 static void build_start(plan_build_t *b)
 {
@@ -582,7 +604,7 @@ static void build_start(plan_build_t *b)
     if (env != NULL && strcmp(env, "0") == 0)
         return;
     if ((env == NULL || strcmp(env, "1") != 0) &&
-        ccs_sched_total_ops(s) < BUILD_THREAD_OPS)
+        (ccs_sched_total_ops(s) < BUILD_THREAD_OPS || !several_cpus()))
         return;
     if (pthread_mutex_init(&b->mu, NULL) != 0)
         return;
