@@ -244,7 +244,7 @@ static bool small_step_collides(const sival_t *v, uint32_t n)
  * order the checks were specified in (buffers, pairing, hazards,
  * staging), whatever rank they occur on, each worded by its own full
  * check.  A loader that reads the file rank by rank (format.c) runs the
- * pass on each rank as it arrives (plan_rank_cb). */
+ * pass on each rank as it arrives (plan_rank_hook). */
 typedef struct scan {
     bool hazard;             /* a step with a hazard: rank, its ops */
     uint32_t hazard_r, hazard_first, hazard_end, hazard_step;
