@@ -48,25 +48,52 @@ typedef struct plan_group {
 } plan_group_t;
 
 struct ccs_plan {
-    ccs_sched_t *sched;      /* owned */
+    ccs_sched_t *sched;      /* owned, unless sched_borrowed */
+    bool sched_borrowed;     /* only while the loader builds the plan as it
+                                decodes: the reader still owns sched */
     uint32_t **seq;          /* owned; [nranks][rank_nops[r]]: index of the
                                 op among the rank's ops to/from the same
-                                peer in the same step, per direction */
-    plan_group_t **groups;   /* owned; [nranks][ngroups[r]] */
-    uint32_t *seq_store;     /* owned; every seq[r] lies in it */
-    plan_group_t *group_store; /* owned; every groups[r] lies in it */
-    uint32_t *ngroups;       /* owned; [nranks] */
+                                peer in the same step, per direction.  A
+                                rank whose indices are all 0 (every step
+                                moves at most one message each way per
+                                peer: rings, trees) points at seq_zero,
+                                so a large plan writes no table for them */
+    uint32_t nseq;           /* entries of seq (nranks once made) */
+    uint32_t *seq_zero;      /* owned; zeros, as long as the longest rank */
+    uint32_t *ngroups;       /* owned; [nranks] steps the rank takes part
+                                in (ccs_plan_group walks them) */
     uint32_t *stage_chunks;  /* owned; [nranks] most chunks of transfer
                                 staging one step of the rank can need */
     uint8_t *inplace_hazard; /* owned; [nranks] 1 when the rank reads
                                 IN[c] after (or while) OUT[c] is written:
                                 in-place calls must stage the input */
-    uint32_t max_seq;        /* 1 + the largest seq */
     int log_level;
     _Atomic uint64_t fingerprint; /* 0 until exec.c hashes the schedule
                                      (first run; every thread computes the
                                      same value, so racing is harmless) */
 };
+
+/* The group of rank r's ops that starts at op `first` (a group's first
+ * op: 0, or the end of the previous group).  Groups are found from the
+ * ops, which are sorted by step, instead of being stored: a table would
+ * cost the loader 16 bytes per step and rank in fresh pages, and the
+ * executor reads these ops anyway. */
+static inline plan_group_t ccs_plan_group(const ccs_plan_t *p, uint32_t r,
+                                          uint32_t first)
+{
+    const ccs_sched_t *s = p->sched;
+    const ccs_op_t *ops = s->rank_ops[r];
+    uint32_t e = first + 1, t = ops[first].step;
+    plan_group_t g;
+
+    while (e < s->rank_nops[r] && ops[e].step == t)
+        e++;
+    g.step = t;
+    g.first = first;
+    g.end = e;
+    g.phase = s->step_phase[t];
+    return g;
+}
 
 /* Build a plan from an in-memory schedule (deep copy; s stays the
  * caller's).  Validates structure, buffer validity per collective and

@@ -624,27 +624,29 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     /* ---- the steps ---- */
     {
         uint32_t ng = plan->ngroups[r.L];
-        const plan_group_t *groups = plan->groups[r.L];
-        uint32_t phase = 0, at = 0;
-        /* The agreement runs before the first step of phase 1 in phased
-         * plans, so that phase 0 still runs while a straggler is away. */
-        if (s->nphases > 1)
-            while (at < ng && groups[at].phase == 0)
-                at++;
+        uint32_t phase = 0, first = 0;
+        bool agreed = false;
         for (uint32_t g = 0; g < ng; g++) {
-            while (phase < groups[g].phase) {
+            plan_group_t grp = ccs_plan_group(plan, r.L, first);
+            first = grp.end;
+            while (phase < grp.phase) {
                 if (phase < CCS_STATS_MAX_PHASES)
                     stats.phase_end_s[phase] = ccs_now_s();
                 phase++;
             }
-            if (g == at &&
-                (st = ccs_exec_agree(comm, plan, count, dtype, op, strag,
-                                     groups[g].step, err)) != CCS_OK)
-                goto done;
-            st = run_group(&r, &groups[g]);
+            /* The agreement runs before the first step of phase 1 in
+             * phased plans, so that phase 0 still runs while a straggler
+             * is away. */
+            if (!agreed && (s->nphases <= 1 || grp.phase != 0)) {
+                agreed = true;
+                if ((st = ccs_exec_agree(comm, plan, count, dtype, op, strag,
+                                         grp.step, err)) != CCS_OK)
+                    goto done;
+            }
+            st = run_group(&r, &grp);
             if (st != CCS_OK) {
                 ccs_err_prefix(err, "rank %u (plan rank %u) step %u: ",
-                               r.p, r.L, groups[g].step);
+                               r.p, r.L, grp.step);
                 goto done;
             }
         }
@@ -652,7 +654,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         for (; phase < s->nphases; phase++)
             if (phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
-        if (at == ng &&
+        if (!agreed &&
             (st = ccs_exec_agree(comm, plan, count, dtype, op, strag, -1,
                                  err)) != CCS_OK)
             goto done;

@@ -9,7 +9,11 @@
  * allocates anything sized by a count from the file, then every op field
  * (ccs_op_ok, and read_op's worded check for an op that fails it), and
  * finally the header rules of ccs_sched_validate.  Messages name the field,
- * its value and its byte offset.
+ * its value and its byte offset.  That is the order failures are reported
+ * in; a full decode computes the CRC on its way through the op records,
+ * which then stay in cache for their checks (and for a hook: a plan
+ * loader's per-rank work), and puts a checksum failure first whenever
+ * there is one.
  *
  * Op records are laid out as ccs_op_t on a little-endian host (asserted
  * below): there they are copied into one block, or, in a file read into
@@ -270,11 +274,22 @@ typedef struct hdr {
 
 /* Size, magic, version, end marker and checksum: everything that can be
  * checked without trusting a single count from the header. */
+static ccs_status_t checksum_fail(const uint8_t *b, size_t len,
+                                  uint32_t computed, ccs_err_t *err)
+{
+    return ccs_err_set(err, CCS_ERR_CHECKSUM,
+                       "checksum mismatch: stored CRC-32C 0x%08x at "
+                       "offset %zu, computed 0x%08x over bytes 0..%zu",
+                       get_u32(b + len - 4), len - 4, computed, len - 5);
+}
+
+/* With `crc` false, everything but the checksum, which the caller then
+ * computes on its way through the file (decode). */
 static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
-                                   ccs_err_t *err)
+                                   bool crc, ccs_err_t *err)
 {
     uint64_t file_size;
-    uint32_t stored, computed;
+    uint32_t computed;
     size_t end_off;
 
     if (len < CCS_FOFF_HEADER_SIZE)
@@ -316,14 +331,9 @@ static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
                         b[end_off + 1], b[end_off + 2], b[end_off + 3],
                         b[end_off + 4], b[end_off + 5], b[end_off + 6],
                         b[end_off + 7]);
-    stored = get_u32(b + len - 4);
-    computed = ccs_crc32c(0, b, len - 4);
-    if (stored != computed)
-        return ccs_err_set(err, CCS_ERR_CHECKSUM,
-                           "checksum mismatch: stored CRC-32C 0x%08x at "
-                           "offset %zu, computed 0x%08x over bytes 0..%zu",
-                           stored, len - 4, computed, len - 5);
     h->body_end = end_off;
+    if (crc && (computed = ccs_crc32c(0, b, len - 4)) != get_u32(b + len - 4))
+        return checksum_fail(b, len, computed, err);
     return CCS_OK;
 }
 
@@ -661,9 +671,18 @@ static void release_file(uint8_t *base, size_t map_len)
 /* only_rank < 0: every rank; otherwise that rank alone.  own: NULL, or
  * the allocation holding b, which decode takes over (the schedule adopts
  * it as its op store, or it is released); own_map_len > 0 when own is a
- * private mapping of that many bytes rather than a malloc block. */
+ * private mapping of that many bytes rather than a malloc block.  hook:
+ * NULL, or called for every rank after its ops (ccs_format_rank_hook_t).
+ *
+ * Reading every rank, decode makes one pass over the file: the checksum
+ * is computed section by section as the ops are copied and checked, so
+ * each byte is brought into cache once.  The checks still report in
+ * their specified order: when a check after the checksum fails, the
+ * checksum over the whole file is computed first, and a mismatch is
+ * what gets reported. */
 static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
                            uint8_t *own, size_t own_map_len,
+                           ccs_format_rank_hook_t hook, void *ctx,
                            ccs_sched_t **out, ccs_err_t *err)
 {
     hdr_t h;
@@ -672,6 +691,9 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     ccs_op_t *store = NULL; /* every rank's ops, owned by s once made */
     uint64_t total = 0;
     bool le = host_little_endian(), adopt;
+    bool defer = only_rank < 0;   /* the checksum on the way */
+    bool hooked = false;          /* the hook has seen s */
+    uint32_t crc = 0;
     char algo[CCS_ALGO_NAME_MAX];
     ccs_status_t st;
 
@@ -680,12 +702,13 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
     }
     memset(&h, 0, sizeof(h));
-    st = check_envelope(b, len, &h, err);
+    /* Its failures come before the checksum's: reported as they are. */
+    st = check_envelope(b, len, &h, !defer, err);
     if (st != CCS_OK)
         goto cleanup;
     st = check_header(b, &h, err);
     if (st != CCS_OK)
-        goto cleanup;
+        goto checksum_first;
     if (only_rank >= (int64_t)h.nranks) {
         st = ccs_err_set(err, CCS_ERR_MISMATCH,
                          "rank %" PRId64 " asked for, but the schedule "
@@ -694,7 +717,7 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     }
     st = check_steps(b, &h, err);
     if (st != CCS_OK)
-        goto cleanup;
+        goto checksum_first;
     /* nranks * 16 bytes fit in the file: this allocation is bounded. */
     offs = malloc((size_t)h.nranks * sizeof(*offs));
     if (offs == NULL) {
@@ -703,7 +726,9 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     }
     st = check_directory(b, &h, offs, err);
     if (st != CCS_OK)
-        goto cleanup;
+        goto checksum_first;
+    if (defer)
+        crc = ccs_crc32c(0, b, (size_t)h.ops_off);
 
     memcpy(algo, b + CCS_FOFF_ALGO, sizeof(algo));
     st = ccs_sched_create((ccs_coll_t)h.coll, h.nranks, h.nchunks, algo, &s,
@@ -752,27 +777,50 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
         s->op_store = store;
         s->op_store_bytes = (size_t)total * sizeof(ccs_op_t);
     }
+    /* A hook sees every rank's op count from the start. */
+    for (uint32_t r = 0; hook != NULL && only_rank < 0 && r < h.nranks; r++)
+        s->rank_nops[r] = get_u32(b + h.dir_off +
+                                  (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
     for (uint32_t r = 0; r < h.nranks; r++) {
         uint32_t nops = get_u32(b + h.dir_off +
                                 (uint64_t)r * CCS_FORMAT_DIR_ENTRY + 8);
+        size_t bytes = (size_t)nops * CCS_FORMAT_OP_SIZE;
         ccs_op_t *ops;
 
-        if ((only_rank >= 0 && r != only_rank) || nops == 0)
+        if (only_rank >= 0 && r != only_rank)
             continue;
-        if (adopt) {
-            ops = (ccs_op_t *)(uintptr_t)(b + offs[r]);
-        } else {
-            ops = store;
-            store += nops;
-            if (le)
-                memcpy(ops, b + offs[r], (size_t)nops * CCS_FORMAT_OP_SIZE);
+        if (nops > 0) {
+            if (adopt) {
+                ops = (ccs_op_t *)(uintptr_t)(b + offs[r]);
+            } else {
+                ops = store;
+                store += nops;
+                if (le)
+                    memcpy(ops, b + offs[r], bytes);
+            }
+            if (defer)
+                crc = ccs_crc32c(crc, b + offs[r], bytes);
+            s->rank_ops[r] = ops;
+            s->rank_cap[r] = nops;
+            st = take_ops(b, &h, r, offs[r], nops, !le, ops, err);
+            if (st != CCS_OK)
+                goto checksum_first;
+            /* (A hook's schedule has its counts already: not written
+             * again while the hook may be reading them.) */
+            if (hook == NULL)
+                s->rank_nops[r] = nops;
         }
-        s->rank_ops[r] = ops;
-        s->rank_cap[r] = nops;
-        st = take_ops(b, &h, r, offs[r], nops, !le, ops, err);
-        if (st != CCS_OK)
+        if (hook != NULL) {
+            hook(ctx, s, r);
+            hooked = true;
+        }
+    }
+    if (defer) {
+        crc = ccs_crc32c(crc, b + h.body_end, CCS_FORMAT_END_LEN);
+        if (crc != get_u32(b + len - 4)) {
+            st = checksum_fail(b, len, crc, err);
             goto cleanup;
-        s->rank_nops[r] = nops;
+        }
     }
     /* The shared structural rules, as every consumer sees them (the
      * per-op ones were applied above, op by op). */
@@ -786,9 +834,19 @@ static ccs_status_t decode(const uint8_t *b, size_t len, int64_t only_rank,
     st = CCS_OK;
     goto cleanup;
 
+checksum_first:
+    /* A check after the checksum failed: the checksum speaks first. */
+    if (defer) {
+        uint32_t whole = ccs_crc32c(0, b, len - 4);
+        if (whole != get_u32(b + len - 4))
+            st = checksum_fail(b, len, whole, err);
+    }
+    goto cleanup;
 nomem:
     st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory decoding schedule");
 cleanup:
+    if (hooked && s != NULL)
+        hook(ctx, NULL, CCS_FORMAT_HOOK_RESET);
     ccs_sched_destroy(s);
     free(offs);
     release_file(own, own_map_len);
@@ -798,14 +856,21 @@ cleanup:
 ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
                                ccs_sched_t **out, ccs_err_t *err)
 {
-    return decode(buf, len, -1, NULL, 0, out, err);
+    return decode(buf, len, -1, NULL, 0, NULL, NULL, out, err);
+}
+
+ccs_status_t ccs_format_decode_hook(const uint8_t *buf, size_t len,
+                                    ccs_format_rank_hook_t hook, void *ctx,
+                                    ccs_sched_t **out, ccs_err_t *err)
+{
+    return decode(buf, len, -1, NULL, 0, hook, ctx, out, err);
 }
 
 ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err)
 {
-    return decode(buf, len, (int64_t)rank, NULL, 0, out, err);
+    return decode(buf, len, (int64_t)rank, NULL, 0, NULL, NULL, out, err);
 }
 
 /* ---- files ---- */
@@ -966,8 +1031,10 @@ ccs_status_t ccs_format_load_file(const char *path, uint8_t **buf,
     return load_file(path, false, buf, &shift, len, &map_len, err);
 }
 
-ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
-                                  ccs_err_t *err)
+ccs_status_t ccs_format_read_file_hook(const char *path,
+                                       ccs_format_rank_hook_t hook,
+                                       void *ctx, ccs_sched_t **out,
+                                       ccs_err_t *err)
 {
     uint8_t *data = NULL;  /* taken by decode */
     size_t len = 0, shift = 0, map_len = 0;
@@ -976,10 +1043,16 @@ ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
     st = load_file(path, true, &data, &shift, &len, &map_len, err);
     if (st != CCS_OK)
         return st;
-    st = decode(data + shift, len, -1, data, map_len, out, err);
+    st = decode(data + shift, len, -1, data, map_len, hook, ctx, out, err);
     if (st != CCS_OK)
         ccs_err_prefix(err, "%s: ", path);
     return st;
+}
+
+ccs_status_t ccs_format_read_file(const char *path, ccs_sched_t **out,
+                                  ccs_err_t *err)
+{
+    return ccs_format_read_file_hook(path, NULL, NULL, out, err);
 }
 
 /* Op records per write in ccs_format_write_file: 1 MiB or so. */

@@ -90,6 +90,28 @@ ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
 ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err);
+/* Called by the *_hook readers for every rank, in rank order, right after
+ * the rank's ops passed the reader's per-op checks (and are in cache):
+ * s->rank_ops[rank] holds rank_nops[rank] ops.  The header fields and
+ * every rank's op count are final by then, but the checksum is only
+ * known once the whole file has been read: whatever the hook makes of a
+ * rank is the caller's to throw away when the reader fails.  s stays the
+ * reader's until it returns CCS_OK; a hook may keep reading the ranks it
+ * was given (from another thread, say) until then, or until RESET. */
+typedef void (*ccs_format_rank_hook_t)(void *ctx, ccs_sched_t *s,
+                                       uint32_t rank);
+/* The rank a hook is called with (s NULL) when the reader fails after
+ * feeding it some ranks, before it destroys the schedule: the hook must
+ * let go of s before it returns. */
+#define CCS_FORMAT_HOOK_RESET UINT32_MAX
+/* ccs_format_decode and ccs_format_read_file with the hook. */
+ccs_status_t ccs_format_decode_hook(const uint8_t *buf, size_t len,
+                                    ccs_format_rank_hook_t hook, void *ctx,
+                                    ccs_sched_t **out, ccs_err_t *err);
+ccs_status_t ccs_format_read_file_hook(const char *path,
+                                       ccs_format_rank_hook_t hook,
+                                       void *ctx, ccs_sched_t **out,
+                                       ccs_err_t *err);
 /* Write the encoding to `path` by outfile.h's rules: atomic for a regular
  * file (on failure `path` is untouched and no temporary file is left
  * behind; a new file gets mode 0644), written through for a device, FIFO

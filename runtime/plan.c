@@ -9,37 +9,40 @@
  *     hold input and touches only OUT chunks backed by the user's buffer
  *     (sched.h, ccs_coll_in_valid/out_valid), so no access ever falls
  *     outside what the user passed;
- *   - matching (ccs_sched_pair_check, the verifier's rule): in every
+ *   - matching (the verifier's pairing rule, ccs_pair_stream_*): in every
  *     step, the k-th send from a to b has a k-th receive on b from a with
  *     the same chunk count, so no run can hang on an unmatched transfer or
  *     read past a message;
  *   - hazards within a step (ccs_sched_step_hazard, the verifier's rule
  *     and words): no chunk written twice or read and written, so the
  *     order in which a transport completes a step's ops cannot matter;
- *   - groups of each rank's ops by step, the per-peer sequence number of
- *     each transfer (MPI tags), staging needs per step (summed in 64 bits
- *     and refused past what the executor's 32-bit count holds), and the
+ *   - the number of steps of each rank (the executor finds each step's
+ *     ops from the sorted ops: ccs_plan_group), the per-peer sequence
+ *     number of each transfer (MPI tags; a table only for ranks where
+ *     one is not 0), staging needs per step (summed in 64 bits and
+ *     refused past what the executor's 32-bit count holds), and the
  *     in-place hazard (IN[c] read after OUT[c] was written).
  * Every check costs O(ops) or O(ops log ops) of the file, never ranks x
  * chunks: a loader that trusts nothing must not be made slow by a header
- * either.  The buffer spans, the grouping, the numbering, the staging sums
- * and the hazards of small steps are one pass over each rank's ops while
- * they are in cache (index_ops); a check that fails there is worded by its
- * own full function afterwards, in the order above, so a bad file gets the
- * same message it always got.  The tables of all ranks are one block each.
+ * either.  All of it is one pass over each rank's ops while they are in
+ * cache (scan_rank), run as the reader hands over each rank (plan_build:
+ * on a helper thread for a large plan); a check that fails there is
+ * worded by its own full function afterwards, in the order above, so a
+ * bad file gets the same message it always got.
  */
+#ifdef __linux__
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ccs_int.h"
 #include "format.h"
-
-static bool is_xfer(unsigned kind)
-{
-    return kind == CCS_OP_SEND || kind == CCS_OP_RECV ||
-           kind == CCS_OP_RECV_REDUCE;
-}
 
 static bool has_src(unsigned kind)
 {
@@ -51,14 +54,18 @@ void ccs_plan_destroy(ccs_plan_t *plan)
 {
     if (plan == NULL)
         return;
-    free(plan->seq_store);
-    free(plan->group_store);
+    if (plan->seq != NULL) {
+        for (uint32_t r = 0; r < plan->nseq; r++)
+            if (plan->seq[r] != plan->seq_zero)
+                free(plan->seq[r]);
+    }
     free(plan->seq);
-    free(plan->groups);
+    free(plan->seq_zero);
     free(plan->ngroups);
     free(plan->stage_chunks);
     free(plan->inplace_hazard);
-    ccs_sched_destroy(plan->sched);
+    if (!plan->sched_borrowed)
+        ccs_sched_destroy(plan->sched);
     free(plan);
 }
 
@@ -195,291 +202,529 @@ static ccs_status_t inplace_rank(ccs_plan_t *p, uint32_t r, uint64_t work,
     return CCS_OK;
 }
 
-/* Does [c, c + n) of buffer b lie where the rank's IN (ilo..ihi) or OUT
- * (olo..ohi) holds data?  SCRATCH always does (the reader bounded it). */
-static bool span_holds(unsigned b, uint32_t c, uint32_t n, uint32_t ilo,
-                       uint32_t ihi, uint32_t olo, uint32_t ohi)
-{
-    if (b == CCS_BUF_IN)
-        return c >= ilo && (uint64_t)c + n <= ihi;
-    if (b == CCS_BUF_OUT)
-        return c >= olo && (uint64_t)c + n <= ohi;
-    return true;
-}
+/* Largest step that small_step_collides handles; larger ones go to the
+ * full check. */
+#define SMALL_STEP_OPS 8
+
+/* One op of a small step as the hazard rule sees it: what it writes and
+ * what it reads that counts (the own-destination read of RECV_REDUCE /
+ * REDUCE_LOCAL does not), each (buffer, [lo, hi)); buffer CCS_BUF_COUNT
+ * when there is none. */
+typedef struct sival {
+    unsigned wb, rb;
+    uint64_t wlo, whi, rlo, rhi;
+} sival_t;
 
 /* Could two ops of a small step collide?  The rule of
  * ccs_sched_step_hazard, pair by pair: a write meeting an earlier write,
- * or meeting any read (its own op's included), except the read of
- * RECV_REDUCE / REDUCE_LOCAL of exactly its destination.  Exact, so a
- * "no" skips the full check; a "yes" gets its words from it. */
-static bool small_step_collides(const ccs_op_t *ops, uint32_t n)
+ * or meeting any read (its own op's included).  Exact, so a "no" skips
+ * the full check; a "yes" gets its words from it. */
+static bool small_step_collides(const sival_t *v, uint32_t n)
 {
     for (uint32_t j = 0; j < n; j++) {
-        const ccs_op_t *w = &ops[j];
-        uint64_t wlo = w->chunk, whi = wlo + w->nchunks;
-        if (w->kind == CCS_OP_SEND)
+        if (v[j].wb == CCS_BUF_COUNT)
             continue;
         for (uint32_t k = 0; k < n; k++) {
-            const ccs_op_t *o = &ops[k];
-            unsigned rb;
-            uint64_t lo;
-            if (k < j && o->kind != CCS_OP_SEND && o->buf == w->buf &&
-                o->chunk < whi && o->chunk + (uint64_t)o->nchunks > wlo)
+            if (k < j && v[k].wb == v[j].wb && v[k].wlo < v[j].whi &&
+                v[k].whi > v[j].wlo)
                 return true;
-            if (o->kind == CCS_OP_SEND) {
-                rb = o->buf;
-                lo = o->chunk;
-            } else if (o->kind == CCS_OP_RECV ||
-                       (o->kind != CCS_OP_COPY && o->src_buf == o->buf &&
-                        o->src_chunk == o->chunk)) {
-                continue;
-            } else {
-                rb = o->src_buf;
-                lo = o->src_chunk;
-            }
-            if (rb == w->buf && lo < whi && lo + o->nchunks > wlo)
+            if (v[k].rb == v[j].wb && v[k].rlo < v[j].whi &&
+                v[k].rhi > v[j].wlo)
                 return true;
         }
     }
     return false;
 }
 
-/* Largest step that small_step_collides handles; larger ones go to the
- * full check. */
-#define SMALL_STEP_OPS 8
-
-/* One pass over each rank's ops, while they are in cache: group them by
- * step, number each transfer per (step, peer, direction) (MPI tags), sum
- * the staging each step may need, find the first step with a hazard and
- * the first step past the staging limit, and run the rank's in-place
- * analysis.  The seq and group arrays of
- * all ranks are one allocation each.  The failures are reported in the
+/* One pass over each rank's ops, while they are in cache: find its steps,
+ * number each transfer per (step, peer, direction) (MPI tags), sum the
+ * staging each step may need, find the first step with a hazard and the
+ * first step past the staging limit, run the rank's in-place analysis and
+ * feed the pairing check.  The failures are reported afterwards in the
  * order the checks were specified in (buffers, pairing, hazards,
- * staging), whatever rank they occur on. */
+ * staging), whatever rank they occur on, each worded by its own full
+ * check.  A loader that reads the file rank by rank (format.c) runs the
+ * pass on each rank as it arrives (plan_rank_hook). */
 typedef struct scan {
-    bool hazard;             /* a step with a hazard: first_r, first_g */
-    uint32_t hazard_r, hazard_g;
+    bool hazard;             /* a step with a hazard: rank, its ops */
+    uint32_t hazard_r, hazard_first, hazard_end, hazard_step;
     bool too_big;            /* a step past 32 bits of staging */
-    uint32_t big_r, big_g;
+    uint32_t big_r, big_step;
     uint64_t big_sum;
     bool outside;            /* some op leaves its valid spans: the words
                                 come from check_buffers */
+    uint32_t next;           /* ranks scanned */
+    uint64_t group_id;
+    uint64_t *stamp;         /* [2R] group stamp of each counter; owned */
+    uint32_t *cnt;           /* [2R] sends to / recvs from peer; owned */
+    uint32_t *seq;           /* [longest rank] one rank's numbers; owned */
+    ccs_pair_stream_t *pairs;  /* owned */
+    inplace_t ip;            /* owned arrays */
 } scan_t;
 
-static ccs_status_t index_ops(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
+static void scan_free(scan_t *sc)
 {
-    const ccs_sched_t *s = p->sched;
-    uint32_t R = s->nranks;
-    uint64_t *stamp = NULL;   /* [2R] group stamp of each counter, freed */
-    uint32_t *cnt = NULL;     /* [2R] sends to / recvs from peer, freed */
-    uint64_t group_id = 0, total = ccs_sched_total_ops(s), at = 0, gat = 0;
-    plan_group_t *shrunk;
-    inplace_t ip = { NULL, NULL, INPLACE_EXACT_WORK };
-    ccs_status_t st = CCS_OK;
-
-    stamp = calloc(2 * (size_t)R, sizeof(*stamp));
-    cnt = calloc(2 * (size_t)R, sizeof(*cnt));
-    /* Groups: at most one per op; the pages never written cost nothing,
-     * and the block is cut to size below. */
-    p->seq_store = malloc((size_t)(total ? total : 1) * sizeof(uint32_t));
-    p->group_store = malloc((size_t)(total ? total : 1) *
-                            sizeof(plan_group_t));
-    if (stamp == NULL || cnt == NULL || p->seq_store == NULL ||
-        p->group_store == NULL)
-        goto nomem;
-    p->max_seq = 1;
-    for (uint32_t r = 0; r < R; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        uint32_t n = s->rank_nops[r];
-        uint32_t *seq = p->seq_store + at;
-        plan_group_t *grp = p->group_store + gat;
-        uint32_t ng = 0, ilo, ihi, olo, ohi;
-        uint64_t most = 0, work = 0;
-        bool reads_in = false, writes_out = false, outside = false;
-
-        ccs_coll_valid_span(s, r, false, &ilo, &ihi);
-        ccs_coll_valid_span(s, r, true, &olo, &ohi);
-
-        for (uint32_t i = 0; i < n;) {
-            plan_group_t *g = &grp[ng];
-            uint32_t e = i + 1;
-            uint64_t sum = 0;
-            while (e < n && ops[e].step == ops[i].step)
-                e++;
-            g->step = ops[i].step;
-            g->first = i;
-            g->end = e;
-            g->phase = s->step_phase[ops[i].step];
-            group_id++;
-            for (uint32_t k = i; k < e; k++) {
-                const ccs_op_t *op = &ops[k];
-                bool src = has_src(op->kind);
-                bool rin = (op->kind == CCS_OP_SEND &&
-                            op->buf == CCS_BUF_IN) ||
-                           (src && op->src_buf == CCS_BUF_IN);
-                bool wout = op->kind != CCS_OP_SEND && op->buf == CCS_BUF_OUT;
-                size_t c;
-                outside |= !span_holds(op->buf, op->chunk, op->nchunks, ilo,
-                                       ihi, olo, ohi);
-                outside |= src && !span_holds(op->src_buf, op->src_chunk,
-                                              op->nchunks, ilo, ihi, olo,
-                                              ohi);
-                reads_in |= rin;
-                writes_out |= wout;
-                work += (rin || wout) ? op->nchunks : 0;
-                seq[k] = 0;
-                if (!is_xfer(op->kind))
-                    continue;
-                sum += op->nchunks;
-                c = (size_t)op->peer * 2 + (op->kind != CCS_OP_SEND);
-                if (stamp[c] != group_id) {
-                    stamp[c] = group_id;
-                    cnt[c] = 0;
-                }
-                seq[k] = cnt[c]++;
-                if (cnt[c] > p->max_seq)
-                    p->max_seq = cnt[c];
-            }
-            if (sum > most)
-                most = sum;
-            if (sum > UINT32_MAX && !sc->too_big) {
-                sc->too_big = true;
-                sc->big_r = r;
-                sc->big_g = ng;
-                sc->big_sum = sum;
-            }
-            if (!sc->hazard && e - i >= 2) {
-                bool bad;
-                if (e - i <= SMALL_STEP_OPS) {
-                    bad = small_step_collides(&ops[i], e - i);
-                } else {
-                    ccs_err_t scratch;
-                    ccs_err_clear(&scratch);
-                    bad = ccs_sched_step_hazard(&ops[i], e - i, g->step, r,
-                                                CCS_ERR_FORMAT, &scratch) !=
-                          CCS_OK;
-                }
-                if (bad) {
-                    sc->hazard = true;
-                    sc->hazard_r = r;
-                    sc->hazard_g = ng;
-                }
-            }
-            ng++;
-            i = e;
-        }
-        p->seq[r] = seq;
-        p->groups[r] = grp;
-        p->ngroups[r] = ng;
-        p->stage_chunks[r] = most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
-        sc->outside |= outside;
-        /* The in-place analysis of this rank while its ops are in cache. */
-        if (reads_in && writes_out &&
-            (st = inplace_rank(p, r, work, &ip, err)) != CCS_OK)
-            goto cleanup;
-        at += n;
-        gat += ng;
-    }
-    /* Give back what the groups did not use. */
-    shrunk = realloc(p->group_store, (size_t)(gat ? gat : 1) *
-                                         sizeof(plan_group_t));
-    if (shrunk != NULL) {
-        /* Re-point from the counts: the old block's addresses are dead. */
-        uint64_t off = 0;
-        for (uint32_t r = 0; r < R; r++) {
-            p->groups[r] = shrunk + off;
-            off += p->ngroups[r];
-        }
-        p->group_store = shrunk;
-    }
-    goto cleanup;
-nomem:
-    st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory indexing plan");
-cleanup:
-    free(stamp);
-    free(cnt);
-    free(ip.first_w);
-    free(ip.owner);
-    return st;
+    free(sc->stamp);
+    free(sc->cnt);
+    free(sc->seq);
+    ccs_pair_stream_destroy(sc->pairs);
+    free(sc->ip.first_w);
+    free(sc->ip.owner);
+    memset(sc, 0, sizeof(*sc));
 }
 
-/* Matching (the shared pairing rule) and the per-step hazards (the
- * verifier's rule, same words): a plan that passes cannot hang on an
- * unmatched transfer, read past a message, or have two ops of a step race
- * on one chunk. */
-static ccs_status_t check_steps(const ccs_plan_t *p, const scan_t *sc,
-                                ccs_err_t *err)
+/* The plan's per-rank tables and the scan's state, for plan p around a
+ * schedule whose header and op counts are final. */
+static ccs_status_t scan_begin(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    uint32_t R = s->nranks, most = 1;
+
+    memset(sc, 0, sizeof(*sc));
+    sc->ip.budget = INPLACE_EXACT_WORK;
+    for (uint32_t r = 0; r < R; r++)
+        most = s->rank_nops[r] > most ? s->rank_nops[r] : most;
+    p->seq = calloc(R, sizeof(*p->seq));
+    p->nseq = p->seq != NULL ? R : 0;
+    p->ngroups = calloc(R, sizeof(*p->ngroups));
+    p->stage_chunks = calloc(R, sizeof(*p->stage_chunks));
+    p->inplace_hazard = calloc(R, 1);
+    /* calloc: pages no rank reads beyond cost nothing. */
+    p->seq_zero = calloc(most, sizeof(*p->seq_zero));
+    sc->stamp = calloc(2 * (size_t)R, sizeof(*sc->stamp));
+    sc->cnt = calloc(2 * (size_t)R, sizeof(*sc->cnt));
+    sc->seq = malloc((size_t)most * sizeof(*sc->seq));
+    if (p->seq == NULL || p->ngroups == NULL || p->stage_chunks == NULL ||
+        p->inplace_hazard == NULL || p->seq_zero == NULL ||
+        sc->stamp == NULL || sc->cnt == NULL || sc->seq == NULL ||
+        ccs_pair_stream_create(R, &sc->pairs) != CCS_OK)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory indexing plan");
+    return CCS_OK;
+}
+
+/* The pass over the next rank's ops (ranks in order). */
+static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
+{
+    const ccs_sched_t *s = p->sched;
+    uint32_t r = sc->next++;
+    const ccs_op_t *ops = s->rank_ops[r];
+    uint32_t n = s->rank_nops[r];
+    uint32_t *seq = sc->seq, *stamp_cnt = sc->cnt;
+    uint64_t *stamp = sc->stamp;
+    uint32_t ng = 0, ilo, ihi, olo, ohi, any_seq = 0;
+    uint64_t most = 0, work = 0, group_id = sc->group_id;
+    bool reads_in = false, writes_out = false, outside = false;
+    ccs_status_t st;
+
+    ccs_coll_valid_span(s, r, false, &ilo, &ihi);
+    ccs_coll_valid_span(s, r, true, &olo, &ohi);
+    /* By buffer: IN, OUT, and SCRATCH, which always holds (the reader
+     * bounded it). */
+    const uint64_t span_lo[CCS_BUF_COUNT] = { ilo, olo, 0 };
+    const uint64_t span_hi[CCS_BUF_COUNT] = { ihi, ohi, UINT64_MAX };
+
+    for (uint32_t i = 0; i < n;) {
+        uint32_t e = i + 1;
+        uint64_t sum = 0;
+        sival_t iv[SMALL_STEP_OPS];
+        bool small;
+        while (e < n && ops[e].step == ops[i].step)
+            e++;
+        small = e - i <= SMALL_STEP_OPS;
+        group_id++;
+        for (uint32_t k = i; k < e; k++) {
+            const ccs_op_t *op = &ops[k];
+            /* Kinds, buffers and ranges passed the reader's checks: the
+             * tests below are plain arithmetic on them. */
+            unsigned kind = op->kind, b = op->buf, sb = op->src_buf;
+            uint64_t nch = op->nchunks;
+            bool send = kind == CCS_OP_SEND;
+            bool src = kind >= CCS_OP_RECV_REDUCE;
+            bool rin = (send & (b == CCS_BUF_IN)) |
+                       (src & (sb == CCS_BUF_IN));
+            bool wout = !send & (b == CCS_BUF_OUT);
+            outside |= (op->chunk < span_lo[b]) |
+                       (op->chunk + nch > span_hi[b]);
+            outside |= src & ((op->src_chunk < span_lo[sb]) |
+                              (op->src_chunk + nch > span_hi[sb]));
+            reads_in |= rin;
+            writes_out |= wout;
+            work += (rin | wout) ? nch : 0;
+            if (small) {
+                sival_t *v = &iv[k - i];
+                bool own = sb == b && op->src_chunk == op->chunk;
+                v->wb = send ? CCS_BUF_COUNT : b;
+                v->wlo = op->chunk;
+                v->whi = op->chunk + nch;
+                if (send) {
+                    v->rb = b;
+                    v->rlo = op->chunk;
+                } else if (kind == CCS_OP_RECV ||
+                           (kind != CCS_OP_COPY && own)) {
+                    v->rb = CCS_BUF_COUNT;
+                    v->rlo = 0;
+                } else {
+                    v->rb = sb;
+                    v->rlo = op->src_chunk;
+                }
+                v->rhi = v->rlo + nch;
+            }
+            seq[k] = 0;
+            if (kind > CCS_OP_RECV_REDUCE)
+                continue;
+            sum += nch;
+            if (small) {
+                /* A small step counts its earlier transfers with the same
+                 * peer and direction: no counter tables to touch. */
+                for (uint32_t j = i; j < k; j++)
+                    seq[k] += ops[j].peer == op->peer &&
+                              ops[j].kind <= CCS_OP_RECV_REDUCE &&
+                              (ops[j].kind == CCS_OP_SEND) == send;
+            } else {
+                size_t c = (size_t)op->peer * 2 + !send;
+                if (stamp[c] != group_id) {
+                    stamp[c] = group_id;
+                    stamp_cnt[c] = 0;
+                }
+                seq[k] = stamp_cnt[c]++;
+            }
+            any_seq |= seq[k];
+        }
+        if (sum > most)
+            most = sum;
+        if (sum > UINT32_MAX && !sc->too_big) {
+            sc->too_big = true;
+            sc->big_r = r;
+            sc->big_step = ops[i].step;
+            sc->big_sum = sum;
+        }
+        if (!sc->hazard && e - i >= 2) {
+            bool bad;
+            if (small) {
+                bad = small_step_collides(iv, e - i);
+            } else {
+                ccs_err_t scratch;
+                ccs_err_clear(&scratch);
+                bad = ccs_sched_step_hazard(&ops[i], e - i, ops[i].step, r,
+                                            CCS_ERR_FORMAT, &scratch) !=
+                      CCS_OK;
+            }
+            if (bad) {
+                sc->hazard = true;
+                sc->hazard_r = r;
+                sc->hazard_first = i;
+                sc->hazard_end = e;
+                sc->hazard_step = ops[i].step;
+            }
+        }
+        ng++;
+        i = e;
+    }
+    sc->group_id = group_id;
+    /* Only a rank with some number above 0 gets its own table. */
+    if (any_seq != 0) {
+        p->seq[r] = malloc((size_t)n * sizeof(*p->seq[r]));
+        if (p->seq[r] == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM,
+                               "out of memory indexing plan");
+        memcpy(p->seq[r], seq, (size_t)n * sizeof(*seq));
+    } else {
+        p->seq[r] = p->seq_zero;
+    }
+    p->ngroups[r] = ng;
+    p->stage_chunks[r] = most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
+    sc->outside |= outside;
+    /* The in-place analysis and the pairing of this rank while its ops are
+     * in cache. */
+    if (reads_in && writes_out &&
+        (st = inplace_rank(p, r, work, &sc->ip, err)) != CCS_OK)
+        return st;
+    if (ccs_pair_stream_rank(sc->pairs, ops, n) != CCS_OK)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory pairing ops");
+    return CCS_OK;
+}
+
+/* After every rank's pass: the verdicts, in the specified order, each in
+ * the words of its full check.  Matching (the shared pairing rule) and the
+ * per-step hazards (the verifier's rule, same words): a plan that passes
+ * cannot hang on an unmatched transfer, read past a message, or have two
+ * ops of a step race on one chunk. */
+static ccs_status_t scan_end(const ccs_plan_t *p, const scan_t *sc,
+                             ccs_err_t *err)
 {
     const ccs_sched_t *s = p->sched;
     ccs_status_t st;
 
-    st = ccs_sched_pair_check(s, CCS_ERR_FORMAT, err);
-    if (st != CCS_OK)
+    if (sc->outside && (st = check_buffers(s, err)) != CCS_OK)
         return st;
+    if (!ccs_pair_stream_ok(sc->pairs))
+        return ccs_sched_pair_fail(s, CCS_ERR_FORMAT, err);
     if (sc->hazard) {
-        const plan_group_t *gr = &p->groups[sc->hazard_r][sc->hazard_g];
-        st = ccs_sched_step_hazard(&s->rank_ops[sc->hazard_r][gr->first],
-                                   gr->end - gr->first, gr->step,
-                                   sc->hazard_r, CCS_ERR_FORMAT, err);
+        st = ccs_sched_step_hazard(&s->rank_ops[sc->hazard_r]
+                                               [sc->hazard_first],
+                                   sc->hazard_end - sc->hazard_first,
+                                   sc->hazard_step, sc->hazard_r,
+                                   CCS_ERR_FORMAT, err);
         if (st == CCS_OK)   /* cannot happen: one rule */
             st = ccs_err_set(err, CCS_ERR_FORMAT, "step %u, rank %u: "
-                             "hazard", gr->step, sc->hazard_r);
+                             "hazard", sc->hazard_step, sc->hazard_r);
         return st;
     }
     if (sc->too_big)
         return ccs_err_set(err, CCS_ERR_FORMAT,
             "step %u, rank %u: %llu chunks in transfer in one step, "
             "more than the runtime's staging can address (%u)",
-            p->groups[sc->big_r][sc->big_g].step, sc->big_r,
-            (unsigned long long)sc->big_sum, UINT32_MAX);
+            sc->big_step, sc->big_r, (unsigned long long)sc->big_sum,
+            UINT32_MAX);
     return CCS_OK;
+}
+
+/* A plan built while the reader decodes, rank by rank (the reader's
+ * per-rank hook), so that each rank's ops are looked at right after the
+ * reader has brought them into cache.  A large plan is scanned on a
+ * helper thread instead, rank by rank behind the reader, so that the
+ * reading and checking of the file (read, checksum, per-op checks) and
+ * the plan's own checks overlap; the thread lives only during the load
+ * (joined before the loader returns, or before the reader destroys a
+ * schedule it fails on) and touches nothing but this build.  No thread
+ * is made for a small plan, with CCS_LOAD_THREADS=0, or when making one
+ * fails, nor for a process that may run on one CPU only (a rank bound to
+ * a core, where a second thread would only take turns with the first):
+ * the scan then runs in the hook.  CCS_LOAD_THREADS=1 makes one for any
+ * plan, for tests. */
+typedef struct plan_build {
+    ccs_plan_t *p;    /* owned; its sched borrowed from the reader until
+                         plan_adopt; NULL before the first rank */
+    scan_t sc;        /* owned; the helper's alone while it runs */
+    bool failed;      /* out of memory on the way (or the reader reset):
+                         plan_adopt starts over and reports what it meets
+                         itself */
+    bool threaded;    /* a helper runs (or ran: joined) */
+    bool joined;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t ready;   /* ranks the reader has checked; under mu */
+    bool stop;        /* no more ranks will come; under mu */
+    bool sleeping;    /* the helper waits for ranks; under mu */
+    bool helper_failed; /* the helper's own failure; read after the join */
+} plan_build_t;
+
+/* Plans with at least this many ops get a helper thread: below it, a
+ * thread costs more than it saves. */
+#define BUILD_THREAD_OPS (UINT64_C(1) << 20)
+/* A waiting helper wakes when this many ranks are ready (or the reader is
+ * done): fewer wake-ups than one per rank. */
+#define BUILD_WAKE_RANKS 8u
+
+static void *build_main(void *arg)
+{
+    plan_build_t *b = arg;
+    uint32_t R = b->p->sched->nranks, r = 0;
+    ccs_err_t scratch;
+
+    ccs_err_clear(&scratch);
+    while (r < R && !b->helper_failed) {
+        uint32_t ready;
+        pthread_mutex_lock(&b->mu);
+        while (b->ready <= r && !b->stop) {
+            b->sleeping = true;
+            pthread_cond_wait(&b->cv, &b->mu);
+        }
+        b->sleeping = false;
+        ready = b->ready;
+        pthread_mutex_unlock(&b->mu);
+        if (ready <= r)   /* stopped */
+            break;
+        for (; r < ready && !b->helper_failed; r++)
+            b->helper_failed = scan_rank(b->p, &b->sc, &scratch) != CCS_OK;
+    }
+    return NULL;
+}
+
+/* No more ranks: let the helper finish what it was given and join it. */
+static void build_join(plan_build_t *b)
+{
+    if (b == NULL || !b->threaded || b->joined)
+        return;
+    pthread_mutex_lock(&b->mu);
+    b->stop = true;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thread, NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    b->joined = true;
+    if (b->helper_failed || b->sc.next != b->ready)
+        b->failed = true;
+}
+
+/* ccs_plan_destroy for a plan whose schedule is not its own (yet). */
+static void plan_drop_tables(ccs_plan_t *p)
+{
+    if (p == NULL)
+        return;
+    p->sched_borrowed = true;
+    ccs_plan_destroy(p);
+}
+
+static void build_free(plan_build_t *b)
+{
+    if (b == NULL)
+        return;
+    build_join(b);
+    plan_drop_tables(b->p);
+    b->p = NULL;
+    scan_free(&b->sc);
+}
+
+/* May this process run on more than one CPU? */
+static bool several_cpus(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set) > 1;
+#endif
+    return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
+/* Start the helper for a large plan, unless told not to. */
+static void build_start(plan_build_t *b)
+{
+    const ccs_sched_t *s = b->p->sched;
+    const char *env = getenv("CCS_LOAD_THREADS");
+    sigset_t all, old;
+    bool made;
+
+    /* CCS_LOAD_THREADS: 0 never, 1 for every plan (tests), else large
+     * plans only. */
+    if (env != NULL && strcmp(env, "0") == 0)
+        return;
+    if ((env == NULL || strcmp(env, "1") != 0) &&
+        (ccs_sched_total_ops(s) < BUILD_THREAD_OPS || !several_cpus()))
+        return;
+    if (pthread_mutex_init(&b->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&b->cv, NULL) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    b->ready = 0;
+    b->stop = b->sleeping = b->helper_failed = false;
+    /* The helper starts with every signal blocked, so that none of the
+     * application's is delivered on a thread it does not know about. */
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0) {
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    made = pthread_create(&b->thread, NULL, build_main, b) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!made) {
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        return;
+    }
+    b->threaded = true;
+}
+
+static void plan_rank_hook(void *ctx, ccs_sched_t *s, uint32_t r)
+{
+    plan_build_t *b = ctx;
+    ccs_err_t scratch;
+
+    if (r == CCS_FORMAT_HOOK_RESET) {
+        /* The reader is about to destroy s: the helper lets go first. */
+        build_join(b);
+        b->failed = true;
+        return;
+    }
+    if (b->failed)
+        return;
+    ccs_err_clear(&scratch);
+    if (r == 0 && b->p == NULL) {
+        b->p = calloc(1, sizeof(*b->p));
+        if (b->p == NULL) {
+            b->failed = true;
+            return;
+        }
+        b->p->sched = s;
+        b->p->sched_borrowed = true;
+        if (scan_begin(b->p, &b->sc, &scratch) != CCS_OK) {
+            b->failed = true;
+            return;
+        }
+        build_start(b);
+    }
+    if (b->p == NULL || b->p->sched != s) {
+        b->failed = true;
+    } else if (b->threaded) {
+        pthread_mutex_lock(&b->mu);
+        b->ready = r + 1;
+        if (b->sleeping && (b->ready % BUILD_WAKE_RANKS == 0 ||
+                            b->ready == s->nranks))
+            pthread_cond_signal(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    } else if (b->sc.next != r || scan_rank(b->p, &b->sc, &scratch) !=
+                                      CCS_OK) {
+        b->failed = true;
+    }
 }
 
 /* Build the plan around `sched`, which it takes over (freed on failure
  * too) and which passed ccs_sched_validate: the load paths hand over what
- * the reader decoded and validated instead of copying it. */
-static ccs_status_t plan_adopt(ccs_sched_t *sched, ccs_plan_t **out,
-                               ccs_err_t *err)
+ * the reader decoded and validated instead of copying it.  `b`: NULL, or
+ * what the reader's hook built on the way (taken over and freed). */
+static ccs_status_t plan_adopt(ccs_sched_t *sched, plan_build_t *b,
+                               ccs_plan_t **out, ccs_err_t *err)
 {
     ccs_plan_t *p = NULL;     /* handed to *out on success */
     const ccs_sched_t *s = sched;
     scan_t scan;
-    ccs_status_t st;
-    uint32_t R;
+    ccs_status_t st = CCS_OK;
 
-    p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        ccs_sched_destroy(sched);
-        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-    }
     memset(&scan, 0, sizeof(scan));
-    p->log_level = ccs_log_level_env();
-    p->sched = sched;         /* owned by the plan from here on */
-    R = s->nranks;
-    p->seq = calloc(R, sizeof(*p->seq));
-    p->groups = calloc(R, sizeof(*p->groups));
-    p->ngroups = calloc(R, sizeof(*p->ngroups));
-    p->stage_chunks = calloc(R, sizeof(*p->stage_chunks));
-    p->inplace_hazard = calloc(R, 1);
-    if (p->seq == NULL || p->groups == NULL || p->ngroups == NULL ||
-        p->stage_chunks == NULL || p->inplace_hazard == NULL) {
-        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        goto cleanup;
+    build_join(b);
+    if (b != NULL && b->p != NULL && !b->failed && b->p->sched == sched &&
+        b->sc.next == sched->nranks) {
+        p = b->p;
+        scan = b->sc;
+        memset(&b->sc, 0, sizeof(b->sc));
+        b->p = NULL;
+        p->sched_borrowed = false;   /* owned by the plan from here on */
+    } else {
+        build_free(b);
+        p = calloc(1, sizeof(*p));
+        if (p == NULL) {
+            ccs_sched_destroy(sched);
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        }
+        p->sched = sched;         /* owned by the plan from here on */
+        if ((st = scan_begin(p, &scan, err)) != CCS_OK)
+            goto cleanup;
+        for (uint32_t r = 0; r < s->nranks; r++)
+            if ((st = scan_rank(p, &scan, err)) != CCS_OK)
+                goto cleanup;
     }
-    if ((st = index_ops(p, &scan, err)) != CCS_OK ||
-        (scan.outside && (st = check_buffers(p->sched, err)) != CCS_OK) ||
-        (st = check_steps(p, &scan, err)) != CCS_OK)
+    p->log_level = ccs_log_level_env();
+    if ((st = scan_end(p, &scan, err)) != CCS_OK)
         goto cleanup;
     CCS_LOG(p->log_level, CCS_LOG_INFO, "PLAN", -1,
             "loaded %s %s plan: %u ranks, %u chunks, %u scratch, %u steps, "
-            "%u phases, straggler %d", s->algo, ccs_coll_str(s->coll), R,
-            s->nchunks, s->nscratch, s->nsteps, s->nphases, s->straggler);
+            "%u phases, straggler %d", s->algo, ccs_coll_str(s->coll),
+            s->nranks, s->nchunks, s->nscratch, s->nsteps, s->nphases,
+            s->straggler);
     *out = p;
     p = NULL;
 cleanup:
     if (st != CCS_OK)
         CCS_LOG(p ? p->log_level : ccs_log_level_env(), CCS_LOG_WARN,
                 "PLAN", -1, "%s", ccs_err_msg(err, st));
+    scan_free(&scan);
     ccs_plan_destroy(p);
     return st;
 }
@@ -498,7 +743,7 @@ ccs_status_t ccs_plan_from_sched(const ccs_sched_t *s, ccs_plan_t **out,
     st = ccs_sched_clone(s, &copy, err);
     if (st != CCS_OK)
         return st;
-    return plan_adopt(copy, out, err);
+    return plan_adopt(copy, NULL, out, err);
 }
 
 const ccs_sched_t *ccs_plan_sched(const ccs_plan_t *plan)
@@ -531,18 +776,22 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
 {
     ccs_err_t e;
     ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
+    plan_build_t b;           /* freed here */
     ccs_status_t st;
 
     ccs_err_clear(&e);
+    memset(&b, 0, sizeof(b));
     if (buf == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
-    } else if ((st = ccs_format_decode(buf, len, &s, &e)) == CCS_OK) {
-        st = plan_adopt(s, plan, &e);    /* takes s; logs its failures */
+    } else if ((st = ccs_format_decode_hook(buf, len, plan_rank_hook, &b,
+                                            &s, &e)) == CCS_OK) {
+        st = plan_adopt(s, &b, plan, &e);  /* takes s; logs its failures */
         s = NULL;
     } else {
         log_load_failure(&e, st);
     }
+    build_free(&b);
     ccs_sched_destroy(s);
     copy_msg(&e, st, msg, msglen);
     return st;
@@ -553,20 +802,24 @@ ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
 {
     ccs_err_t e;
     ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
+    plan_build_t b;           /* freed here */
     ccs_status_t st;
 
     ccs_err_clear(&e);
+    memset(&b, 0, sizeof(b));
     if (path == NULL || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
-    } else if ((st = ccs_format_read_file(path, &s, &e)) == CCS_OK) {
-        st = plan_adopt(s, plan, &e);    /* takes s; logs its failures */
+    } else if ((st = ccs_format_read_file_hook(path, plan_rank_hook, &b,
+                                               &s, &e)) == CCS_OK) {
+        st = plan_adopt(s, &b, plan, &e);  /* takes s; logs its failures */
         s = NULL;
         if (st != CCS_OK)
             ccs_err_prefix(&e, "%s: ", path);
     } else {
         log_load_failure(&e, st);
     }
+    build_free(&b);
     ccs_sched_destroy(s);
     copy_msg(&e, st, msg, msglen);
     return st;

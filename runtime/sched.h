@@ -298,11 +298,31 @@ ccs_status_t ccs_sched_pair(const ccs_sched_t *s, ccs_status_t fail,
                             ccs_pairing_t *out, ccs_err_t *err);
 void ccs_pairing_free(ccs_pairing_t *p);    /* NULL-safe; zeroes *p */
 /* The same check and, on a mismatch, the same status and message as
- * ccs_sched_pair, without building the pairing: for a caller (the plan
- * loader) that needs the verdict only.  A few linear passes and 8 bytes of
- * memory per send. */
+ * ccs_sched_pair, without building the pairing: for a caller that needs
+ * the verdict only.  One pass over the ops (ccs_pair_stream_*), memory for
+ * the transfers in flight between ranks only. */
 ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
                                   ccs_err_t *err);
+
+/* ccs_sched_pair_check fed one rank at a time, for a caller that walks
+ * the ranks anyway (the plan loader, while each rank's ops are in cache).
+ * Feed every rank, in order 0 .. nranks-1, its ops (sorted by step, peers
+ * in range: what ccs_sched_validate guarantees); then ccs_pair_stream_ok
+ * says whether every transfer pairs.  Memory: the transfers waiting for a
+ * rank not fed yet (a ring: one rank's sends).  A false verdict gets its
+ * words from ccs_sched_pair_fail.  create and rank return CCS_ERR_NOMEM
+ * (and set no message) when memory runs out. */
+typedef struct ccs_pair_stream ccs_pair_stream_t;
+ccs_status_t ccs_pair_stream_create(uint32_t nranks,
+                                    ccs_pair_stream_t **out);
+ccs_status_t ccs_pair_stream_rank(ccs_pair_stream_t *ps, const ccs_op_t *ops,
+                                  uint32_t n);
+bool ccs_pair_stream_ok(const ccs_pair_stream_t *ps);
+void ccs_pair_stream_destroy(ccs_pair_stream_t *ps);   /* NULL: no-op */
+/* The first mismatch of a schedule that does not pair, as ccs_sched_pair
+ * words it, with status `fail`. */
+ccs_status_t ccs_sched_pair_fail(const ccs_sched_t *s, ccs_status_t fail,
+                                 ccs_err_t *err);
 
 /* The send that receive `ri` of rank `dst` pairs with, by the same rule,
  * without building a whole pairing: its index in rank_ops[peer] through

@@ -313,138 +313,343 @@ cleanup:
     return st;
 }
 
-/* The check alone, without the pairing: every ordered pair (a, q) of
- * ranks must see the same sequence of (step, chunk count) in a's sends to
- * q (a's op order) and in q's receives from a (q's op order) -- the k-th
- * send of a step meets the k-th receive exactly when the two sequences
- * are equal.  Each endpoint packs into 64 bits (step < 2^24, peer < 2^16,
- * chunks - 1 < 2^24, bounds ccs_sched_validate guarantees), sends go to
- * buckets by receiver in one scatter, and each rank's receives, stably
- * sorted by sender when they are not already, must equal its bucket word
- * for word.  No per-op record wider than 8 bytes and no second pass over
- * the bucket: a 400 MB plan checks in a few passes over its ops.  A
- * mismatch reruns ccs_sched_pair, which finds the first one and words it. */
-#define PACK_STEP_SHIFT 40
-#define PACK_PEER_SHIFT 24
+/* The check alone, without the pairing, fed one rank at a time: every
+ * ordered pair (a, q) of ranks must see the same sequence of (step, chunk
+ * count) in a's sends to q (a's op order) and in q's receives from a (q's
+ * op order) -- the k-th send of a step meets the k-th receive exactly when
+ * the two sequences are equal.  Ranks come in order; a rank's transfers
+ * with a lower-numbered peer are compared at once with what that peer left
+ * waiting, and those with a higher-numbered peer wait, grouped by (peer,
+ * direction), until the peer comes.  A waiting group is freed when it is
+ * met, so memory follows the transfers in flight between ranks fed and
+ * ranks to come (for a ring, one rank's sends), not the whole schedule,
+ * and each rank's ops are looked at once, while they are in cache. */
 
-static uint64_t pack_end(const ccs_op_t *op, uint32_t other)
+/* What one rank left waiting for its higher-numbered peers. */
+typedef struct pend {
+    uint64_t *word;   /* owned; (step, chunks) of each transfer, by group */
+    uint32_t *key;    /* [ngroup] 2 peer + direction, ascending; in word's
+                         block */
+    uint32_t *off;    /* [ngroup + 1] each group's first word; in word's
+                         block */
+    uint32_t ngroup, left;  /* groups, groups not met yet */
+} pend_t;
+
+struct ccs_pair_stream {
+    uint32_t nranks, next;  /* ranks fed so far */
+    bool bad;               /* two sequences differ: no further work */
+    uint64_t waiting;       /* groups not met yet, over all ranks */
+    pend_t *pend;           /* owned; [nranks] */
+    uint32_t cap;           /* room in each scratch array below */
+    /* Owned scratch for one rank's transfers as (key, word): its sends
+     * (LIST_SEND), its receives (LIST_RECV), and room to sort either. */
+    uint32_t *key[3];
+    uint64_t *word[3];
+};
+
+enum { LIST_SEND = 0, LIST_RECV = 1, LIST_TMP = 2 };
+
+static uint64_t pair_word(const ccs_op_t *op)
 {
-    return (uint64_t)op->step << PACK_STEP_SHIFT |
-           (uint64_t)other << PACK_PEER_SHIFT | (op->nchunks - 1);
+    return (uint64_t)op->step << 32 | op->nchunks;
 }
 
-static uint32_t packed_peer(uint64_t v)
+ccs_status_t ccs_pair_stream_create(uint32_t nranks, ccs_pair_stream_t **out)
 {
-    return (uint32_t)(v >> PACK_PEER_SHIFT) & 0xffffu;
+    ccs_pair_stream_t *ps = calloc(1, sizeof(*ps));  /* to *out */
+
+    if (ps == NULL || (ps->pend = calloc(nranks ? nranks : 1,
+                                         sizeof(*ps->pend))) == NULL) {
+        free(ps);
+        return CCS_ERR_NOMEM;
+    }
+    ps->nranks = nranks;
+    *out = ps;
+    return CCS_OK;
 }
 
-/* Stable sort of v[0..n) by the packed peer: two 8-bit counting passes. */
-static void sort_by_peer(uint64_t *v, uint64_t *tmp, uint32_t n)
+void ccs_pair_stream_destroy(ccs_pair_stream_t *ps)
 {
-    uint32_t cnt[257];
+    if (ps == NULL)
+        return;
+    for (uint32_t r = 0; r < ps->nranks; r++)
+        free(ps->pend[r].word);
+    free(ps->pend);
+    for (int l = 0; l < 3; l++) {
+        free(ps->key[l]);
+        free(ps->word[l]);
+    }
+    free(ps);
+}
 
-    for (unsigned shift = 0; shift < 16; shift += 8) {
+/* The sorted list is in the scratch arrays: make them list l's. */
+static void take_tmp(ccs_pair_stream_t *ps, int l)
+{
+    uint32_t *k = ps->key[l];
+    uint64_t *w = ps->word[l];
+
+    ps->key[l] = ps->key[LIST_TMP];
+    ps->word[l] = ps->word[LIST_TMP];
+    ps->key[LIST_TMP] = k;
+    ps->word[LIST_TMP] = w;
+}
+
+/* Stable sort of list l (n transfers) by key: two 9-bit counting passes
+ * (keys are below 2^17 since ranks are at most 2^16). */
+static void sort_by_key(ccs_pair_stream_t *ps, int l, uint32_t n)
+{
+    uint32_t cnt[513];
+
+    for (unsigned shift = 0; shift < 18; shift += 9) {
+        const uint32_t *key = ps->key[l];
+        const uint64_t *word = ps->word[l];
         memset(cnt, 0, sizeof(cnt));
         for (uint32_t i = 0; i < n; i++)
-            cnt[((packed_peer(v[i]) >> shift) & 0xff) + 1]++;
-        for (unsigned k = 0; k < 256; k++)
+            cnt[((key[i] >> shift) & 0x1ff) + 1]++;
+        for (unsigned k = 0; k < 512; k++)
             cnt[k + 1] += cnt[k];
-        for (uint32_t i = 0; i < n; i++)
-            tmp[cnt[(packed_peer(v[i]) >> shift) & 0xff]++] = v[i];
-        memcpy(v, tmp, (size_t)n * sizeof(*v));
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t at = cnt[(key[i] >> shift) & 0x1ff]++;
+            ps->key[LIST_TMP][at] = key[i];
+            ps->word[LIST_TMP][at] = word[i];
+        }
+        take_tmp(ps, l);
     }
+}
+
+/* Most distinct keys a list may have for the short sort below; more take
+ * sort_by_key. */
+#define FEW_KEYS 8
+
+/* Stable sort of list l (n transfers) by key when it has at most FEW_KEYS
+ * distinct keys: one pass to number the keys with a table that small, one
+ * to scatter; false, with nothing moved, when it has more. */
+static bool sort_few_keys(ccs_pair_stream_t *ps, int l, uint32_t n)
+{
+    uint32_t key[FEW_KEYS], cnt[FEW_KEYS], at[FEW_KEYS], order[FEW_KEYS];
+    uint32_t nk = 0, j = 0, sum = 0, *slot = ps->key[LIST_TMP];
+    const uint32_t *in = ps->key[l];
+    const uint64_t *word = ps->word[l];
+
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = in[i];
+        if (nk == 0 || key[j] != k) {
+            for (j = 0; j < nk && key[j] != k; j++)
+                ;
+            if (j == nk) {
+                if (nk == FEW_KEYS)
+                    return false;
+                key[nk] = k;
+                cnt[nk++] = 0;
+            }
+        }
+        cnt[j]++;
+        slot[i] = j;
+    }
+    /* Slots in key order (insertion sort of at most FEW_KEYS). */
+    for (uint32_t a = 0; a < nk; a++) {
+        uint32_t b = a;
+        for (; b > 0 && key[order[b - 1]] > key[a]; b--)
+            order[b] = order[b - 1];
+        order[b] = a;
+    }
+    for (uint32_t a = 0; a < nk; a++) {
+        at[order[a]] = sum;
+        sum += cnt[order[a]];
+    }
+    for (uint32_t i = 0; i < n; i++)
+        ps->word[LIST_TMP][at[slot[i]]++] = word[i];
+    /* The keys follow from the counts, in list l's own array. */
+    for (uint32_t a = 0, i = 0; a < nk; a++)
+        for (uint32_t c = 0; c < cnt[order[a]]; c++)
+            ps->key[l][i++] = key[order[a]];
+    /* Only the words moved to the scratch array: swap those. */
+    {
+        uint64_t *w = ps->word[l];
+        ps->word[l] = ps->word[LIST_TMP];
+        ps->word[LIST_TMP] = w;
+    }
+    return true;
+}
+
+/* Meet the group of rank x's transfers with key k (a peer below x),
+ * words[0..n), with what the peer left waiting; false when they differ. */
+static bool meet(ccs_pair_stream_t *ps, uint32_t x, uint32_t k,
+                 const uint64_t *words, uint32_t n)
+{
+    pend_t *pd = &ps->pend[k >> 1];
+    uint32_t want = x * 2 + ((k & 1) ^ 1), a = 0, b = pd->ngroup;
+
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (pd->key[m] < want)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == pd->ngroup || pd->key[a] != want ||
+        pd->off[a + 1] - pd->off[a] != n ||
+        memcmp(pd->word + pd->off[a], words,
+               (size_t)n * sizeof(uint64_t)) != 0)
+        return false;
+    ps->waiting--;
+    if (--pd->left == 0) {
+        free(pd->word);
+        memset(pd, 0, sizeof(*pd));
+    }
+    return true;
+}
+
+/* End of the group of list l that starts at i (n transfers). */
+static uint32_t group_end(const ccs_pair_stream_t *ps, int l, uint32_t i,
+                          uint32_t n)
+{
+    const uint32_t *key = ps->key[l];
+    uint32_t e = i + 1;
+
+    while (e < n && key[e] == key[i])
+        e++;
+    return e;
+}
+
+ccs_status_t ccs_pair_stream_rank(ccs_pair_stream_t *ps, const ccs_op_t *ops,
+                                  uint32_t n)
+{
+    uint32_t x = ps->next++, cnt[2] = { 0, 0 }, high[2], nhigh = 0;
+    uint32_t ghigh = 0;
+    bool sorted[2] = { true, true };
+    pend_t *pd;
+
+    if (ps->bad || n == 0)
+        return CCS_OK;
+    if (n > ps->cap) {
+        bool ok = true;
+        for (int l = 0; l < 3; l++) {
+            uint32_t *k = realloc(ps->key[l], (size_t)n * sizeof(*k));
+            uint64_t *w;
+            if (k != NULL)
+                ps->key[l] = k;
+            w = realloc(ps->word[l], (size_t)n * sizeof(*w));
+            if (w != NULL)
+                ps->word[l] = w;
+            ok &= k != NULL && w != NULL;
+        }
+        if (!ok)
+            return CCS_ERR_NOMEM;
+        ps->cap = n;
+    }
+    /* Sends and receives apart: each is often sorted by peer already (a
+     * ring sends to one peer and receives from one). */
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned kind = ops[i].kind;
+        int l = kind != CCS_OP_SEND;
+        uint32_t m = cnt[l], key;
+        if (kind > CCS_OP_RECV_REDUCE)
+            continue;
+        key = (uint32_t)ops[i].peer * 2 + (uint32_t)l;
+        ps->key[l][m] = key;
+        ps->word[l][m] = pair_word(&ops[i]);
+        sorted[l] &= m == 0 || ps->key[l][m - 1] <= key;
+        cnt[l] = m + 1;
+    }
+    for (int l = 0; l < 2; l++) {
+        if (!sorted[l] && !sort_few_keys(ps, l, cnt[l]))
+            sort_by_key(ps, l, cnt[l]);
+        /* Groups with lower-numbered peers: met now. */
+        high[l] = cnt[l];
+        for (uint32_t lo = 0; lo < cnt[l];) {
+            uint32_t k = ps->key[l][lo], hi = group_end(ps, l, lo, cnt[l]);
+            if ((k >> 1) > x) {
+                high[l] = lo;
+                break;
+            }
+            if (!meet(ps, x, k, ps->word[l] + lo, hi - lo)) {
+                ps->bad = true;
+                return CCS_OK;
+            }
+            lo = hi;
+        }
+        for (uint32_t i = high[l]; i < cnt[l]; i++)
+            ghigh += i == high[l] || ps->key[l][i] != ps->key[l][i - 1];
+        nhigh += cnt[l] - high[l];
+    }
+    if (ghigh == 0)
+        return CCS_OK;
+    /* The rest waits: one block of words, then keys and group offsets,
+     * the groups of both lists merged by key; freed when the last group
+     * is met (meet) or with the stream. */
+    pd = &ps->pend[x];
+    pd->word = malloc((size_t)nhigh * sizeof(uint64_t) +
+                      ((size_t)2 * ghigh + 1) * sizeof(uint32_t));
+    if (pd->word == NULL)
+        return CCS_ERR_NOMEM;
+    pd->key = (uint32_t *)(pd->word + nhigh);
+    pd->off = pd->key + ghigh;
+    pd->ngroup = 0;
+    {
+        uint32_t at[2] = { high[0], high[1] }, w = 0;
+        while (at[0] < cnt[0] || at[1] < cnt[1]) {
+            int l = at[0] == cnt[0] ? 1
+                  : at[1] == cnt[1] ? 0
+                  : ps->key[0][at[0]] < ps->key[1][at[1]] ? 0 : 1;
+            uint32_t e = group_end(ps, l, at[l], cnt[l]);
+            pd->key[pd->ngroup] = ps->key[l][at[l]];
+            pd->off[pd->ngroup++] = w;
+            memcpy(pd->word + w, ps->word[l] + at[l],
+                   (size_t)(e - at[l]) * sizeof(uint64_t));
+            w += e - at[l];
+            at[l] = e;
+        }
+        pd->off[pd->ngroup] = w;
+    }
+    pd->left = pd->ngroup;
+    ps->waiting += pd->ngroup;
+    return CCS_OK;
+}
+
+bool ccs_pair_stream_ok(const ccs_pair_stream_t *ps)
+{
+    return !ps->bad && ps->next == ps->nranks && ps->waiting == 0;
+}
+
+ccs_status_t ccs_sched_pair_fail(const ccs_sched_t *s, ccs_status_t fail,
+                                 ccs_err_t *err)
+{
+    ccs_pairing_t p = { NULL, NULL };
+    ccs_status_t st = ccs_sched_pair(s, fail, &p, err);
+
+    ccs_pairing_free(&p);
+    if (st == CCS_OK)   /* cannot happen: both apply one rule */
+        st = ccs_err_set(err, fail, "transfers do not pair");
+    return st;
 }
 
 ccs_status_t ccs_sched_pair_check(const ccs_sched_t *s, ccs_status_t fail,
                                   ccs_err_t *err)
 {
-    uint32_t R, most_recv = 0;
-    uint64_t ns = 0;
-    uint64_t *pos = NULL;      /* [R + 1] bucket starts; freed */
-    uint64_t *snd = NULL;      /* [ns] sends by receiver; freed */
-    uint64_t *rcv = NULL, *tmp = NULL; /* [most_recv] one rank's; freed */
-    bool same = true, fits;
-    ccs_status_t st = CCS_OK;
+    ccs_pair_stream_t *ps = NULL;   /* freed here */
+    ccs_status_t st;
+    bool ok;
 
     if (s == NULL)
         return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
-    R = s->nranks;
-    fits = R <= 65536 && s->nsteps <= (UINT32_C(1) << 24);
-    pos = calloc((size_t)R + 1, sizeof(*pos));
-    if (pos == NULL)
-        goto nomem;
-    for (uint32_t r = 0; r < R && fits; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        uint32_t nrecv = 0;
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
-            unsigned k = ops[i].kind;
-            fits &= ops[i].nchunks - 1 < (UINT32_C(1) << 24);
-            if (k == CCS_OP_SEND)
-                pos[(uint32_t)ops[i].peer + 1]++;
-            nrecv += kind_is_recv(k);
+    if (ccs_pair_stream_create(s->nranks, &ps) != CCS_OK)
+        return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory pairing ops");
+    for (uint32_t r = 0; r < s->nranks; r++) {
+        if (ccs_pair_stream_rank(ps, s->rank_ops[r], s->rank_nops[r]) !=
+            CCS_OK) {
+            ccs_pair_stream_destroy(ps);
+            return ccs_err_set(err, CCS_ERR_NOMEM,
+                               "out of memory pairing ops");
         }
-        if (nrecv > most_recv)
-            most_recv = nrecv;
     }
-    if (!fits) {
-        free(pos);
-        goto exact;
-    }
-    for (uint32_t q = 0; q < R; q++)
-        pos[q + 1] += pos[q];
-    ns = pos[R];
-    snd = malloc((size_t)(ns ? ns : 1) * sizeof(*snd));
-    rcv = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*rcv));
-    tmp = malloc((size_t)(most_recv ? most_recv : 1) * sizeof(*tmp));
-    if (snd == NULL || rcv == NULL || tmp == NULL)
-        goto nomem;
-    /* Senders in rank order, each in op order: every bucket ends up in
-     * (sender, step, op order). */
-    for (uint32_t r = 0; r < R; r++) {
-        const ccs_op_t *ops = s->rank_ops[r];
-        for (uint32_t i = 0; i < s->rank_nops[r]; i++)
-            if (ops[i].kind == CCS_OP_SEND)
-                snd[pos[ops[i].peer]++] = pack_end(&ops[i], r);
-    }
-    /* pos[q] is now the end of q's bucket, its start the end of q - 1's. */
-    for (uint32_t q = 0; q < R && same; q++) {
-        const ccs_op_t *ops = s->rank_ops[q];
-        uint64_t lo = q == 0 ? 0 : pos[q - 1];
-        uint32_t n = 0;
-        bool sorted = true;
-        for (uint32_t i = 0; i < s->rank_nops[q]; i++) {
-            if (!kind_is_recv(ops[i].kind))
-                continue;
-            rcv[n] = pack_end(&ops[i], (uint32_t)ops[i].peer);
-            sorted &= n == 0 || packed_peer(rcv[n - 1]) <= packed_peer(rcv[n]);
-            n++;
-        }
-        if (!sorted)
-            sort_by_peer(rcv, tmp, n);
-        same = pos[q] - lo == n &&
-               memcmp(rcv, snd + lo, (size_t)n * sizeof(*rcv)) == 0;
-    }
-    free(pos);
-    free(snd);
-    free(rcv);
-    free(tmp);
-    if (same)
+    ok = ccs_pair_stream_ok(ps);
+    ccs_pair_stream_destroy(ps);
+    if (ok)
         return CCS_OK;
-exact:
-    {
-        ccs_pairing_t p = { NULL, NULL };
-        st = ccs_sched_pair(s, fail, &p, err);
-        ccs_pairing_free(&p);
-        if (st == CCS_OK)   /* cannot happen: both apply one rule */
-            st = ccs_err_set(err, fail, "transfers do not pair");
-        return st;
-    }
-nomem:
-    free(pos);
-    free(snd);
-    free(rcv);
-    free(tmp);
-    return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory pairing ops");
+    /* A mismatch: the full pairing finds the first one and words it. */
+    st = ccs_sched_pair_fail(s, fail, err);
+    return st;
 }
 
 /* [*lo, *hi): the ops of rank r in step t (ops sorted by step). */

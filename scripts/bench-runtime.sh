@@ -14,7 +14,8 @@
 #      side by side);
 #   5. in-place StragglAR against out-of-place (busbw, 4 ranks, 64 MiB);
 #   6. plan load: MB/s of file for a ring:2048 allreduce plan (~400 MB),
-#      against reading the same file (cat), CPU time beside wall time.
+#      with and without the loader's helper thread, against reading the
+#      same file, CPU time beside wall time.
 # The machine is shared: single figures are noisy, ratios of neighbours
 # less so.  RUNS=5 by default.
 set -euo pipefail
@@ -158,33 +159,41 @@ echo "== 6. plan load (ring:2048 allreduce, every check the loader makes)"
 if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo ring \
         --coll allreduce --topo switch:2048 -q -o "$tmp/ring-2048.ccs" \
         >/dev/null 2>&1; then
-    # One load per process, as a job loads its plan: a process that loads
-    # again reuses memory the first load paid for.  The default reads the
-    # file; CCS_PLAN_MMAP=1 maps it (opt-in, docs/runtime.md).
+    # One load per process, as a job loads its plan (bench-load forks for
+    # each): a process that loads again reuses memory the first load paid
+    # for.  The default reads the file and checks the plan on a helper
+    # thread behind the reader; CCS_LOAD_THREADS=0 keeps it on one thread;
+    # CCS_PLAN_MMAP=1 maps the file (opt-in, docs/runtime.md).
     : > "$tmp/load.txt"
+    : > "$tmp/load-one.txt"
     : > "$tmp/load-map.txt"
     for i in $(seq "$RUNS"); do
         "$BUILD/tests/test_runtime_plan" --bench-load "$tmp/ring-2048.ccs" 1 |
             awk '$1 == "raw" {print $2, $3, $4, $5, $6, $7}' >> "$tmp/load.txt"
+        CCS_LOAD_THREADS=0 "$BUILD/tests/test_runtime_plan" --bench-load \
+            "$tmp/ring-2048.ccs" 1 |
+            awk '$1 == "raw" {print $2, $3, $4, $5, $6, $7}' >> "$tmp/load-one.txt"
         CCS_PLAN_MMAP=1 "$BUILD/tests/test_runtime_plan" --bench-load \
             "$tmp/ring-2048.ccs" 1 |
             awk '$1 == "raw" {print $2, $3, $4, $5, $6, $7}' >> "$tmp/load-map.txt"
     done
     col() { awk -v c="$1" '{print $c}' "${2:-$tmp/load.txt}" | median; }
     mb=$(col 1)
-    for what in "file (read):2:3:" "file (CCS_PLAN_MMAP=1):2:3:$tmp/load-map.txt" \
-                "memory:4:5:"; do
+    for what in "file (read):2:3:" \
+                "file (CCS_LOAD_THREADS=0):2:3:$tmp/load-one.txt" \
+                "file (CCS_PLAN_MMAP=1):2:3:$tmp/load-map.txt" \
+                "memory:4:5:" "memory (CCS_LOAD_THREADS=0):4:5:$tmp/load-one.txt"; do
         IFS=: read -r name cw cc src <<< "$what"
         w=$(col "$cw" "$src"); c=$(col "$cc" "$src")
         # Wall time follows the host's load; CPU time is the loader's own.
-        printf '  %-36s %7.3f s wall %6.0f MB/s   %7.3f s cpu %6.0f MB/s  (%s wall, %s cpu)\n' \
+        printf '  %-50s %7.3f s wall %6.0f MB/s   %7.3f s cpu %6.0f MB/s  (%s wall, %s cpu)\n' \
             "load from $name, $mb MB" "$w" "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" \
             "$c" "$(awk -v m="$mb" -v t="$c" 'BEGIN {print m / t}')" \
             "$(verdict "$(awk -v m="$mb" -v t="$w" 'BEGIN {print m / t}')" ">=" 1000)" \
             "$(verdict "$(awk -v m="$mb" -v t="$c" 'BEGIN {print m / t}')" ">=" 1000)"
     done
     r=$(col 6)
-    printf '  %-28s %7.3f s wall %6.0f MB/s\n' "ref: reading the file alone" \
+    printf '  %-50s %7.3f s wall %6.0f MB/s\n' "ref: reading the file alone" \
         "$r" "$(awk -v m="$mb" -v t="$r" 'BEGIN {print m / t}')"
 else
     echo "  (no ccsynth: ring:2048 plan not synthesized)"

@@ -291,6 +291,127 @@ TEST(pairing_many_ranks)
     ccs_sched_destroy(s);
 }
 
+/* A small deterministic generator for the schedules below. */
+static uint32_t lcg_next(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(*x >> 33);
+}
+
+/* The pairing check, fed rank by rank (ccs_sched_pair_check), against the
+ * full pairing (ccs_sched_pair): the same verdict and the same words on
+ * schedules of every shape the streaming has paths for -- ranks that send
+ * to and receive from peers above and below them, waiting groups met many
+ * ranks later (rank 0 and the last rank), lists already sorted by peer
+ * and not, a few peers and more than the short sort's table holds -- and
+ * after each kind of damage a transfer can take. */
+TEST(pair_stream_matches_full_pairing)
+{
+    enum { INTACT, DROP_SEND, DROP_RECV, RESIZE, RETARGET, SWAP };
+    static const struct {
+        uint32_t nranks, nsteps;
+        int pattern;   /* 0 ring, 1 random peers, 2 all to all */
+        int damage;
+    } cases[] = {
+        { 2, 3, 0, INTACT }, { 7, 12, 0, INTACT }, { 7, 12, 0, DROP_SEND },
+        { 7, 12, 0, DROP_RECV }, { 7, 12, 0, RESIZE }, { 7, 12, 0, RETARGET },
+        { 9, 10, 1, INTACT }, { 9, 10, 1, DROP_SEND }, { 9, 10, 1, DROP_RECV },
+        { 9, 10, 1, RESIZE }, { 9, 10, 1, RETARGET }, { 9, 10, 1, SWAP },
+        { 13, 2, 2, INTACT }, { 13, 2, 2, DROP_SEND }, { 13, 2, 2, RESIZE },
+        { 13, 2, 2, RETARGET }, { 13, 2, 2, SWAP }, { 33, 4, 1, INTACT },
+        { 33, 4, 1, DROP_RECV }, { 33, 4, 1, SWAP },
+    };
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            uint32_t R = cases[c].nranks, t;
+            uint64_t x = seed * 977 + c;
+            ccs_sched_t *s = NULL;
+            ccs_pairing_t p = { NULL, NULL };
+            ccs_err_t e1 = { { 0 } }, e2 = { { 0 } };
+            ccs_status_t st1, st2;
+
+            CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, R, 64, "p", &s,
+                                          NULL), CCS_OK);
+            for (uint32_t k = 0; k < cases[c].nsteps; k++)
+                CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+            for (uint32_t k = 0; k < cases[c].nsteps; k++) {
+                for (uint32_t a = 0; a < R; a++) {
+                    uint32_t nq = cases[c].pattern == 2 ? R - 1 : 1;
+                    for (uint32_t j = 0; j < nq; j++) {
+                        uint32_t q = cases[c].pattern == 0 ? (a + 1) % R
+                                   : cases[c].pattern == 2 ? (a + 1 + j) % R
+                                   : (a + 1 + lcg_next(&x) % (R - 1)) % R;
+                        uint32_t n = 1 + lcg_next(&x) % 3;
+                        CHECK_STATUS(ccs_sched_xfer(s, k, a, CCS_BUF_IN, 0, q,
+                                                    CCS_BUF_SCRATCH, 0, n,
+                                                    false, NULL), CCS_OK);
+                    }
+                }
+            }
+            CHECK_STATUS(ccs_sched_finalize(s, NULL), CCS_OK);
+            s->nscratch = 64;   /* room for a resized receive */
+            {
+                /* Damage one op of a rank picked by the seed. */
+                uint32_t r = lcg_next(&x) % R, nops = s->rank_nops[r];
+                uint32_t i = lcg_next(&x) % nops;
+                ccs_op_t *ops = s->rank_ops[r];
+                bool want_send = cases[c].damage == DROP_SEND ||
+                                 cases[c].damage == RETARGET;
+                while (cases[c].damage != INTACT &&
+                       (ops[i].kind == CCS_OP_SEND) != want_send)
+                    i = (i + 1) % nops;
+                switch (cases[c].damage) {
+                case DROP_SEND:
+                case DROP_RECV:
+                    memmove(&ops[i], &ops[i + 1],
+                            (size_t)(nops - i - 1) * sizeof(*ops));
+                    s->rank_nops[r]--;
+                    break;
+                case RESIZE:
+                    ops[i].nchunks++;
+                    break;
+                case RETARGET:   /* to the next rank that is not r */
+                    ops[i].peer = (ops[i].peer + 1) % (int32_t)R;
+                    if (ops[i].peer == (int32_t)r)
+                        ops[i].peer = (ops[i].peer + 1) % (int32_t)R;
+                    break;
+                case SWAP:
+                    /* Two receives of one step swap places. */
+                    for (uint32_t j = 0; j + 1 < nops; j++) {
+                        if (ops[j].kind != CCS_OP_SEND &&
+                            ops[j + 1].kind != CCS_OP_SEND &&
+                            ops[j].step == ops[j + 1].step) {
+                            ccs_op_t tmp = ops[j];
+                            ops[j] = ops[j + 1];
+                            ops[j + 1] = tmp;
+                            break;
+                        }
+                    }
+                    break;
+                default:
+                    break;
+                }
+            }
+            CHECK_STATUS(ccs_sched_validate(s, NULL), CCS_OK);
+            st1 = ccs_sched_pair_check(s, CCS_ERR_FORMAT, &e1);
+            st2 = ccs_sched_pair(s, CCS_ERR_FORMAT, &p, &e2);
+            CHECK_MSG(st1 == st2, "case %zu seed %llu: stream %d, full %d",
+                      c, (unsigned long long)seed, (int)st1, (int)st2);
+            if (st1 != CCS_OK && st2 != CCS_OK)
+                CHECK_MSG(strcmp(e1.msg, e2.msg) == 0,
+                          "case %zu: \"%s\" vs \"%s\"", c, e1.msg, e2.msg);
+            if (cases[c].damage == INTACT)
+                CHECK_STATUS(st1, CCS_OK);
+            if (cases[c].damage == DROP_SEND ||
+                cases[c].damage == DROP_RECV || cases[c].damage == RESIZE)
+                CHECK_STATUS(st1, CCS_ERR_FORMAT);
+            ccs_pairing_free(&p);
+            ccs_sched_destroy(s);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(builder_sorts_and_counts);
@@ -300,5 +421,6 @@ int main(void)
     RUN(names_and_parsers);
     RUN(pairing_rule);
     RUN(pairing_many_ranks);
+    RUN(pair_stream_matches_full_pairing);
     return TEST_SUMMARY();
 }
