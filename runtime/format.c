@@ -126,19 +126,11 @@ static void put_op(uint8_t *p, const ccs_op_t *op)
     put_u32(p + 20, op->nchunks);
 }
 
-/* What the encoder checks before it writes a byte, and what follows from
- * it: the length of the params text and of the whole encoding. */
-static ccs_status_t encode_check(const ccs_sched_t *s, uint64_t *params_len,
-                                 uint64_t *size, ccs_err_t *err)
+/* The length of the params text and of the whole encoding, and whether
+ * the format can hold them. */
+static ccs_status_t encode_size(const ccs_sched_t *s, uint64_t *params_len,
+                                uint64_t *size, ccs_err_t *err)
 {
-    ccs_status_t st;
-
-    /* Write only what every reader accepts. */
-    st = ccs_sched_validate(s, err);
-    if (st != CCS_OK) {
-        ccs_err_prefix(err, "cannot encode an invalid schedule: ");
-        return st;
-    }
     *params_len = 0;
     if (s->params != NULL) {
         *params_len = strlen(s->params);
@@ -158,6 +150,36 @@ static ccs_status_t encode_check(const ccs_sched_t *s, uint64_t *params_len,
                            "the format's limit of %" PRIu64, *size,
                            (uint64_t)CCS_FORMAT_MAX_FILE);
     return CCS_OK;
+}
+
+ccs_status_t ccs_format_encoded_size(const ccs_sched_t *s, uint64_t *size,
+                                     ccs_err_t *err)
+{
+    uint64_t params_len, n;
+    ccs_status_t st;
+
+    if (s == NULL || size == NULL)
+        return ccs_err_set(err, CCS_ERR_INVALID, "NULL argument");
+    st = encode_size(s, &params_len, &n, err);
+    if (st == CCS_OK)
+        *size = n;
+    return st;
+}
+
+/* What the encoder checks before it writes a byte, and what follows from
+ * it: the length of the params text and of the whole encoding. */
+static ccs_status_t encode_check(const ccs_sched_t *s, uint64_t *params_len,
+                                 uint64_t *size, ccs_err_t *err)
+{
+    ccs_status_t st;
+
+    /* Write only what every reader accepts. */
+    st = ccs_sched_validate(s, err);
+    if (st != CCS_OK) {
+        ccs_err_prefix(err, "cannot encode an invalid schedule: ");
+        return st;
+    }
+    return encode_size(s, params_len, size, err);
 }
 
 /* Bytes before the op records: header, params, step phases, directory. */

@@ -80,6 +80,13 @@ enum {
  * schedule must pass ccs_sched_validate. */
 ccs_status_t ccs_format_encode(const ccs_sched_t *s, uint8_t **buf,
                                size_t *len, ccs_err_t *err);
+/* The encoding's length in bytes, without encoding: CCS_ERR_INVALID
+ * (the same words the encoder uses) when it would pass
+ * CCS_FORMAT_MAX_FILE or the params text its limit.  Cheap (no pass over
+ * the ops), so a command can refuse a schedule the format cannot hold
+ * before it spends minutes verifying it. */
+ccs_status_t ccs_format_encoded_size(const ccs_sched_t *s, uint64_t *size,
+                                     ccs_err_t *err);
 /* Parse and validate.  *out owned by the caller (ccs_sched_destroy). */
 ccs_status_t ccs_format_decode(const uint8_t *buf, size_t len,
                                ccs_sched_t **out, ccs_err_t *err);

@@ -183,6 +183,21 @@ int cmd_synth(int argc, char **argv)
         rc = cli_fail_status(cmd, st, &err);
         goto cleanup;
     }
+    /* A schedule the format cannot hold is refused before the verifier
+     * spends minutes on it (a ring on 8192 ranks is 6.4 GB of ops). */
+    if (output != NULL) {
+        uint64_t bytes;
+
+        st = ccs_format_encoded_size(s, &bytes, &err);
+        if (st != CCS_OK) {
+            rc = cli_fail(cmd, CLI_EXIT_INTERNAL, "format limit: %s %s on "
+                          "%s: %s; nothing written (the schedule can still "
+                          "be synthesized and verified without -o)", algo,
+                          ccs_coll_str(p.coll), topo->name,
+                          ccs_err_msg(&err, st));
+            goto cleanup;
+        }
+    }
     st = verify_sched(s, &rep, &err);
     if (st != CCS_OK) {
         ccs_err_prefix(&err, "%s %s on %s: ", algo, ccs_coll_str(p.coll),

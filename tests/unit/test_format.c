@@ -440,6 +440,14 @@ TEST(round_trip_table)
         if (s == NULL)
             continue;
         CHECK(encode_ok(s, &b, &len));
+        /* The size a command checks up front is the size written. */
+        {
+            uint64_t size = 0;
+
+            CHECK_STATUS(ccs_format_encoded_size(s, &size, &err), CCS_OK);
+            CHECK_MSG(size == len, "%s: size %llu, encoded %zu",
+                      sched_cases[i].name, (unsigned long long)size, len);
+        }
         CHECK_STATUS(ccs_format_decode(b, len, &d, &err), CCS_OK);
         if (d != NULL) {
             CHECK_MSG(sched_equal(s, d, -1, why, sizeof(why)),
@@ -571,6 +579,39 @@ TEST(encode_rejects_invalid)
     CHECK_STATUS(ccs_format_encode(s, &b, &len, &err), CCS_ERR_FORMAT);
     CHECK_STR_CONTAINS(err.msg, "not printable ASCII");
     CHECK(b == NULL);
+    ccs_sched_destroy(s);
+}
+
+/* The up-front size check refuses what the encoder refuses, in the same
+ * words, without a pass over the ops. */
+TEST(encoded_size_limits)
+{
+    ccs_sched_t *s = mk_ring4();
+    uint8_t *b = NULL;
+    size_t len = 0;
+    uint64_t size = 7;
+    ccs_err_t err = { { 0 } }, err2 = { { 0 } };
+    char *big = NULL;   /* owned here */
+
+    CHECK(s != NULL);
+    big = malloc(CCS_FORMAT_MAX_PARAMS + 2);
+    CHECK(big != NULL);
+    if (s == NULL || big == NULL)
+        goto cleanup;
+    memset(big, 'p', CCS_FORMAT_MAX_PARAMS + 1);
+    big[CCS_FORMAT_MAX_PARAMS + 1] = '\0';
+    CHECK_STATUS(ccs_sched_set_params(s, big, &err), CCS_OK);
+    CHECK_STATUS(ccs_format_encoded_size(s, &size, &err), CCS_ERR_INVALID);
+    CHECK_EQ_INT(size, 7);   /* untouched on failure */
+    CHECK_STR_CONTAINS(err.msg, "more than the format's limit");
+    CHECK_STATUS(ccs_format_encode(s, &b, &len, &err2), CCS_ERR_INVALID);
+    CHECK(strcmp(err.msg, err2.msg) == 0);
+    CHECK(b == NULL);
+    CHECK_STATUS(ccs_format_encoded_size(NULL, &size, &err),
+                 CCS_ERR_INVALID);
+    CHECK_STATUS(ccs_format_encoded_size(s, NULL, &err), CCS_ERR_INVALID);
+cleanup:
+    free(big);
     ccs_sched_destroy(s);
 }
 
@@ -1461,6 +1502,7 @@ int main(int argc, char **argv)
     RUN(layout_matches_spec);
     RUN(deterministic);
     RUN(encode_rejects_invalid);
+    RUN(encoded_size_limits);
     RUN(decode_rank_each);
     RUN(decode_rank_ignores_other_streams);
     RUN(truncated_every_length);
