@@ -392,10 +392,14 @@ typedef struct ccs_auto_info {
     uint64_t calls;              /* auto calls completed */
     int32_t last;                /* last call's choice: the straggler it
                                     was relabelled for, -1 plain/none */
-    int32_t latest;              /* latest rank of the last call */
+    int32_t latest;              /* latest rank of the last measured
+                                    call (up to 16 ranks: the call before
+                                    the last, whose arrival times travel
+                                    with the last call's messages) */
     double lateness_s;           /* its lateness (clock-free estimate) */
-    double critical_s;           /* critical delay of the last call's plan
-                                    pair and size; < 0 not known yet */
+    double critical_s;           /* critical delay of the last measured
+                                    call's plan pair and size; < 0 not
+                                    known yet */
     double plain_s;              /* plain plan's time, no delay; 0 unknown */
     double rs_s;                 /* aware plan's phase 0 */
     double after_s;              /* aware plan's time after the arrival */

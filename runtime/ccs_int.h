@@ -122,6 +122,10 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
                           ccs_dtype_t dtype, ccs_redop_t op, void *stream,
                           const ccs_run_opts_t *opts);
 void ccs_auto_free(struct ccs_auto *a); /* NULL: no-op */
+/* Complete the arrival-time exchange the last auto call left in flight
+ * (its buffers are the auto state's, and peers write into them), unless
+ * the communicator is broken.  ccs_comm_destroy calls it first. */
+void ccs_auto_drain(ccs_comm_t *comm);
 /* The schedule's hash the ranks agree on (exec.c). */
 uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan);
 uint64_t ccs_mix64(uint64_t h, uint64_t v);

@@ -210,6 +210,19 @@ static void mp_set_timeout(ccs_xport_t *x, double seconds)
     x->timeout_s = seconds > 0 ? seconds : 0;
 }
 
+static void mp_drain(ccs_xport_t *x)
+{
+    ccs_err_t err;
+    int fin = 0;
+
+    ccs_err_clear(&err);
+    MPI_Finalized(&fin);
+    if (fin)
+        x->nreq = 0;          /* MPI is gone, and the requests with it */
+    else
+        (void)mp_wait(x, &err);
+}
+
 static void mp_destroy(ccs_xport_t *x)
 {
     int fin = 0;
@@ -240,6 +253,7 @@ static const ccs_xport_ops_t mpi_ops = {
     .send = mp_send,
     .group_end = ccs_cpu_nop,
     .wait = mp_wait,
+    .drain = mp_drain,
     .set_timeout = mp_set_timeout,
     .abort = NULL,
     .destroy = mp_destroy,
