@@ -94,6 +94,14 @@ struct ccs_comm {
     uint64_t agreed[8];
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
+    /* The last call agreed on, as is (exec.c): an identical call skips
+     * even the key's hashing. */
+    bool last_valid;
+    uint64_t last_fp;
+    size_t last_count;
+    ccs_dtype_t last_dtype;
+    ccs_redop_t last_op;
+    int32_t last_strag;
     size_t small_bytes;      /* allreduce inputs up to this many bytes take
                                 the one-step exchange (xport.h) */
     size_t small_total;      /* ... while (R - 1) * input is at most this */

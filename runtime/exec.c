@@ -362,6 +362,38 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
  * never mix with the plan's. */
 #define SMALL_STEP 0xfffffe00u
 
+/* The first-call agreement (exec_checks.c), behind a one-entry cache of
+ * the last call agreed on, compared field by field: a run of identical
+ * calls (the common case) skips even the agreement's key hashing. */
+static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                          size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                          int32_t straggler, int64_t before_step,
+                          ccs_err_t *err)
+{
+    uint64_t fp;
+    ccs_status_t st;
+
+    /* (what ccs_exec_agree skips, without hashing the plan for it) */
+    if (comm->nranks < 2 || comm->xops->device_mem || comm->agree_off)
+        return CCS_OK;
+    fp = ccs_plan_fingerprint(plan);
+    if (comm->last_valid && comm->last_fp == fp &&
+        comm->last_count == count && comm->last_dtype == dtype &&
+        comm->last_op == op && comm->last_strag == straggler)
+        return CCS_OK;
+    st = ccs_exec_agree(comm, plan, count, dtype, op, straggler,
+                        before_step, err);
+    if (st == CCS_OK) {
+        comm->last_valid = true;
+        comm->last_fp = fp;
+        comm->last_count = count;
+        comm->last_dtype = dtype;
+        comm->last_op = op;
+        comm->last_strag = straggler;
+    }
+    return st;
+}
+
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
 
 ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
@@ -388,7 +420,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     run_t r;
     ccs_status_t st = CCS_OK;
     bool started = false, stage_in = false, timed;
-    size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0;
+    size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0, small_sent;
     size_t sz_scratch, sz_stage, sz_in_tail, sz_out_tail, sz_in_copy, total;
     uint32_t R, nblk_in, nblk_out;
     uint8_t *arena;
@@ -483,62 +515,38 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
                                        : (int32_t)pi(&r, (uint32_t)s->straggler);
     if (count == 0)
         goto done;                  /* nothing to move, like NCCL */
-
-    r.B = ccs_coll_block(s->coll, R, s->nchunks);
-    r.count = count;
-    r.cs = (count - 1) / r.B + 1;
-    r.jfull = (uint32_t)(count / r.cs);
-    if (r.jfull > r.B)
-        r.jfull = r.B;
-    r.rem = count - (size_t)r.jfull * r.cs;
-    r.TB = r.B - r.jfull;
-    r.in.all_blocks = s->coll == CCS_COLL_REDUCESCATTER ||
-                      s->coll == CCS_COLL_ALLTOALL;
-    r.out.all_blocks = s->coll == CCS_COLL_ALLGATHER ||
-                       s->coll == CCS_COLL_ALLTOALL;
-    r.in.used = !(s->coll == CCS_COLL_BROADCAST &&
-                  (int32_t)r.L != s->root);
-    r.out.used = !(s->coll == CCS_COLL_REDUCE && (int32_t)r.L != s->root);
-    nblk_in = r.in.all_blocks ? R : 1;
-    nblk_out = r.out.all_blocks ? R : 1;
-    if (!mul_ok(r.cs, r.es, &r.cbytes) ||
-        !mul_ok(count, nblk_in, &in_elems) ||
-        !mul_ok(in_elems, r.es, &in_bytes) ||
-        !mul_ok(count, nblk_out, &out_elems) ||
-        !mul_ok(out_elems, r.es, &out_bytes) ||
-        r.cbytes > SIZE_MAX / ((size_t)s->nchunks + s->nscratch + 1) / 4) {
-        FAIL(CCS_ERR_INVALID, "count %zu too large", count);
-        goto done;
-    }
-    if (r.in.used && sendbuff == NULL) {
-        FAIL(CCS_ERR_INVALID, "rank %u: NULL sendbuff, but it holds %s "
-             "input", r.p, ccs_coll_str(s->coll));
-        goto done;
-    }
-    if (r.out.used && recvbuff == NULL) {
-        FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives %s "
-             "output", r.p, ccs_coll_str(s->coll));
-        goto done;
-    }
     /* ---- small allreduce: one exchange instead of the plan's steps ----
      * Below comm->small_bytes of input a plan's steps cost one latency
      * each; every rank instead sends its input to every other rank in one
      * step and reduces the R inputs in rank order (the same order on every
      * rank, so every rank gets the same bits).  Host-memory transports;
-     * the threshold and its default cap: xport.h. */
+     * the threshold and its default cap: xport.h.  Decided before the
+     * plan's chunk mapping, none of which it needs: at a few bytes the
+     * call's fixed costs are its latency. */
     if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
-        in_bytes <= comm->small_bytes &&
-        in_bytes <= comm->small_total / (R - 1)) {
+        mul_ok(count, r.es, &in_bytes) && in_bytes <= comm->small_bytes &&
+        mul_ok(in_bytes, (size_t)R - 1, &small_sent) &&
+        small_sent <= comm->small_total) {
         size_t slot = align64(in_bytes);
         uint8_t *ar;
         const uint8_t *mine = sendbuff;
+        if (sendbuff == NULL) {
+            FAIL(CCS_ERR_INVALID, "rank %u: NULL sendbuff, but it holds %s "
+                 "input", r.p, ccs_coll_str(s->coll));
+            goto done;
+        }
+        if (recvbuff == NULL) {
+            FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives "
+                 "%s output", r.p, ccs_coll_str(s->coll));
+            goto done;
+        }
         if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
             CCS_OK)
             goto done;
         if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
             goto done;
         started = true;
-        if ((st = ccs_exec_agree(comm, plan, count, dtype, op, strag, 0,
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0,
                                  err)) != CCS_OK)
             goto done;
         /* Our input is sent and reduced where it lies, unless recvbuff
@@ -581,6 +589,43 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             st = r.xo->div(r.x, recvbuff, count, dtype, R, err);
         stats.steps_run = 1;
         r.bytes_sent = (uint64_t)(R - 1) * in_bytes;
+        goto done;
+    }
+
+    r.B = ccs_coll_block(s->coll, R, s->nchunks);
+    r.count = count;
+    r.cs = (count - 1) / r.B + 1;
+    r.jfull = (uint32_t)(count / r.cs);
+    if (r.jfull > r.B)
+        r.jfull = r.B;
+    r.rem = count - (size_t)r.jfull * r.cs;
+    r.TB = r.B - r.jfull;
+    r.in.all_blocks = s->coll == CCS_COLL_REDUCESCATTER ||
+                      s->coll == CCS_COLL_ALLTOALL;
+    r.out.all_blocks = s->coll == CCS_COLL_ALLGATHER ||
+                       s->coll == CCS_COLL_ALLTOALL;
+    r.in.used = !(s->coll == CCS_COLL_BROADCAST &&
+                  (int32_t)r.L != s->root);
+    r.out.used = !(s->coll == CCS_COLL_REDUCE && (int32_t)r.L != s->root);
+    nblk_in = r.in.all_blocks ? R : 1;
+    nblk_out = r.out.all_blocks ? R : 1;
+    if (!mul_ok(r.cs, r.es, &r.cbytes) ||
+        !mul_ok(count, nblk_in, &in_elems) ||
+        !mul_ok(in_elems, r.es, &in_bytes) ||
+        !mul_ok(count, nblk_out, &out_elems) ||
+        !mul_ok(out_elems, r.es, &out_bytes) ||
+        r.cbytes > SIZE_MAX / ((size_t)s->nchunks + s->nscratch + 1) / 4) {
+        FAIL(CCS_ERR_INVALID, "count %zu too large", count);
+        goto done;
+    }
+    if (r.in.used && sendbuff == NULL) {
+        FAIL(CCS_ERR_INVALID, "rank %u: NULL sendbuff, but it holds %s "
+             "input", r.p, ccs_coll_str(s->coll));
+        goto done;
+    }
+    if (r.out.used && recvbuff == NULL) {
+        FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives %s "
+             "output", r.p, ccs_coll_str(s->coll));
         goto done;
     }
     r.in.user = (uint8_t *)(uintptr_t)sendbuff;
@@ -656,7 +701,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
                 phase++;
             }
             if (g == at &&
-                (st = ccs_exec_agree(comm, plan, count, dtype, op, strag,
+                (st = agree(comm, plan, count, dtype, op, strag,
                                      groups[g].step, err)) != CCS_OK)
                 goto done;
             st = run_group(&r, &groups[g]);
@@ -671,7 +716,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (timed && phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (at == ng &&
-            (st = ccs_exec_agree(comm, plan, count, dtype, op, strag, -1,
+            (st = agree(comm, plan, count, dtype, op, strag, -1,
                                  err)) != CCS_OK)
             goto done;
     }
