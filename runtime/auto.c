@@ -70,6 +70,14 @@ typedef struct auto_cost {
     int64_t rs_ns;           /* aware plan's phase 0 */
     int64_t after_ns;        /* aware plan's time after the arrival */
     bool plain_known, aware_known;
+    /* Runs of each plan seen (up to 1): a plan's first run under a key
+     * is not learned from.  It pays one-time costs -- the first-call
+     * agreement round, rings and buffers made on first use -- several
+     * times a warm call's time, and T_plain, refreshed only by a probe
+     * every AUTO_REPROBE calls, would keep that bias for hundreds of
+     * calls: an inflated T_plain makes the aware plan look free (D* = 0)
+     * and auto would run it with nobody late. */
+    uint8_t seen_plain, seen_aware;
     uint32_t age_plain, age_aware; /* calls since each plan last ran */
 } auto_cost_t;
 
@@ -286,6 +294,14 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         a->lam[q] = (a->lam[q] + (emax - a->vec[2 * q])) / 2;
     if (e == NULL) {
         /* nothing to learn about the plans */
+    } else if (ran < 0 && !e->seen_plain) {
+        e->seen_plain = 1;       /* cold: not learned (above) */
+        e->age_plain = 0;
+        e->age_aware++;
+    } else if (ran >= 0 && !e->seen_aware) {
+        e->seen_aware = 1;
+        e->age_aware = 0;
+        e->age_plain++;
     } else if (ran < 0) {
         /* The last rank to arrive waited for nobody: its time is the
          * plain plan's own. */
@@ -420,6 +436,7 @@ static uint64_t state_hash(const struct ccs_auto *a)
         h = ccs_mix64(h, (uint64_t)c->rs_ns);
         h = ccs_mix64(h, (uint64_t)c->after_ns);
         h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->seen_plain << 1 | c->seen_aware);
         h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
     }
     h = ccs_mix64(h, (uint64_t)a->pending << 32 |
