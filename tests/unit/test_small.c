@@ -1,10 +1,11 @@
 /*
  * test_small.c - the one-step exchange for small allreduces (exec.c, on
  * by default below 4 KiB): every dtype x op, 2 to 5 ranks, out of place,
- * in place and with the input overlapping the output, checked by the independent reference of ccs_check.h; one
- * step taken below the threshold, the plan's steps above it, with the
- * default, CCS_SMALL_BYTES and ccs_comm_set_small_bytes; every rank gets
- * the same bits.
+ * in place and with the input overlapping the output (shifted by one
+ * element), checked by the independent reference of ccs_check.h; one step
+ * taken below the threshold, the plan's steps above it, with the default,
+ * CCS_SMALL_BYTES and ccs_comm_set_small_bytes; every rank gets the same
+ * bits.
  */
 #include <pthread.h>
 #include <stdlib.h>
