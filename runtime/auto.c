@@ -63,6 +63,13 @@
 /* Longest rent (calls late past the critical delay before the aware plan
  * is bought); beyond it the gain is too small to ever pay. */
 #define AUTO_MAX_RENT 8
+/* Shortest rent: the same rank late in two calls in a row before the
+ * aware plan is bought for it.  One late call predicts nothing: with the
+ * late rank changing every call (4 threads on 2 cores take turns being
+ * descheduled, tens of us each, with no delay injected at all) a rent of
+ * 1 bought the aware plan for the wrong rank on most calls, paying up to
+ * D* each time; the price of 2 is one more rented call per episode. */
+#define AUTO_MIN_RENT 2
 
 typedef struct auto_cost {
     uint64_t key;            /* (aware plan, plain plan, count, dtype) */
@@ -78,7 +85,12 @@ typedef struct auto_cost {
      * calls: an inflated T_plain makes the aware plan look free (D* = 0)
      * and auto would run it with nobody late. */
     uint8_t seen_plain, seen_aware;
-    uint32_t age_plain, age_aware; /* calls since each plan last ran */
+    uint32_t age_plain, age_aware; /* calls since each plan last ran,
+                                      counted when a call is decided:
+                                      its arrivals are learned a call
+                                      later, and a probe decided from
+                                      the ages must not be repeated by
+                                      the call in between */
 } auto_cost_t;
 
 struct ccs_auto {
@@ -254,8 +266,8 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     if (gain <= 0)
         return -1;
     rent = (crit + gain - 1) / gain;
-    if (rent < 1)
-        rent = 1;
+    if (rent < AUTO_MIN_RENT)
+        rent = AUTO_MIN_RENT;
     if (rent > AUTO_MAX_RENT)
         return -1;
     return a->streak >= (uint64_t)rent ? a->streak_rank : -1;
@@ -296,19 +308,13 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         /* nothing to learn about the plans */
     } else if (ran < 0 && !e->seen_plain) {
         e->seen_plain = 1;       /* cold: not learned (above) */
-        e->age_plain = 0;
-        e->age_aware++;
     } else if (ran >= 0 && !e->seen_aware) {
         e->seen_aware = 1;
-        e->age_aware = 0;
-        e->age_plain++;
     } else if (ran < 0) {
         /* The last rank to arrive waited for nobody: its time is the
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
         e->plain_known = true;
-        e->age_plain = 0;
-        e->age_aware++;
     } else {
         /* Phase 0 is the non-stragglers' work: the last of them to
          * arrive waited for nobody in it.  It ends (from the first
@@ -332,8 +338,6 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         e->rs_ns = ewma(e->rs_ns, rs, e->aware_known);
         e->after_ns = ewma(e->after_ns, after, e->aware_known);
         e->aware_known = true;
-        e->age_aware = 0;
-        e->age_plain++;
     }
     crit = e != NULL ? critical(e) : -1;
     if (crit >= 0 && emax - emin > crit) {
@@ -528,6 +532,13 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (count > 0 && comm->nranks > 1) {
         /* Every rank has the same count (agreed), so all or none
          * exchange. */
+        if (pick < 0) {
+            e->age_plain = 0;
+            e->age_aware++;
+        } else {
+            e->age_aware = 0;
+            e->age_plain++;
+        }
         mine[0] = to_ns(stats.t_end_s - stats.t_start_s);
         mine[1] = to_ns((stats.nphases > 0 ? stats.phase_end_s[0]
                                            : stats.t_end_s) -
