@@ -546,8 +546,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
             goto done;
         started = true;
-        if ((st = agree(comm, plan, count, dtype, op, strag, 0,
-                                 err)) != CCS_OK)
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0, err)) !=
+            CCS_OK)
             goto done;
         /* Our input is sent and reduced where it lies, unless recvbuff
          * could overwrite it before its turn in the rank-order reduction
@@ -702,7 +702,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             }
             if (g == at &&
                 (st = agree(comm, plan, count, dtype, op, strag,
-                                     groups[g].step, err)) != CCS_OK)
+                            groups[g].step, err)) != CCS_OK)
                 goto done;
             st = run_group(&r, &groups[g]);
             if (st != CCS_OK) {
@@ -716,8 +716,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (timed && phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (at == ng &&
-            (st = agree(comm, plan, count, dtype, op, strag, -1,
-                                 err)) != CCS_OK)
+            (st = agree(comm, plan, count, dtype, op, strag, -1, err)) !=
+                CCS_OK)
             goto done;
     }
 
