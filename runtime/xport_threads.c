@@ -47,6 +47,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,11 @@ typedef struct tx_slot {
     atomic_uint_fast64_t next;
     atomic_size_t finished;
 } tx_slot_t;
+
+_Static_assert(offsetof(tx_slot_t, npieces) == 64,
+               "a small message's fields must share the slot's first line");
+_Static_assert(CCS_DTYPE_COUNT <= 256 && CCS_REDOP_COUNT <= 256,
+               "dtype and op are kept in one byte each");
 
 typedef struct tx_ring {
     tx_slot_t slots[SLOTS];
