@@ -12,20 +12,35 @@
  * error is the skew of the last step's completion, about one message
  * latency.  Each rank also reports how long its phase 0 took.
  *
- * Exchange.  After the call's data is complete, one allgather (one round
- * of R-1 16-byte messages up to 16 ranks, else Bruck's ceil(log2 R)
- * rounds of one message) gives every rank the same vector of (elapsed, phase 0) pairs, as integer
- * nanoseconds.  That is the whole cost: no message before or during the
- * call, so a late rank delays nobody through it.
+ * Exchange, off the critical path.  Up to 16 ranks, at the end of call k
+ * every rank posts one 16-byte message to every other rank, and the
+ * matching receives, carrying its (elapsed, phase 0) pair as integer
+ * nanoseconds -- and does not wait for them.  They complete inside the
+ * first wait of the next run on the communicator (call k+1's first step:
+ * a transport's wait completes everything posted since the last one),
+ * beside that step's own messages; every peer posted its half when it
+ * finished call k, before any delay ahead of call k+1, so nothing there
+ * waits for a late rank.  At the end of call k+1 a wait that normally
+ * finds nothing left makes sure of it, call k's vector enters the state,
+ * and call k+1's messages are posted.  The price is one call of lag: call
+ * k+2's decision is the first to see call k's arrivals.  A synchronous
+ * round instead costs a synchronisation of all ranks per call (on an
+ * oversubscribed host, a scheduler time slice whenever one rank is
+ * descheduled), which is what "auto with nobody late" used to cost.
+ * Above 16 ranks one exchange of R-1 messages per rank costs more than
+ * Bruck's ceil(log2 R) rounds of one message, which run synchronously at
+ * the end of the call (no lag).  The posted buffers belong to the state;
+ * ccs_comm_destroy drains the transport (xport.h) before freeing them.
  *
  * Agreement by construction.  The state below changes only in
- * auto_update, from that vector (the same bytes on every rank) with
- * integer arithmetic, and the decision of the next call is a function of
- * the state and of the call's arguments (which every rank must pass
- * identically; exec.c's agreement checks them).  By induction every rank
- * holds the same state before every call and takes the same decision.  A
- * failed exchange fails the call and breaks the communicator, like any
- * failed run, so no rank goes on with a state the others lack.
+ * auto_update, from a gathered vector (the same bytes on every rank) with
+ * integer arithmetic, at the same point of the same call on every rank;
+ * the decision of a call is a function of the state and of the call's
+ * arguments (which every rank must pass identically; exec.c's agreement
+ * checks them).  By induction every rank holds the same state before
+ * every call and takes the same decision.  A failed exchange fails the
+ * call and breaks the communicator, like any failed run, so no rank goes
+ * on with a state the others lack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +63,13 @@
 /* Longest rent (calls late past the critical delay before the aware plan
  * is bought); beyond it the gain is too small to ever pay. */
 #define AUTO_MAX_RENT 8
+/* Shortest rent: the same rank late in two calls in a row before the
+ * aware plan is bought for it.  One late call predicts nothing: with the
+ * late rank changing every call (4 threads on 2 cores take turns being
+ * descheduled, tens of us each, with no delay injected at all) a rent of
+ * 1 bought the aware plan for the wrong rank on most calls, paying up to
+ * D* each time; the price of 2 is one more rented call per episode. */
+#define AUTO_MIN_RENT 2
 
 typedef struct auto_cost {
     uint64_t key;            /* (aware plan, plain plan, count, dtype) */
@@ -55,15 +77,36 @@ typedef struct auto_cost {
     int64_t rs_ns;           /* aware plan's phase 0 */
     int64_t after_ns;        /* aware plan's time after the arrival */
     bool plain_known, aware_known;
-    uint32_t age_plain, age_aware; /* calls since each plan last ran */
+    /* Runs of each plan seen (up to 1): a plan's first run under a key
+     * is not learned from.  It pays one-time costs -- the first-call
+     * agreement round, rings and buffers made on first use -- several
+     * times a warm call's time, and T_plain, refreshed only by a probe
+     * every AUTO_REPROBE calls, would keep that bias for hundreds of
+     * calls: an inflated T_plain makes the aware plan look free (D* = 0)
+     * and auto would run it with nobody late. */
+    uint8_t seen_plain, seen_aware;
+    uint32_t age_plain, age_aware; /* calls since each plan last ran,
+                                      counted when a call is decided:
+                                      its arrivals are learned a call
+                                      later, and a probe decided from
+                                      the ages must not be repeated by
+                                      the call in between */
 } auto_cost_t;
 
 struct ccs_auto {
     uint32_t R;
-    uint64_t calls;
+    uint64_t calls;          /* auto calls completed */
     int64_t *lam;            /* [R] EWMA of each rank's lateness, ns */
-    int64_t *vec;            /* [2R] gathered (elapsed, phase 0) */
-    int64_t *tmp;            /* [2R] Bruck's rotated buffer */
+    int64_t *vec;            /* [2R] gathered (elapsed, phase 0); up to
+                                AUTO_DIRECT_MAX ranks the receive buffer
+                                of the posted exchange */
+    int64_t *tmp;            /* [2R] Bruck's rotated buffer; else [0..1]
+                                the posted exchange's send buffer */
+    /* The exchange posted at the end of the last call (AUTO_DIRECT_MAX
+     * ranks at most), not yet folded into the state. */
+    bool pending;
+    uint64_t pend_key;       /* its cost model's key */
+    int32_t pend_ran;        /* the straggler it ran, -1 plain */
     auto_cost_t cost[AUTO_KEYS];
     uint32_t cost_next;
     int32_t last_cost;       /* entry of the last call, -1 none */
@@ -74,6 +117,22 @@ struct ccs_auto {
     int32_t streak_rank;     /* rank late past the critical delay ... */
     uint32_t streak;         /* ... in this many calls in a row */
 };
+
+void ccs_auto_drain(ccs_comm_t *comm)
+{
+    ccs_err_t err;
+
+    if (comm->autos == NULL || !comm->autos->pending || comm->broken)
+        return;
+    ccs_err_clear(&err);
+    /* A failure here (a peer gone, the timeout) leaves nothing to do but
+     * free: the transport cancelled or released what it could. */
+    if (comm->xops->drain != NULL)
+        comm->xops->drain(comm->x);
+    else
+        (void)comm->xops->wait(comm->x, &err);
+    comm->autos->pending = false;
+}
 
 void ccs_auto_free(struct ccs_auto *a)
 {
@@ -118,15 +177,23 @@ nomem:
                        "straggler auto state");
 }
 
+/* The cost model of a key, or NULL (never made, or taken over since). */
+static auto_cost_t *cost_find(struct ccs_auto *a, uint64_t key)
+{
+    for (unsigned i = 0; i < AUTO_KEYS; i++)
+        if (a->cost[i].key == key)
+            return &a->cost[i];
+    return NULL;
+}
+
 /* The cost model of this call's plans and size: found, or a slot taken
  * round robin (the same slot on every rank: the calls are the same). */
 static auto_cost_t *cost_entry(struct ccs_auto *a, uint64_t key)
 {
     auto_cost_t *e;
 
-    for (unsigned i = 0; i < AUTO_KEYS; i++)
-        if (a->cost[i].key == key)
-            return &a->cost[i];
+    if ((e = cost_find(a, key)) != NULL)
+        return e;
     e = &a->cost[a->cost_next];
     a->cost_next = (a->cost_next + 1) % AUTO_KEYS;
     memset(e, 0, sizeof(*e));
@@ -199,8 +266,8 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     if (gain <= 0)
         return -1;
     rent = (crit + gain - 1) / gain;
-    if (rent < 1)
-        rent = 1;
+    if (rent < AUTO_MIN_RENT)
+        rent = AUTO_MIN_RENT;
     if (rent > AUTO_MAX_RENT)
         return -1;
     return a->streak >= (uint64_t)rent ? a->streak_rank : -1;
@@ -217,6 +284,9 @@ static int64_t ewma(int64_t old, int64_t sample, bool known)
     return (3 * old + sample) / 4;
 }
 
+/* Fold a gathered vector (a->vec) of a call that ran `ran` into the
+ * state; e is that call's cost model, NULL when another key has taken
+ * its slot since (then only the lateness estimates learn). */
 static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
 {
     uint32_t R = a->R;
@@ -234,13 +304,17 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
     }
     for (uint32_t q = 0; q < R; q++)
         a->lam[q] = (a->lam[q] + (emax - a->vec[2 * q])) / 2;
-    if (ran < 0) {
+    if (e == NULL) {
+        /* nothing to learn about the plans */
+    } else if (ran < 0 && !e->seen_plain) {
+        e->seen_plain = 1;       /* cold: not learned (above) */
+    } else if (ran >= 0 && !e->seen_aware) {
+        e->seen_aware = 1;
+    } else if (ran < 0) {
         /* The last rank to arrive waited for nobody: its time is the
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
         e->plain_known = true;
-        e->age_plain = 0;
-        e->age_aware++;
     } else {
         /* Phase 0 is the non-stragglers' work: the last of them to
          * arrive waited for nobody in it.  It ends (from the first
@@ -264,10 +338,8 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         e->rs_ns = ewma(e->rs_ns, rs, e->aware_known);
         e->after_ns = ewma(e->after_ns, after, e->aware_known);
         e->aware_known = true;
-        e->age_aware = 0;
-        e->age_plain++;
     }
-    crit = critical(e);
+    crit = e != NULL ? critical(e) : -1;
     if (crit >= 0 && emax - emin > crit) {
         if (a->streak_rank == latest) {
             a->streak++;
@@ -279,48 +351,53 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         a->streak_rank = -1;
         a->streak = 0;
     }
-    a->last = ran;
-    a->last_cost = (int32_t)(e - a->cost);
+    a->last_cost = e != NULL ? (int32_t)(e - a->cost) : -1;
     a->latest = latest;
     a->late_ns = emax - emin;
     a->crit_ns = crit;
-    a->calls++;
 }
 
-/* Up to this many ranks the exchange is one round of R-1 messages each
- * way (one synchronisation point: what costs most on an oversubscribed
- * host, where every extra round can cost a scheduler time slice); above
- * it, Bruck's ceil(log2 R) rounds. */
+/* Up to this many ranks the exchange is R-1 messages each way, posted at
+ * the end of a call and completed by the next one's waits (no
+ * synchronisation point of its own); above it, Bruck's ceil(log2 R)
+ * synchronous rounds, cheaper than R-1 messages per rank per call. */
 #define AUTO_DIRECT_MAX 16
 
-/* Allgather of two int64 per rank into a->vec[2q .. 2q+1]. */
-static ccs_status_t gather(ccs_comm_t *comm, struct ccs_auto *a,
-                           const int64_t mine[2], ccs_err_t *err)
+/* Up to AUTO_DIRECT_MAX ranks: post the allgather of two int64 per rank
+ * into a->vec[2q .. 2q+1] (R-1 sends of a->tmp[0..1], R-1 receives) and
+ * leave it in flight; the next wait on the communicator completes it. */
+static ccs_status_t post_exchange(ccs_comm_t *comm, struct ccs_auto *a,
+                                  const int64_t mine[2], ccs_err_t *err)
+{
+    const ccs_xport_ops_t *xo = comm->xops;
+    uint32_t R = a->R, me = (uint32_t)comm->rank;
+    ccs_status_t st;
+
+    a->tmp[0] = a->vec[2 * (size_t)me] = mine[0];
+    a->tmp[1] = a->vec[2 * (size_t)me + 1] = mine[1];
+    if ((st = xo->group_begin(comm->x, AUTO_STEP, err)) != CCS_OK)
+        return st;
+    for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+        if (q != me)
+            st = xo->recv(comm->x, q, a->vec + 2 * (size_t)q,
+                          2 * sizeof(int64_t), AUTO_STEP, 0, err);
+    for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+        if (q != me)
+            st = xo->send(comm->x, q, a->tmp, 2 * sizeof(int64_t),
+                          AUTO_STEP, 0, err);
+    if (st == CCS_OK)
+        st = xo->group_end(comm->x, err);
+    return st;
+}
+
+/* Above AUTO_DIRECT_MAX ranks: Bruck's allgather of two int64 per rank
+ * into a->vec[2q .. 2q+1], complete on return. */
+static ccs_status_t gather_bruck(ccs_comm_t *comm, struct ccs_auto *a,
+                                 const int64_t mine[2], ccs_err_t *err)
 {
     const ccs_xport_ops_t *xo = comm->xops;
     uint32_t R = a->R, me = (uint32_t)comm->rank;
     ccs_status_t st = CCS_OK;
-
-    if (R <= AUTO_DIRECT_MAX) {
-        a->tmp[0] = mine[0];
-        a->tmp[1] = mine[1];
-        if ((st = xo->group_begin(comm->x, AUTO_STEP, err)) != CCS_OK)
-            return st;
-        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
-            if (q != me)
-                st = xo->recv(comm->x, q, a->vec + 2 * (size_t)q,
-                              2 * sizeof(int64_t), AUTO_STEP, 0, err);
-        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
-            if (q != me)
-                st = xo->send(comm->x, q, a->tmp, 2 * sizeof(int64_t),
-                              AUTO_STEP, 0, err);
-        if (st != CCS_OK || (st = xo->group_end(comm->x, err)) != CCS_OK ||
-            (st = xo->wait(comm->x, err)) != CCS_OK)
-            return st;
-        a->vec[2 * (size_t)me] = mine[0];
-        a->vec[2 * (size_t)me + 1] = mine[1];
-        return CCS_OK;
-    }
 
     /* tmp[j] holds rank (me + j) % R's pair. */
     a->tmp[0] = mine[0];
@@ -363,8 +440,12 @@ static uint64_t state_hash(const struct ccs_auto *a)
         h = ccs_mix64(h, (uint64_t)c->rs_ns);
         h = ccs_mix64(h, (uint64_t)c->after_ns);
         h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->seen_plain << 1 | c->seen_aware);
         h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
     }
+    h = ccs_mix64(h, (uint64_t)a->pending << 32 |
+                         (uint32_t)a->pend_ran);
+    h = ccs_mix64(h, a->pend_key);
     h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
     h = ccs_mix64(h, a->streak);
     return ccs_mix64(h, (uint64_t)(uint32_t)a->last);
@@ -451,19 +532,38 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (count > 0 && comm->nranks > 1) {
         /* Every rank has the same count (agreed), so all or none
          * exchange. */
+        if (pick < 0) {
+            e->age_plain = 0;
+            e->age_aware++;
+        } else {
+            e->age_aware = 0;
+            e->age_plain++;
+        }
         mine[0] = to_ns(stats.t_end_s - stats.t_start_s);
         mine[1] = to_ns((stats.nphases > 0 ? stats.phase_end_s[0]
                                            : stats.t_end_s) -
                         stats.t_start_s);
-        if ((st = gather(comm, a, mine, err)) != CCS_OK) {
-            ccs_err_prefix(err, "rank %d, straggler auto, exchanging "
-                           "arrival times: ", comm->rank);
-            comm->broken = true;
-            if (comm->xops->abort != NULL)
-                comm->xops->abort(comm->x);
-            goto fail;
+        if (a->R <= AUTO_DIRECT_MAX) {
+            /* The last call's exchange: complete already (this call's
+             * first wait took it) unless this call never waited. */
+            if (a->pending &&
+                (st = comm->xops->wait(comm->x, err)) != CCS_OK)
+                goto broken;
+            if (a->pending)
+                auto_update(a, cost_find(a, a->pend_key), a->pend_ran);
+            a->pending = false;
+            if ((st = post_exchange(comm, a, mine, err)) != CCS_OK)
+                goto broken;
+            a->pending = true;
+            a->pend_key = e->key;
+            a->pend_ran = pick;
+        } else {
+            if ((st = gather_bruck(comm, a, mine, err)) != CCS_OK)
+                goto broken;
+            auto_update(a, e, pick);
         }
-        auto_update(a, e, pick);
+        a->last = pick;
+        a->calls++;
         CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
                 "call %llu ran %d; latest %d late %lld ns; plain %lld rs "
                 "%lld after %lld critical %lld ns; streak %u; state "
@@ -477,6 +577,12 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (opts->stats != NULL)
         *opts->stats = stats;
     return CCS_OK;
+broken:
+    ccs_err_prefix(err, "rank %d, straggler auto, exchanging arrival "
+                   "times: ", comm->rank);
+    comm->broken = true;
+    if (comm->xops->abort != NULL)
+        comm->xops->abort(comm->x);
 fail:
     CCS_LOG(comm->log_level, CCS_LOG_WARN, "EXEC", comm->rank, "%s",
             ccs_err_msg(err, st));

@@ -252,10 +252,11 @@ typedef struct ccs_run_stats {
  * plan relabelled for that rank, or opts.plain when no rank is late enough
  * to pay for the straggler-aware plan (its critical delay).  Every rank
  * takes the same decision by construction: it is a function of data the
- * ranks exchanged at the end of the previous auto call.  Costs one
- * allgather of 16 bytes per rank (one round up to 16 ranks) at the end
- * of each call.  CPU transports (threads, mpi); docs/runtime.md, "Straggler
- * auto". */
+ * ranks exchanged in earlier auto calls.  Costs 16 bytes to every other
+ * rank per call, posted at the end of a call and completed with the next
+ * call's own transfers (no extra round up to 16 ranks; above, Bruck's
+ * allgather at the end of each call).  CPU transports (threads, mpi);
+ * docs/runtime.md, "Straggler auto". */
 #define CCS_STRAGGLER_AUTO (-2)
 
 typedef struct ccs_run_opts {
@@ -392,10 +393,14 @@ typedef struct ccs_auto_info {
     uint64_t calls;              /* auto calls completed */
     int32_t last;                /* last call's choice: the straggler it
                                     was relabelled for, -1 plain/none */
-    int32_t latest;              /* latest rank of the last call */
+    int32_t latest;              /* latest rank of the last measured
+                                    call (up to 16 ranks: the call before
+                                    the last, whose arrival times travel
+                                    with the last call's messages) */
     double lateness_s;           /* its lateness (clock-free estimate) */
-    double critical_s;           /* critical delay of the last call's plan
-                                    pair and size; < 0 not known yet */
+    double critical_s;           /* critical delay of the last measured
+                                    call's plan pair and size; < 0 not
+                                    known yet */
     double plain_s;              /* plain plan's time, no delay; 0 unknown */
     double rs_s;                 /* aware plan's phase 0 */
     double after_s;              /* aware plan's time after the arrival */

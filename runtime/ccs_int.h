@@ -121,6 +121,14 @@ struct ccs_comm {
     uint64_t agreed[8];
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
+    /* The last call agreed on, as is (exec.c): an identical call skips
+     * even the key's hashing. */
+    bool last_valid;
+    uint64_t last_fp;
+    size_t last_count;
+    ccs_dtype_t last_dtype;
+    ccs_redop_t last_op;
+    int32_t last_strag;
     size_t small_bytes;      /* allreduce inputs up to this many bytes take
                                 the one-step exchange (xport.h) */
     size_t small_total;      /* ... while (R - 1) * input is at most this */
@@ -149,6 +157,10 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
                           ccs_dtype_t dtype, ccs_redop_t op, void *stream,
                           const ccs_run_opts_t *opts);
 void ccs_auto_free(struct ccs_auto *a); /* NULL: no-op */
+/* Complete the arrival-time exchange the last auto call left in flight
+ * (its buffers are the auto state's, and peers write into them), unless
+ * the communicator is broken.  ccs_comm_destroy calls it first. */
+void ccs_auto_drain(ccs_comm_t *comm);
 /* The schedule's hash the ranks agree on (exec.c). */
 uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan);
 uint64_t ccs_mix64(uint64_t h, uint64_t v);

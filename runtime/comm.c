@@ -53,6 +53,7 @@ void ccs_comm_destroy(ccs_comm_t *comm)
 {
     if (comm == NULL)
         return;
+    ccs_auto_drain(comm);
     if (comm->arena != NULL)
         comm->xops->mem_free(comm->x, comm->arena);
     comm->xops->destroy(comm->x);

@@ -362,6 +362,38 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
  * never mix with the plan's. */
 #define SMALL_STEP 0xfffffe00u
 
+/* The first-call agreement (exec_checks.c), behind a one-entry cache of
+ * the last call agreed on, compared field by field: a run of identical
+ * calls (the common case) skips even the agreement's key hashing. */
+static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
+                          size_t count, ccs_dtype_t dtype, ccs_redop_t op,
+                          int32_t straggler, int64_t before_step,
+                          ccs_err_t *err)
+{
+    uint64_t fp;
+    ccs_status_t st;
+
+    /* (what ccs_exec_agree skips, without hashing the plan for it) */
+    if (comm->nranks < 2 || comm->xops->device_mem || comm->agree_off)
+        return CCS_OK;
+    fp = ccs_plan_fingerprint(plan);
+    if (comm->last_valid && comm->last_fp == fp &&
+        comm->last_count == count && comm->last_dtype == dtype &&
+        comm->last_op == op && comm->last_strag == straggler)
+        return CCS_OK;
+    st = ccs_exec_agree(comm, plan, count, dtype, op, straggler,
+                        before_step, err);
+    if (st == CCS_OK) {
+        comm->last_valid = true;
+        comm->last_fp = fp;
+        comm->last_count = count;
+        comm->last_dtype = dtype;
+        comm->last_op = op;
+        comm->last_strag = straggler;
+    }
+    return st;
+}
+
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
 
 ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
@@ -387,8 +419,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     ccs_run_stats_t stats;
     run_t r;
     ccs_status_t st = CCS_OK;
-    bool started = false, stage_in = false;
-    size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0;
+    bool started = false, stage_in = false, timed;
+    size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0, small_sent;
     size_t sz_scratch, sz_stage, sz_in_tail, sz_out_tail, sz_in_copy, total;
     uint32_t R, nblk_in, nblk_out;
     uint8_t *arena;
@@ -402,7 +434,11 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         opts = &defaults;
     memset(&r, 0, sizeof(r));
     memset(&stats, 0, sizeof(stats));
-    stats.t_start_s = ccs_now_s();
+    /* Clock reads only for a caller that wants the times: they are a
+     * noticeable share of a small call. */
+    timed = opts->stats != NULL;
+    if (timed)
+        stats.t_start_s = ccs_now_s();
 
     /* ---- validation: nothing has moved yet ---- */
     if (plan == NULL) {
@@ -479,6 +515,82 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
                                        : (int32_t)pi(&r, (uint32_t)s->straggler);
     if (count == 0)
         goto done;                  /* nothing to move, like NCCL */
+    /* ---- small allreduce: one exchange instead of the plan's steps ----
+     * Below comm->small_bytes of input a plan's steps cost one latency
+     * each; every rank instead sends its input to every other rank in one
+     * step and reduces the R inputs in rank order (the same order on every
+     * rank, so every rank gets the same bits).  Host-memory transports;
+     * the threshold and its default cap: xport.h.  Decided before the
+     * plan's chunk mapping, none of which it needs: at a few bytes the
+     * call's fixed costs are its latency. */
+    if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
+        mul_ok(count, r.es, &in_bytes) && in_bytes <= comm->small_bytes &&
+        mul_ok(in_bytes, (size_t)R - 1, &small_sent) &&
+        small_sent <= comm->small_total) {
+        size_t slot = align64(in_bytes);
+        uint8_t *ar;
+        const uint8_t *mine = sendbuff;
+        if (sendbuff == NULL) {
+            FAIL(CCS_ERR_INVALID, "rank %u: NULL sendbuff, but it holds %s "
+                 "input", r.p, ccs_coll_str(s->coll));
+            goto done;
+        }
+        if (recvbuff == NULL) {
+            FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives "
+                 "%s output", r.p, ccs_coll_str(s->coll));
+            goto done;
+        }
+        if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
+            CCS_OK)
+            goto done;
+        if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
+            goto done;
+        started = true;
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0, err)) !=
+            CCS_OK)
+            goto done;
+        /* Our input is sent and reduced where it lies, unless recvbuff
+         * could overwrite it before its turn in the rank-order reduction
+         * below: the first reduction reads inputs 0 and 1 as it writes
+         * (dst may equal an operand), later ones read input q after
+         * recvbuff was written.  Then a copy in our arena slot. */
+        if (overlap(sendbuff, in_bytes, recvbuff, in_bytes) &&
+            (sendbuff != recvbuff || r.p >= 2)) {
+            uint8_t *cp = ar + (size_t)r.p * slot;
+            if ((st = r.xo->copy(r.x, cp, sendbuff, in_bytes, err)) !=
+                CCS_OK)
+                goto done;
+            mine = cp;
+        }
+        if ((st = r.xo->group_begin(r.x, SMALL_STEP, err)) != CCS_OK)
+            goto done;
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
+                                SMALL_STEP, 0, err);
+        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
+            if (q != r.p)
+                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
+        if (st != CCS_OK ||
+            (st = r.xo->group_end(r.x, err)) != CCS_OK ||
+            (st = r.xo->wait(r.x, err)) != CCS_OK) {
+            ccs_err_prefix(err, "rank %u, small-message exchange: ", r.p);
+            goto done;
+        }
+        /* input q: our own (mine) or the arena slot it was received in */
+#define SMALL_IN(q) ((q) == r.p ? mine : ar + (size_t)(q) * slot)
+        st = r.xo->reduce(r.x, recvbuff, SMALL_IN(0u), SMALL_IN(1u), count,
+                          dtype, op, err);
+        for (uint32_t q = 2; q < R && st == CCS_OK; q++)
+            st = r.xo->reduce(r.x, recvbuff, recvbuff, SMALL_IN(q), count,
+                              dtype, op, err);
+#undef SMALL_IN
+        if (st == CCS_OK && op == CCS_AVG)
+            st = r.xo->div(r.x, recvbuff, count, dtype, R, err);
+        stats.steps_run = 1;
+        r.bytes_sent = (uint64_t)(R - 1) * in_bytes;
+        goto done;
+    }
 
     r.B = ccs_coll_block(s->coll, R, s->nchunks);
     r.count = count;
@@ -514,55 +626,6 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (r.out.used && recvbuff == NULL) {
         FAIL(CCS_ERR_INVALID, "rank %u: NULL recvbuff, but it receives %s "
              "output", r.p, ccs_coll_str(s->coll));
-        goto done;
-    }
-    /* ---- small allreduce: one exchange instead of the plan's steps ----
-     * Below comm->small_bytes of input a plan's steps cost one latency
-     * each; every rank instead sends its input to every other rank in one
-     * step and reduces the R inputs in rank order (the same order on every
-     * rank, so every rank gets the same bits).  Host-memory transports;
-     * the threshold and its default cap: xport.h. */
-    if (s->coll == CCS_COLL_ALLREDUCE && R > 1 && !comm->xops->device_mem &&
-        in_bytes <= comm->small_bytes &&
-        in_bytes <= comm->small_total / (R - 1)) {
-        size_t slot = align64(in_bytes);
-        uint8_t *ar, *mine;
-        if ((st = ccs_comm_arena(comm, slot * R, (void **)&ar, err)) !=
-            CCS_OK)
-            goto done;
-        if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
-            goto done;
-        started = true;
-        if ((st = ccs_exec_agree(comm, plan, count, dtype, op, strag, 0,
-                                 err)) != CCS_OK)
-            goto done;
-        mine = ar + (size_t)r.p * slot;
-        /* A copy of our input: recvbuff may alias it. */
-        if ((st = r.xo->copy(r.x, mine, sendbuff, in_bytes, err)) != CCS_OK ||
-            (st = r.xo->group_begin(r.x, SMALL_STEP, err)) != CCS_OK)
-            goto done;
-        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
-            if (q != r.p)
-                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
-                                SMALL_STEP, 0, err);
-        for (uint32_t q = 0; q < R && st == CCS_OK; q++)
-            if (q != r.p)
-                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
-        if (st != CCS_OK ||
-            (st = r.xo->group_end(r.x, err)) != CCS_OK ||
-            (st = r.xo->wait(r.x, err)) != CCS_OK) {
-            ccs_err_prefix(err, "rank %u, small-message exchange: ", r.p);
-            goto done;
-        }
-        st = r.xo->reduce(r.x, recvbuff, ar, ar + slot, count, dtype, op,
-                          err);
-        for (uint32_t q = 2; q < R && st == CCS_OK; q++)
-            st = r.xo->reduce(r.x, recvbuff, recvbuff, ar + (size_t)q * slot,
-                              count, dtype, op, err);
-        if (st == CCS_OK && op == CCS_AVG)
-            st = r.xo->div(r.x, recvbuff, count, dtype, R, err);
-        stats.steps_run = 1;
-        r.bytes_sent = (uint64_t)(R - 1) * in_bytes;
         goto done;
     }
     r.in.user = (uint8_t *)(uintptr_t)sendbuff;
@@ -630,7 +693,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             plan_group_t grp = ccs_plan_group(plan, r.L, first);
             first = grp.end;
             while (phase < grp.phase) {
-                if (phase < CCS_STATS_MAX_PHASES)
+                if (timed && phase < CCS_STATS_MAX_PHASES)
                     stats.phase_end_s[phase] = ccs_now_s();
                 phase++;
             }
@@ -639,8 +702,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
              * is away. */
             if (!agreed && (s->nphases <= 1 || grp.phase != 0)) {
                 agreed = true;
-                if ((st = ccs_exec_agree(comm, plan, count, dtype, op, strag,
-                                         grp.step, err)) != CCS_OK)
+                if ((st = agree(comm, plan, count, dtype, op, strag,
+                                grp.step, err)) != CCS_OK)
                     goto done;
             }
             st = run_group(&r, &grp);
@@ -652,11 +715,11 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         }
         stats.steps_run = ng;
         for (; phase < s->nphases; phase++)
-            if (phase < CCS_STATS_MAX_PHASES)
+            if (timed && phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (!agreed &&
-            (st = ccs_exec_agree(comm, plan, count, dtype, op, strag, -1,
-                                 err)) != CCS_OK)
+            (st = agree(comm, plan, count, dtype, op, strag, -1, err)) !=
+                CCS_OK)
             goto done;
     }
 
@@ -685,10 +748,11 @@ done:
             ccs_err_set(err, st, "%s", ccs_strerror(st));
         return st;
     }
-    stats.t_end_s = ccs_now_s();
-    stats.bytes_sent = r.bytes_sent;
-    if (opts->stats != NULL)
+    if (timed) {
+        stats.t_end_s = ccs_now_s();
+        stats.bytes_sent = r.bytes_sent;
         *opts->stats = stats;
+    }
     return CCS_OK;
 }
 

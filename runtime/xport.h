@@ -52,6 +52,12 @@
  * executor keeps one grow-only arena per communicator for scratch chunks,
  * receive staging, tail padding and input staging.
  *
+ * Requests may also stay posted across runs: straggler auto (auto.c)
+ * posts a small exchange at the end of a call without waiting, and the
+ * next run's first wait completes it with that run's own transfers.  A
+ * CPU transport's wait therefore completes every request posted since
+ * the previous wait, whatever step it belongs to.
+ *
  * Errors: every hook returns a status and writes a message into `err`
  * naming what failed (peer, step, bytes, the foreign error string).
  * `abort` is called when this rank fails in the middle of a run: the
@@ -124,6 +130,12 @@ typedef struct ccs_xport_ops {
                                 const void *a, size_t n, ccs_dtype_t dtype,
                                 ccs_redop_t op, uint32_t step, uint32_t seq,
                                 ccs_err_t *err);
+    /* Optional: complete whatever is still posted (straggler auto leaves
+     * its exchange in flight between calls; auto.c) before the
+     * communicator frees the buffers, bounded by the timeout; a transport
+     * that cannot always wait (MPI after MPI_Finalize) says so here.
+     * NULL: wait is used. */
+    void (*drain)(ccs_xport_t *x);
     /* Optional: bound every wait to `seconds` (0: wait forever). */
     void (*set_timeout)(ccs_xport_t *x, double seconds);
 

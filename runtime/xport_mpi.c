@@ -49,6 +49,9 @@ struct ccs_xport {
     mp_what_t *what;         /* owned; [cap] one per request */
     int nreq, cap;
     int tag_ub;
+    uint64_t tag_mask;       /* tag_ub when tag_ub + 1 is a power of two
+                                (Open MPI, MPICH): a mask instead of a
+                                64-bit division per message; else 0 */
     double timeout_s;        /* 0: wait forever */
 };
 
@@ -87,6 +90,8 @@ static int make_tag(const ccs_xport_t *x, uint32_t step, uint32_t seq)
 {
     uint64_t t = ((uint64_t)step << SEQ_BITS) |
                  (seq & ((1u << SEQ_BITS) - 1));
+    if (x->tag_mask != 0)
+        return (int)(t & x->tag_mask);
     return (int)(t % ((uint64_t)x->tag_ub + 1));
 }
 
@@ -210,6 +215,19 @@ static void mp_set_timeout(ccs_xport_t *x, double seconds)
     x->timeout_s = seconds > 0 ? seconds : 0;
 }
 
+static void mp_drain(ccs_xport_t *x)
+{
+    ccs_err_t err;
+    int fin = 0;
+
+    ccs_err_clear(&err);
+    MPI_Finalized(&fin);
+    if (fin)
+        x->nreq = 0;          /* MPI is gone, and the requests with it */
+    else
+        (void)mp_wait(x, &err);
+}
+
 static void mp_destroy(ccs_xport_t *x)
 {
     int fin = 0;
@@ -240,6 +258,7 @@ static const ccs_xport_ops_t mpi_ops = {
     .send = mp_send,
     .group_end = ccs_cpu_nop,
     .wait = mp_wait,
+    .drain = mp_drain,
     .set_timeout = mp_set_timeout,
     .abort = NULL,
     .destroy = mp_destroy,
@@ -281,6 +300,8 @@ ccs_status_t ccs_comm_init_mpi(const void *mpi_comm, ccs_comm_t **comm)
     if (MPI_Comm_get_attr(x->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS &&
         flag && ub != NULL && *ub > 0)
         x->tag_ub = *ub;
+    if ((((uint64_t)x->tag_ub + 1) & (uint64_t)x->tag_ub) == 0)
+        x->tag_mask = (uint64_t)x->tag_ub;
     return ccs_comm_create(&mpi_ops, x, rank, size, comm, &e);
 fail:
     CCS_LOG(ccs_log_level_env(), CCS_LOG_WARN, "INIT", -1, "%s",

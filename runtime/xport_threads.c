@@ -47,6 +47,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,27 +73,34 @@
 #define ST_MM 4u
 #define ST_ROUND(s) ((s) >> 3)
 
+/* The first cache line holds everything a small message needs (state and
+ * both halves), so that the side moving it touches one line the peer
+ * wrote, not two. */
 typedef struct tx_slot {
     _Alignas(64) atomic_uint_fast64_t state;
-    /* Large messages: round << 32 | pieces of the round (set by the side
-     * that placed its half second: then both halves are known), round <<
-     * 32 | next piece to claim, and pieces finished in this round. */
-    atomic_uint_fast64_t npieces;
-    atomic_uint_fast64_t next;
-    atomic_size_t finished;
     /* sender's half */
     const void *src;
     size_t sbytes;
-    uint32_t sstep;
     /* receiver's half */
-    uint32_t rstep;
     void *dst;
     const void *a;            /* reduce: dst = a (op) src */
     size_t rbytes, n;
-    ccs_dtype_t dtype;
-    ccs_redop_t op;
+    uint8_t dtype;            /* ccs_dtype_t */
+    uint8_t op;               /* ccs_redop_t */
     bool reduce;
+    /* Large messages: round << 32 | pieces of the round (set by the side
+     * that placed its half second: then both halves are known), round <<
+     * 32 | next piece to claim, and pieces finished in this round (both
+     * reset by that side before it publishes the pieces). */
+    _Alignas(64) atomic_uint_fast64_t npieces;
+    atomic_uint_fast64_t next;
+    atomic_size_t finished;
 } tx_slot_t;
+
+_Static_assert(offsetof(tx_slot_t, npieces) == 64,
+               "a small message's fields must share the slot's first line");
+_Static_assert(CCS_DTYPE_COUNT <= 256 && CCS_REDOP_COUNT <= 256,
+               "dtype and op are kept in one byte each");
 
 typedef struct tx_ring {
     tx_slot_t slots[SLOTS];
@@ -239,33 +247,32 @@ static tx_ring_t *get_ring(tx_world_t *w, uint32_t src, uint32_t dst)
     return r;
 }
 
-/* Complete round q of a slot: free it for message k + SLOTS, wake both
- * sides.  The piece counters are reset first, for the next round. */
+/* Complete round q of a slot: free it for message k + SLOTS, wake the
+ * other side (`me` is running this, so it is awake). */
 static void finish_round(tx_world_t *w, tx_slot_t *sl, uint64_t q,
-                         uint64_t mm, uint32_t src, uint32_t dst)
+                         uint64_t mm, uint32_t src, uint32_t dst,
+                         uint32_t me)
 {
-    atomic_store_explicit(&sl->finished, 0, memory_order_relaxed);
-    atomic_store_explicit(&sl->next, (q + 1) << 32, memory_order_relaxed);
     atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
                           memory_order_release);
-    ring_bell(w, src);
-    ring_bell(w, dst);
+    ring_bell(w, me == src ? dst : src);
 }
 
 /* Move the data of a small message whose two halves are posted (round q)
  * and complete the round. */
 static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
-                     uint32_t dst)
+                     uint32_t dst, uint32_t me)
 {
     uint64_t mm = 0;
 
     if (sl->sbytes != sl->rbytes)
         mm = ST_MM;
     else if (sl->reduce)
-        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n, sl->dtype, sl->op);
+        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n,
+                       (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
     else
         memcpy(sl->dst, sl->src, sl->rbytes);
-    finish_round(w, sl, q, mm, src, dst);
+    finish_round(w, sl, q, mm, src, dst, me);
 }
 
 /* Large messages are cut into pieces that whoever waits on the slot
@@ -275,7 +282,7 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
  * a late helper never touches the next message in the slot.  Whoever
  * finishes the last piece completes the round. */
 static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
-                 uint32_t dst)
+                 uint32_t dst, uint32_t me)
 {
     uint64_t a = atomic_load_explicit(&sl->npieces, memory_order_acquire);
     uint64_t np = a & 0xffffffffu;
@@ -296,7 +303,7 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
          * end and both halves stay as they are while we read them. */
         bytes = sl->rbytes;
         if (sl->sbytes != bytes) {
-            finish_round(w, sl, q, ST_MM, src, dst);
+            finish_round(w, sl, q, ST_MM, src, dst, me);
             return;
         }
         off = (size_t)p * PIECE_BYTES;
@@ -306,14 +313,14 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
             ccs_reduce_cpu((uint8_t *)sl->dst + off,
                            (const uint8_t *)sl->a + off,
                            (const uint8_t *)sl->src + off, len / es,
-                           sl->dtype, sl->op);
+                           (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
         } else {
             memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
                    len);
         }
         if (atomic_fetch_add_explicit(&sl->finished, 1,
                                       memory_order_acq_rel) + 1 == np)
-            finish_round(w, sl, q, 0, src, dst);
+            finish_round(w, sl, q, 0, src, dst, me);
     }
 }
 
@@ -329,32 +336,45 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
     if (rq->is_send) {
         sl->src = rq->src;
         sl->sbytes = rq->bytes;
-        sl->sstep = rq->step;
     } else {
         sl->dst = rq->dst;
         sl->a = rq->a;
         sl->rbytes = rq->bytes;
         sl->n = rq->n;
-        sl->dtype = rq->dtype;
-        sl->op = rq->op;
+        sl->dtype = (uint8_t)rq->dtype;
+        sl->op = (uint8_t)rq->op;
         sl->reduce = rq->reduce;
-        sl->rstep = rq->step;
     }
     rq->placed = true;
     old = atomic_fetch_or_explicit(&sl->state,
                                    rq->is_send ? ST_SENT : ST_RECVD,
                                    memory_order_acq_rel);
-    if ((old & (rq->is_send ? ST_RECVD : ST_SENT)) &&
-        rq->bytes < PULL_BYTES) {
-        transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
-                 rq->is_send ? rq->peer : me);
+    if (!(old & (rq->is_send ? ST_RECVD : ST_SENT))) {
+        /* First: the peer finds our half when it posts its own.  Nobody
+         * waits on a half alone, except a large message's peer, which
+         * helps with pieces once armed (and is rung then); the bell here
+         * is only kept for large messages, where it costs nothing. */
+        if (rq->big)
+            ring_bell(w, rq->peer);
         return;
     }
-    if (old & (rq->is_send ? ST_RECVD : ST_SENT)) {
+    if (!rq->big) {
+        transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
+                 rq->is_send ? rq->peer : me, me);
+        return;
+    }
+    {
         /* Second of a large message: both halves known, arm the pieces
-         * (one when the sizes differ: it reports the mismatch). */
+         * (one when the sizes differ: it reports the mismatch).  The
+         * claim counters are reset here, before the release that
+         * publishes the round: no one claims a piece of this round before
+         * seeing it armed, and every piece of the round before is
+         * finished. */
         uint64_t np = sl->sbytes != sl->rbytes
                           ? 1 : (sl->rbytes + PIECE_BYTES - 1) / PIECE_BYTES;
+        atomic_store_explicit(&sl->finished, 0, memory_order_relaxed);
+        atomic_store_explicit(&sl->next, (rq->round & 0xffffffffu) << 32,
+                              memory_order_relaxed);
         atomic_store_explicit(&sl->npieces,
                               ((rq->round & 0xffffffffu) << 32) | np,
                               memory_order_release);
@@ -383,7 +403,7 @@ static bool progress(ccs_xport_t *x)
             (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
             uint32_t me = (uint32_t)x->rank;
             work(x->w, rq->slot, rq->round, rq->is_send ? me : rq->peer,
-                 rq->is_send ? rq->peer : me);
+                 rq->is_send ? rq->peer : me, me);
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
         if (ST_ROUND(s) > rq->round) {

@@ -17,10 +17,10 @@
 # arrival is no slower than the ring (D* = 0 in auto's own estimates), while
 # from about 256 KiB up its part after the arrival alone is slower than the
 # whole ring on a memcpy-bound host (D* of several ms, and no delay makes
-# it pay).  After the table, per transport, one traced run of the
-# persistent scenario prints auto's tracked estimates (rank 0's last AUTO
-# line: T_plain, T_RS, T_after, D*) and how many calls ran the aware plan,
-# so that a reader can check the delay is past D*.
+# it pay).  After the table, per transport and scenario, one traced run
+# prints how many calls ran the aware plan, and for the persistent
+# scenario auto's tracked estimates (rank 0's last AUTO line: T_plain,
+# T_RS, T_after, D*), so that a reader can check the delay is past D*.
 # Usage: BUILD=build REPS=3 scripts/bench-straggler-auto.sh [COUNT] [ITERS]
 #        [DELAY] [SMALL]
 set -u
@@ -96,20 +96,37 @@ for xp in $xps; do
     done
 done
 
-# auto's tracked estimates in the persistent scenario (rank 0's lines)
+# What auto ran, per scenario (rank 0's AUTO lines of one traced run): a
+# steadier figure than times on a shared host.  With nobody late the
+# aware plan should be rare; with a persistent straggler past D* it
+# should run on all but the probes.  Then auto's tracked estimates in the
+# persistent scenario (the last line: T_plain, T_RS, T_after, D*).
 for xp in $xps; do
     if [ "$xp" = mpi ]; then
         run=(mpirun --oversubscribe -np 4 "$P" -X mpi)
     else
         run=("$P")
     fi
-    CCS_DEBUG=TRACE "${run[@]}" -K "$COUNT" -n "$ITERS" -w 10 -c 1 -s auto \
-        -Q "$T/r.ccs" -E "$DELAY" -A persistent -L 2 "$T/s.ccs" 2>&1 \
-        >/dev/null | grep ' \[0\] TRACE AUTO call ' | awk -v xp="$xp" -v d="$DELAY" '
-        { n++; if ($0 !~ / ran -1;/) aw++; last = $0 }
-        END {
-            sub(/^.* TRACE AUTO /, "", last)
-            printf "%s: %d auto calls, %d ran the aware plan; delay %d us; last: %s\n",
-                xp, n, aw, d, last
-        }'
+    for sc in persistent none rotating:4 random; do
+        case $sc in
+        persistent) d=(-E "$DELAY" -A persistent -L 2) ;;
+        none) d=(-A none) ;;
+        random) d=(-E "$SMALL" -A random) ;;
+        *) d=(-E "$DELAY" -A "$sc") ;;
+        esac
+        CCS_DEBUG=TRACE "${run[@]}" -K "$COUNT" -n "$ITERS" -w 10 -c 1 \
+            -s auto -Q "$T/r.ccs" "${d[@]}" "$T/s.ccs" 2>&1 >/dev/null |
+            grep ' \[0\] TRACE AUTO call ' |
+            awk -v xp="$xp" -v sc="$sc" -v d="$DELAY" '
+            { n++; if ($0 !~ / ran -1;/) aw++; last = $0 }
+            END {
+                printf "%-7s %-11s: %d auto calls, %d ran the aware plan", xp,
+                    sc, n, aw
+                if (sc == "persistent") {
+                    sub(/^.* TRACE AUTO /, "", last)
+                    printf "; delay %d us; last: %s", d, last
+                }
+                printf "\n"
+            }'
+    done
 done

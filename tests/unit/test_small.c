@@ -1,10 +1,11 @@
 /*
  * test_small.c - the one-step exchange for small allreduces (exec.c, on
- * by default below 4 KiB): every dtype x op, 2 to 5 ranks, out of place
- * and in place, checked by the independent reference of ccs_check.h; one
- * step taken below the threshold, the plan's steps above it, with the
- * default, CCS_SMALL_BYTES and ccs_comm_set_small_bytes; every rank gets
- * the same bits.
+ * by default below 4 KiB): every dtype x op, 2 to 5 ranks, out of place,
+ * in place and with the input overlapping the output (shifted by one
+ * element), checked by the independent reference of ccs_check.h; one step
+ * taken below the threshold, the plan's steps above it, with the default,
+ * CCS_SMALL_BYTES and ccs_comm_set_small_bytes; every rank gets the same
+ * bits.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,20 +29,26 @@ typedef struct job {
     uint8_t *out;            /* owned by the test */
 } job_t;
 
+/* Where the input lies against the output. */
+enum { IN_APART, IN_PLACE, IN_SHIFTED /* out + 1 element: overlapping */ };
+
 static void *job_main(void *arg)
 {
     job_t *j = arg;
     size_t es = ccs_dtype_size(j->dt);
     uint8_t *in = malloc(j->count * es);
+    uint8_t *src = j->inplace == IN_PLACE     ? j->out
+                   : j->inplace == IN_SHIFTED ? j->out + es
+                                              : in;
     ccs_run_stats_t stats;
     ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
 
     o.stats = &stats;
     memset(&stats, 0, sizeof(stats));
     chk_fill(CCS_COLL_ALLREDUCE, j->dt, j->op, j->rank, j->R, -1, j->count,
-             j->inplace ? j->out : in);
-    j->st = ccs_run_ex(j->plan, j->comm, j->inplace ? j->out : in, j->out,
-                       j->count, j->dt, j->op, NULL, &o);
+             src);
+    j->st = ccs_run_ex(j->plan, j->comm, src, j->out, j->count, j->dt, j->op,
+                       NULL, &o);
     j->wrong = chk_wrong(CCS_COLL_ALLREDUCE, j->dt, j->op, j->rank, j->R, -1,
                          j->count, j->out);
     j->steps = stats.steps_run;
@@ -60,7 +67,7 @@ TEST(small_exchange_every_type_and_op)
         for (int d = 0; d < CCS_DTYPE_COUNT; d++) {
             for (int o = 0; o < CCS_REDOP_COUNT; o++) {
                 for (size_t k = 0; k < 3; k++) {
-                    for (int ip = 0; ip < 2; ip++) {
+                    for (int ip = IN_APART; ip <= IN_SHIFTED; ip++) {
                         job_t j[8];
                         pthread_t th[8];
                         size_t es = ccs_dtype_size((ccs_dtype_t)d);
@@ -68,7 +75,7 @@ TEST(small_exchange_every_type_and_op)
                             j[r] = (job_t){ p, c[r], r, R, ip, counts[k],
                                             (ccs_dtype_t)d, (ccs_redop_t)o,
                                             CCS_OK, 0, 0,
-                                            malloc(counts[k] * es) };
+                                            malloc((counts[k] + 1) * es) };
                             pthread_create(&th[r], NULL, job_main, &j[r]);
                         }
                         for (int r = 0; r < R; r++)
@@ -79,8 +86,12 @@ TEST(small_exchange_every_type_and_op)
                                       "%zu%s rank %d: %zu wrong", R,
                                       ccs_dtype_str((ccs_dtype_t)d),
                                       ccs_redop_str((ccs_redop_t)o),
-                                      counts[k], ip ? " in place" : "", r,
-                                      j[r].wrong);
+                                      counts[k],
+                                      ip == IN_PLACE     ? " in place"
+                                      : ip == IN_SHIFTED ? " input overlapping"
+                                                           " the output"
+                                                         : "",
+                                      r, j[r].wrong);
                             CHECK_EQ_INT(j[r].steps, 1);
                             CHECK(memcmp(j[r].out, j[0].out,
                                          counts[k] * es) == 0);

@@ -8,7 +8,10 @@
  * past the critical delay ends up relabelled for.  The same through a plan
  * set (ccs_planset_run with CCS_STRAGGLER_AUTO): the range with the
  * StragglAR plan runs auto and agrees, the range with a plain ring refuses
- * auto with the plan-role message.
+ * auto with the plan-role message.  Auto calls mixed with other calls on
+ * the communicator (a fixed plan, the small exchange, count 0), each rank
+ * destroying its communicator as soon as it is done: exact results, the
+ * same state on every rank, every auto call counted.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -348,6 +351,131 @@ TEST(auto_through_a_plan_set)
     rmdir(dir);
 }
 
+/* Auto's arrival-time exchange stays in flight from the end of one auto
+ * call to the first wait of the next run on the communicator, whatever
+ * that run is.  A rank's calls, in order (every rank makes the same): */
+typedef enum { CALL_AUTO, CALL_RING } call_kind_t;
+static const struct mixed_call {
+    const char *what;
+    call_kind_t kind;
+    size_t count;            /* floats */
+} mixed[] = {
+    { "auto", CALL_AUTO, COUNT },
+    { "the ring, fixed, between auto calls", CALL_RING, COUNT },
+    { "auto", CALL_AUTO, COUNT },
+    { "the ring at 8 bytes (one-step exchange)", CALL_RING, 2 },
+    { "auto", CALL_AUTO, COUNT },
+    { "auto with count 0 (moves nothing)", CALL_AUTO, 0 },
+    { "auto", CALL_AUTO, COUNT },
+    { "auto at 8 bytes (one-step exchange)", CALL_AUTO, 2 },
+    { "auto, the last call before destroy", CALL_AUTO, COUNT },
+};
+#define MIXED_N (sizeof(mixed) / sizeof(mixed[0]))
+#define MIXED_LOOPS 5
+
+typedef struct mjob {
+    const ccs_plan_t *aware, *plain;
+    ccs_comm_t *comm;
+    int rank;
+    ccs_status_t st;
+    long wrong;
+    uint64_t calls;                 /* ccs_comm_auto_info at the end */
+    uint64_t hash[MIXED_LOOPS * MIXED_N];
+    char msg[256];
+} mjob_t;
+
+static void *mixed_main(void *arg)
+{
+    mjob_t *j = arg;
+    float in[COUNT], out[COUNT];
+    ccs_auto_info_t info;
+
+    j->st = CCS_OK;
+    for (size_t k = 0; k < MIXED_LOOPS * MIXED_N && j->st == CCS_OK; k++) {
+        const struct mixed_call *c = &mixed[k % MIXED_N];
+        ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
+        for (size_t i = 0; i < c->count; i++)
+            in[i] = (float)((i + (size_t)j->rank * 5 + k) % 13);
+        if (c->kind == CALL_AUTO) {
+            o.straggler = CCS_STRAGGLER_AUTO;
+            o.plain = j->plain;
+        }
+        /* Rank 1 late every call: auto learns and switches plans. */
+        if (j->rank == 1)
+            usleep(300);
+        j->st = ccs_run_ex(c->kind == CALL_AUTO ? j->aware : j->plain,
+                           j->comm, in, out, c->count, CCS_FLOAT32, CCS_SUM,
+                           NULL, &o);
+        if (j->st != CCS_OK) {
+            snprintf(j->msg, sizeof(j->msg), "call %zu (%s): %s", k,
+                     c->what, ccs_comm_last_error(j->comm));
+            break;
+        }
+        for (size_t i = 0; i < c->count; i++) {
+            float want = 0;
+            for (int q = 0; q < R; q++)
+                want += (float)((i + (size_t)q * 5 + k) % 13);
+            j->wrong += out[i] != want;
+        }
+        (void)ccs_comm_auto_info(j->comm, &info);
+        j->hash[k] = info.state_hash;
+    }
+    (void)ccs_comm_auto_info(j->comm, &info);
+    j->calls = info.calls;
+    /* Each rank destroys its communicator as soon as it is done, while
+     * its peers may still be in the last call: the destroy must wait for
+     * the exchange in flight (into buffers it would free) to complete. */
+    ccs_comm_destroy(j->comm);
+    j->comm = NULL;
+    return NULL;
+}
+
+TEST(auto_between_other_calls)
+{
+    ccs_plan_t *aware = make_plan("stragglar", R - 1);
+    ccs_plan_t *plain = make_plan("ring", -1);
+    ccs_comm_t *comms[R];
+    pthread_t th[R];
+    static mjob_t jobs[R];
+    uint64_t want_calls = 0;
+
+    CHECK(aware != NULL && plain != NULL);
+    if (aware == NULL || plain == NULL)
+        goto cleanup;
+    for (size_t k = 0; k < MIXED_LOOPS * MIXED_N; k++)
+        want_calls += mixed[k % MIXED_N].kind == CALL_AUTO &&
+                      mixed[k % MIXED_N].count > 0;
+    CHECK_STATUS(ccs_comm_init_threads(R, comms), CCS_OK);
+    for (int r = 0; r < R; r++) {
+        memset(&jobs[r], 0, sizeof(jobs[r]));
+        jobs[r].aware = aware;
+        jobs[r].plain = plain;
+        jobs[r].comm = comms[r];
+        jobs[r].rank = r;
+        ccs_comm_set_timeout(comms[r], 30);
+        pthread_create(&th[r], NULL, mixed_main, &jobs[r]);
+    }
+    for (int r = 0; r < R; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < R; r++) {
+        CHECK_MSG(jobs[r].st == CCS_OK, "rank %d: %s", r, jobs[r].msg);
+        CHECK_MSG(jobs[r].wrong == 0, "rank %d: %ld wrong", r,
+                  jobs[r].wrong);
+        CHECK_MSG(jobs[r].calls == want_calls, "rank %d: %llu auto calls "
+                  "counted, want %llu", r, (unsigned long long)jobs[r].calls,
+                  (unsigned long long)want_calls);
+        for (size_t k = 0; k < MIXED_LOOPS * MIXED_N; k++)
+            if (jobs[r].hash[k] != jobs[0].hash[k]) {
+                CHECK_MSG(0, "call %zu (%s): rank %d's auto state differs "
+                          "from rank 0's", k, mixed[k % MIXED_N].what, r);
+                break;
+            }
+    }
+cleanup:
+    ccs_plan_destroy(aware);
+    ccs_plan_destroy(plain);
+}
+
 typedef struct bad {
     const char *name;
     int which;            /* plan: 0 aware, 1 ring */
@@ -426,5 +554,6 @@ int main(void)
     RUN(bad_input);
     RUN(ranks_never_disagree);
     RUN(auto_through_a_plan_set);
+    RUN(auto_between_other_calls);
     return TEST_SUMMARY();
 }
