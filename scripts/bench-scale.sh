@@ -54,7 +54,8 @@ run() {
     [ -f "$tmp/out" ] && size=$(stat -c %s "$tmp/out" |
                                 awk '{ printf "%.1f", $1 / 1048576 }')
     exp=-
-    if [ -n "${last_n[$fam]:-}" ]; then
+    # a refused run (rc != 0) did not do the work: no growth figure
+    if [ $rc -eq 0 ] && [ -n "${last_n[$fam]:-}" ]; then
         exp=$(awk -v a="${last_cpu[$fam]}" -v b="$cpu" -v m="${last_n[$fam]}" \
               -v n="$n" \
               'BEGIN { if (a > 0 && b > 0 && m > 0 && n >= 1.5 * m)
@@ -215,7 +216,8 @@ fi
 
 if want big; then
 echo "# ring and stragglar allreduce on a switch: synth + verify + write"
-oom_note='/out of memory budget/ { print "out of memory budget (verifier)"; exit }'
+oom_note='/out of memory budget/ { print "out of memory budget (verifier)"; exit }
+          /format limit/ { print "format limit (file over 4 GiB), refused before verifying"; exit }'
 sizes="1024 2048"
 [ "$MODE" = full ] && sizes="$sizes 4096 8192"
 for algo in ring stragglar; do
