@@ -118,6 +118,10 @@ typedef struct tx_world {
     tx_rank_t *ranks;        /* owned; [nranks] */
     _Atomic(tx_ring_t *) *rings; /* owned, each ring too; [src * R + dst],
                                     made on first use */
+    /* The reduce kernels for this CPU, picked once at init rather than on
+     * every reduce (the instruction-set check is a noticeable share of a
+     * small call).  A constant table of reduce.c, not owned. */
+    const ccs_reduce_kernels_t *kern;
 } tx_world_t;
 
 /* A request posted in this step, complete when its slot's round moved.
@@ -268,8 +272,8 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
     if (sl->sbytes != sl->rbytes)
         mm = ST_MM;
     else if (sl->reduce)
-        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n,
-                       (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
+        ccs_reduce_with(w->kern, sl->dst, sl->a, sl->src, sl->n,
+                        (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
     else
         memcpy(sl->dst, sl->src, sl->rbytes);
     finish_round(w, sl, q, mm, src, dst, me);
@@ -310,10 +314,10 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
         len = bytes - off < PIECE_BYTES ? bytes - off : PIECE_BYTES;
         if (sl->reduce) {
             size_t es = bytes / sl->n;   /* pieces hold whole elements */
-            ccs_reduce_cpu((uint8_t *)sl->dst + off,
-                           (const uint8_t *)sl->a + off,
-                           (const uint8_t *)sl->src + off, len / es,
-                           (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
+            ccs_reduce_with(w->kern, (uint8_t *)sl->dst + off,
+                            (const uint8_t *)sl->a + off,
+                            (const uint8_t *)sl->src + off, len / es,
+                            (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
         } else {
             memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
                    len);
@@ -569,6 +573,15 @@ static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
     return st;
 }
 
+static ccs_status_t th_reduce(ccs_xport_t *x, void *dst, const void *a,
+                              const void *b, size_t n, ccs_dtype_t dtype,
+                              ccs_redop_t op, ccs_err_t *err)
+{
+    (void)err;
+    ccs_reduce_with(x->w->kern, dst, a, b, n, dtype, op);
+    return CCS_OK;
+}
+
 static void th_set_timeout(ccs_xport_t *x, double seconds)
 {
     x->timeout_s = seconds > 0 ? seconds : 0;
@@ -607,7 +620,7 @@ static const ccs_xport_ops_t threads_ops = {
     .mem_free = ccs_cpu_mem_free,
     .copy = ccs_cpu_copy,
     .memset0 = ccs_cpu_memset0,
-    .reduce = ccs_cpu_reduce,
+    .reduce = th_reduce,
     .div = ccs_cpu_div,
     .run_begin = ccs_cpu_run_begin,
     .run_end = ccs_cpu_nop,
@@ -636,6 +649,7 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
     if (w == NULL)
         return CCS_ERR_NOMEM;
     w->nranks = nranks;
+    w->kern = ccs_reduce_kernels(ccs_reduce_isa_best());
     spin_ns = env_long("CCS_SPIN_US", 20) * 1000;
     timeout_s = ccs_timeout_env_s();
     w->ranks = aligned_alloc(64, (size_t)nranks * sizeof(*w->ranks));
