@@ -64,6 +64,7 @@
 #define SLOTS 16                     /* messages in flight per pair */
 #define PULL_BYTES ((size_t)16384)   /* from here on: pieces, in waits */
 #define PIECE_BYTES ((size_t)131072) /* one claim of a large message */
+#define INLINE_BYTES 16              /* up to here: sent in the slot itself */
 
 /* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
  * of the round just completed (read by the side waiting on it before
@@ -78,13 +79,17 @@
  * wrote, not two. */
 typedef struct tx_slot {
     _Alignas(64) atomic_uint_fast64_t state;
-    /* sender's half */
-    const void *src;
+    /* sender's half: where the data lies, or the data itself when it has
+     * at most INLINE_BYTES (sbytes says which) */
+    union {
+        const void *src;
+        unsigned char inl[INLINE_BYTES];
+    } s;
     size_t sbytes;
-    /* receiver's half */
+    /* receiver's half (a reduce's element count is rbytes / its size) */
     void *dst;
     const void *a;            /* reduce: dst = a (op) src */
-    size_t rbytes, n;
+    size_t rbytes;
     uint8_t dtype;            /* ccs_dtype_t */
     uint8_t op;               /* ccs_redop_t */
     bool reduce;
@@ -131,7 +136,7 @@ typedef struct tx_req {
     tx_slot_t *slot;
     uint64_t round;
     uint32_t peer, step;
-    size_t bytes, n;
+    size_t bytes;
     const void *src;          /* send */
     void *dst;                /* receive */
     const void *a;            /* reduce: dst = a (op) src */
@@ -140,6 +145,8 @@ typedef struct tx_req {
     bool reduce;
     bool is_send;
     bool big;                /* large: moved in pieces inside the waits */
+    bool eager;              /* send of at most INLINE_BYTES: complete once
+                                copied into its slot */
     bool placed;
     bool done;
 } tx_req_t;
@@ -268,14 +275,17 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
                      uint32_t dst, uint32_t me)
 {
     uint64_t mm = 0;
+    const void *from = sl->sbytes <= INLINE_BYTES ? (const void *)sl->s.inl
+                                                  : sl->s.src;
 
     if (sl->sbytes != sl->rbytes)
         mm = ST_MM;
     else if (sl->reduce)
-        ccs_reduce_with(w->kern, sl->dst, sl->a, sl->src, sl->n,
+        ccs_reduce_with(w->kern, sl->dst, sl->a, from,
+                        sl->rbytes / ccs_dtype_size((ccs_dtype_t)sl->dtype),
                         (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
     else
-        memcpy(sl->dst, sl->src, sl->rbytes);
+        memcpy(sl->dst, from, sl->rbytes);
     finish_round(w, sl, q, mm, src, dst, me);
 }
 
@@ -313,14 +323,15 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
         off = (size_t)p * PIECE_BYTES;
         len = bytes - off < PIECE_BYTES ? bytes - off : PIECE_BYTES;
         if (sl->reduce) {
-            size_t es = bytes / sl->n;   /* pieces hold whole elements */
+            /* pieces hold whole elements */
+            size_t es = ccs_dtype_size((ccs_dtype_t)sl->dtype);
             ccs_reduce_with(w->kern, (uint8_t *)sl->dst + off,
                             (const uint8_t *)sl->a + off,
-                            (const uint8_t *)sl->src + off, len / es,
+                            (const uint8_t *)sl->s.src + off, len / es,
                             (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
         } else {
-            memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
-                   len);
+            memcpy((uint8_t *)sl->dst + off,
+                   (const uint8_t *)sl->s.src + off, len);
         }
         if (atomic_fetch_add_explicit(&sl->finished, 1,
                                       memory_order_acq_rel) + 1 == np)
@@ -329,7 +340,12 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
 }
 
 /* Put a request's half into its slot (free for its round) and set our
- * bit; the side that comes second moves a small message at once. */
+ * bit; the side that comes second moves a small message at once.  A send
+ * of at most INLINE_BYTES copies its data into the slot and is complete
+ * there; the receiver moves it, whichever side came second: the data
+ * then crosses between the cores in the line that carries the state, one
+ * transfer, where a move by the sender would write the receiver's buffer
+ * and the state, which the receiver must then fetch back. */
 static void place(ccs_xport_t *x, tx_req_t *rq)
 {
     tx_world_t *w = x->w;
@@ -338,13 +354,15 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
     uint64_t old;
 
     if (rq->is_send) {
-        sl->src = rq->src;
+        if (rq->eager)
+            memcpy(sl->s.inl, rq->src, rq->bytes);
+        else
+            sl->s.src = rq->src;
         sl->sbytes = rq->bytes;
     } else {
         sl->dst = rq->dst;
         sl->a = rq->a;
         sl->rbytes = rq->bytes;
-        sl->n = rq->n;
         sl->dtype = (uint8_t)rq->dtype;
         sl->op = (uint8_t)rq->op;
         sl->reduce = rq->reduce;
@@ -353,6 +371,15 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
     old = atomic_fetch_or_explicit(&sl->state,
                                    rq->is_send ? ST_SENT : ST_RECVD,
                                    memory_order_acq_rel);
+    if (rq->eager) {
+        /* Our data is in the slot: done.  A receiver already waiting
+         * moves it in its wait; wake it if it sleeps. */
+        rq->done = true;
+        x->left--;
+        if (old & ST_RECVD)
+            ring_bell(w, rq->peer);
+        return;
+    }
     if (!(old & (rq->is_send ? ST_RECVD : ST_SENT))) {
         /* First: the peer finds our half when it posts its own.  Nobody
          * waits on a half alone, except a large message's peer, which
@@ -362,7 +389,9 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
             ring_bell(w, rq->peer);
         return;
     }
-    if (!rq->big) {
+    if (!rq->big || (!rq->is_send && sl->sbytes <= INLINE_BYTES)) {
+        /* (a large receive matched by an inline send: the sizes differ,
+         * transfer reports it) */
         transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
                  rq->is_send ? rq->peer : me, me);
         return;
@@ -401,9 +430,18 @@ static bool progress(ccs_xport_t *x)
             if (ST_ROUND(s) != rq->round)
                 continue;        /* message k - SLOTS still in the slot */
             place(x, rq);
+            if (rq->done)
+                continue;        /* an eager send */
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
-        if (ST_ROUND(s) == rq->round && rq->big &&
+        if (!rq->is_send && ST_ROUND(s) == rq->round &&
+            (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD) &&
+            rq->slot->sbytes <= INLINE_BYTES) {
+            /* An inline send came after our receive: ours to move. */
+            uint32_t me = (uint32_t)x->rank;
+            transfer(x->w, rq->slot, rq->round, rq->peer, me, me);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        } else if (ST_ROUND(s) == rq->round && rq->big &&
             (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
             uint32_t me = (uint32_t)x->rank;
             work(x->w, rq->slot, rq->round, rq->is_send ? me : rq->peer,
@@ -499,6 +537,7 @@ static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
     rq->slot = &ring->slots[k % SLOTS];
     rq->round = k / SLOTS;
     rq->big = rq->bytes >= PULL_BYTES;
+    rq->eager = rq->is_send && rq->bytes <= INLINE_BYTES;
     rq->placed = rq->done = false;
     x->left++;
     if (rq->is_send)
@@ -538,7 +577,7 @@ static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
                                    ccs_err_t *err)
 {
     tx_req_t rq = { .peer = peer, .step = step,
-                    .bytes = n * ccs_dtype_size(dtype), .n = n, .dst = dst,
+                    .bytes = n * ccs_dtype_size(dtype), .dst = dst,
                     .a = a, .dtype = dtype, .op = op, .reduce = true };
     (void)seq;
     return post(x, &rq, err);
@@ -560,8 +599,11 @@ static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
         /* The round after ours cannot complete before we post again, so
          * the mismatch bit is still the one of our round. */
         tx_req_t *rq = &x->reqs[i];
-        if (atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
-            ST_MM)
+        /* An eager send completed before its receive was matched; the
+         * receiver reports a mismatch (and aborts the world). */
+        if (!rq->eager &&
+            atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
+                ST_MM)
             st = ccs_err_set(err, CCS_ERR_MISMATCH,
                              "%s of %zu bytes %s rank %u matched a %s of "
                              "another size: the ranks made different calls",
