@@ -163,16 +163,21 @@ TEST(absent_rank_times_out_naming_peer)
 }
 
 /* With the call check off, a size mismatch is caught by the transport:
- * small messages, large ones (moved in pieces), and one of each. */
+ * small messages, large ones (moved in pieces), one of each, and sends
+ * that travel inline in their slot (at most 16 bytes: complete at once on
+ * the sender, so the receiver is the one to notice) against an inline one
+ * and against a large one. */
 TEST(size_mismatch_without_call_check)
 {
     ccs_plan_t *p = fx_plan_of(fx_ring_allreduce(2, 1));
     const ccs_plan_t *plans[2] = { p, p };
     static const size_t pairs[][2] = { { 64, 128 },
                                        { 1 << 20, (1 << 20) + 64 },
-                                       { 64, 1 << 20 } };
+                                       { 64, 1 << 20 },
+                                       { 2, 3 },
+                                       { 2, 1 << 20 } };
 
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
         ccs_comm_t *c[2];
         size_t counts[2] = { pairs[k][0], pairs[k][1] };
         job_t j[2];
