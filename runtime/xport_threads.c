@@ -9,6 +9,8 @@
  * bytes; for RECV_REDUCE the destination, the local operand, dtype and op)
  * and then sets its bit in the slot's state with one atomic fetch-or, so
  * exactly one side learns that it came second:
+ *   - sends of at most INLINE_BYTES copy their data into the slot and
+ *     complete at once; the receiver moves it (see place);
  *   - small messages (< PULL_BYTES): the side that came second moves the
  *     data at once -- copies, or reduces straight from the sender's buffer
  *     into the receiver's destination -- and completes both requests: one
@@ -343,9 +345,10 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
  * bit; the side that comes second moves a small message at once.  A send
  * of at most INLINE_BYTES copies its data into the slot and is complete
  * there; the receiver moves it, whichever side came second: the data
- * then crosses between the cores in the line that carries the state, one
- * transfer, where a move by the sender would write the receiver's buffer
- * and the state, which the receiver must then fetch back. */
+ * then crosses between the cores in the line that carries the state (the
+ * sender takes it, the receiver reads it back), where a move by the
+ * sender would fetch the slot and then the receiver's buffer, both of
+ * which the receiver must then fetch back. */
 static void place(ccs_xport_t *x, tx_req_t *rq)
 {
     tx_world_t *w = x->w;
