@@ -547,8 +547,13 @@ static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
         x->sidx[peer]++;
     else
         x->ridx[peer]++;
-    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
-                                      memory_order_acquire)) == rq->round)
+    /* Read the state with a read-modify-write that changes nothing: it
+     * takes the line for writing, which place is about to do; a plain
+     * load would share it first, and the writes then wait a second time
+     * for the peer's copy to be invalidated. */
+    if (ST_ROUND(atomic_fetch_add_explicit(&rq->slot->state, 0,
+                                           memory_order_acquire)) ==
+        rq->round)
         place(x, rq);
     return CCS_OK;
 }
