@@ -223,12 +223,16 @@ TEST(more_messages_than_slots_small_and_large)
 {
     ccs_plan_t *p = fx_plan_of(many_messages(40));
     ccs_comm_t *c[2];
-    /* 40 elements: 4-byte messages; 40 * 8192: 32 KiB messages (pulled
-     * by the receiver). */
+    /* 40 elements: 4-byte messages (sent inline in the slot, a send
+     * complete at once, placed later when its slot is still busy);
+     * 40 * 8192: 32 KiB messages (pulled by the receiver). */
     static const size_t counts[] = { 40, 40 * 8192, 40 * 8192 + 3 };
 
     CHECK(p != NULL);
     CHECK_STATUS(ccs_comm_init_threads(2, c), CCS_OK);
+    /* the plan as written: 40 elements would take the small exchange */
+    for (int r = 0; r < 2; r++)
+        CHECK_STATUS(ccs_comm_set_small_bytes(c[r], 0), CCS_OK);
     for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
         size_t n = counts[k], wrong = 0;
         job_t j[2];
