@@ -68,13 +68,14 @@
 #define PIECE_BYTES ((size_t)131072) /* one claim of a large message */
 #define INLINE_BYTES 16              /* up to here: sent in the slot itself */
 
-/* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
- * of the round just completed (read by the side waiting on it before
- * either side can complete the next round). */
+/* Slot state: round << 4 | INL | MM | RECVD | SENT.  MM reports a size
+ * mismatch of the round just completed (read by the side waiting on it
+ * before either side can complete the next round). */
 #define ST_SENT 1u
 #define ST_RECVD 2u
 #define ST_MM 4u
-#define ST_ROUND(s) ((s) >> 3)
+#define ST_INL 8u      /* the send of this round is inline (set with SENT) */
+#define ST_ROUND(s) ((s) >> 4)
 
 /* The first cache line holds everything a small message needs (state and
  * both halves), so that the side moving it touches one line the peer
@@ -266,7 +267,7 @@ static void finish_round(tx_world_t *w, tx_slot_t *sl, uint64_t q,
                          uint64_t mm, uint32_t src, uint32_t dst,
                          uint32_t me)
 {
-    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
+    atomic_store_explicit(&sl->state, ((q + 1) << 4) | mm,
                           memory_order_release);
     ring_bell(w, me == src ? dst : src);
 }
@@ -372,7 +373,9 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
     }
     rq->placed = true;
     old = atomic_fetch_or_explicit(&sl->state,
-                                   rq->is_send ? ST_SENT : ST_RECVD,
+                                   !rq->is_send ? ST_RECVD
+                                   : rq->eager  ? ST_SENT | ST_INL
+                                                : ST_SENT,
                                    memory_order_acq_rel);
     if (rq->eager) {
         /* Our data is in the slot: done.  A receiver already waiting
@@ -392,7 +395,7 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
             ring_bell(w, rq->peer);
         return;
     }
-    if (!rq->big || (!rq->is_send && sl->sbytes <= INLINE_BYTES)) {
+    if (!rq->big || (old & ST_INL)) {
         /* (a large receive matched by an inline send: the sizes differ,
          * transfer reports it) */
         transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
@@ -438,9 +441,11 @@ static bool progress(ccs_xport_t *x)
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
         if (!rq->is_send && ST_ROUND(s) == rq->round &&
-            (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD) &&
-            rq->slot->sbytes <= INLINE_BYTES) {
-            /* An inline send came after our receive: ours to move. */
+            (s & (ST_SENT | ST_RECVD | ST_INL)) ==
+                (ST_SENT | ST_RECVD | ST_INL)) {
+            /* An inline send came after our receive: ours to move.  (The
+             * state says so, not sbytes: a sender that moved a message
+             * itself may already be writing the slot's next round.) */
             uint32_t me = (uint32_t)x->rank;
             transfer(x->w, rq->slot, rq->round, rq->peer, me, me);
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
