@@ -43,7 +43,9 @@
  * is bounded by the communicator's timeout (ccs_comm_set_timeout,
  * CCS_TIMEOUT_S, default CCS_TIMEOUT_DEFAULT_S): a rank that never calls,
  * or calls something else, is an error naming the step and peer, not a
- * hang.  A size mismatch between matched send and receive fails both.
+ * hang.  A size mismatch between matched send and receive fails both,
+ * or only the receiver when the send was inline (complete already); the
+ * receiver's failure then aborts the world.
  */
 #include <errno.h>
 #include <limits.h>
