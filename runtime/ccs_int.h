@@ -167,12 +167,14 @@ uint64_t ccs_mix64(uint64_t h, uint64_t v);
 
 /* Before a plan's first step (exec_checks.c).  The first time a
  * communicator sees a call, its ranks agree on (plan, count, dtype, op,
- * straggler); a mismatch is CCS_ERR_MISMATCH on every rank.  before_step
- * names the step in messages (-1: after the last). */
+ * straggler); a mismatch is CCS_ERR_MISMATCH on every rank, and
+ * *disagreed is set: every rank reaches that verdict by itself, so no one
+ * needs to be woken by an abort.  before_step names the step in messages
+ * (-1: after the last). */
 ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                             size_t count, ccs_dtype_t dtype, ccs_redop_t op,
                             int32_t straggler, int64_t before_step,
-                            ccs_err_t *err);
+                            bool *disagreed, ccs_err_t *err);
 /* In place, for the plan's rank L: *need_copy when the input must be
  * copied to the arena first; else *force marks the receives (by op index)
  * that must land in staging, or is NULL.  Cached per communicator. */

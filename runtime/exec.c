@@ -368,7 +368,7 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
 static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                           size_t count, ccs_dtype_t dtype, ccs_redop_t op,
                           int32_t straggler, int64_t before_step,
-                          ccs_err_t *err)
+                          bool *disagreed, ccs_err_t *err)
 {
     uint64_t fp;
     ccs_status_t st;
@@ -382,7 +382,7 @@ static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
         comm->last_op == op && comm->last_strag == straggler)
         return CCS_OK;
     st = ccs_exec_agree(comm, plan, count, dtype, op, straggler,
-                        before_step, err);
+                        before_step, disagreed, err);
     if (st == CCS_OK) {
         comm->last_valid = true;
         comm->last_fp = fp;
@@ -419,7 +419,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     ccs_run_stats_t stats;
     run_t r;
     ccs_status_t st = CCS_OK;
-    bool started = false, stage_in = false, timed;
+    bool started = false, stage_in = false, timed, disagreed = false;
     size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0, small_sent;
     size_t sz_scratch, sz_stage, sz_in_tail, sz_out_tail, sz_in_copy, total;
     uint32_t R, nblk_in, nblk_out;
@@ -546,8 +546,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
             goto done;
         started = true;
-        if ((st = agree(comm, plan, count, dtype, op, strag, 0, err)) !=
-            CCS_OK)
+        if ((st = agree(comm, plan, count, dtype, op, strag, 0, &disagreed,
+                        err)) != CCS_OK)
             goto done;
         /* Our input is sent and reduced where it lies, unless recvbuff
          * could overwrite it before its turn in the rank-order reduction
@@ -562,15 +562,17 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
                 goto done;
             mine = cp;
         }
+        /* Sends first: a peer already waiting gets our input one
+         * cross-core transfer sooner than if we first fetched its. */
         if ((st = r.xo->group_begin(r.x, SMALL_STEP, err)) != CCS_OK)
             goto done;
         for (uint32_t q = 0; q < R && st == CCS_OK; q++)
             if (q != r.p)
-                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
-                                SMALL_STEP, 0, err);
+                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
         for (uint32_t q = 0; q < R && st == CCS_OK; q++)
             if (q != r.p)
-                st = r.xo->send(r.x, q, mine, in_bytes, SMALL_STEP, 0, err);
+                st = r.xo->recv(r.x, q, ar + (size_t)q * slot, in_bytes,
+                                SMALL_STEP, 0, err);
         if (st != CCS_OK ||
             (st = r.xo->group_end(r.x, err)) != CCS_OK ||
             (st = r.xo->wait(r.x, err)) != CCS_OK) {
@@ -703,7 +705,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (!agreed && (s->nphases <= 1 || grp.phase != 0)) {
                 agreed = true;
                 if ((st = agree(comm, plan, count, dtype, op, strag,
-                                grp.step, err)) != CCS_OK)
+                                grp.step, &disagreed, err)) != CCS_OK)
                     goto done;
             }
             st = run_group(&r, &grp);
@@ -718,8 +720,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (timed && phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (!agreed &&
-            (st = agree(comm, plan, count, dtype, op, strag, -1, err)) !=
-                CCS_OK)
+            (st = agree(comm, plan, count, dtype, op, strag, -1, &disagreed,
+                        err)) != CCS_OK)
             goto done;
     }
 
@@ -737,9 +739,14 @@ done:
     }
     if (st != CCS_OK) {
         if (started) {
-            /* Data was moving: peers may wait on us forever otherwise. */
+            /* Data was moving: peers may wait on us forever otherwise.
+             * Not after the agreement's verdict: every rank reaches it by
+             * itself, and a peer may still need our last agreement
+             * message (a send of a few bytes completes before the peer
+             * takes it, on the threads transport too), which an abort
+             * would keep from it. */
             comm->broken = true;
-            if (comm->xops->abort != NULL)
+            if (!disagreed && comm->xops->abort != NULL)
                 comm->xops->abort(comm->x);
         }
         CCS_LOG(comm->log_level, CCS_LOG_WARN, "EXEC", comm->rank, "%s",

@@ -76,7 +76,7 @@ uint64_t ccs_plan_fingerprint(const ccs_plan_t *plan)
 ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                             size_t count, ccs_dtype_t dtype, ccs_redop_t op,
                             int32_t straggler, int64_t before_step,
-                            ccs_err_t *err)
+                            bool *disagreed, ccs_err_t *err)
 {
     const ccs_xport_ops_t *xo = comm->xops;
     uint64_t key, mine[2], theirs[2];
@@ -118,7 +118,8 @@ ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                            "the call with the other ranks: ", me);
         return st;
     }
-    if (mine[0] != mine[1])
+    if (mine[0] != mine[1]) {
+        *disagreed = true;
         return ccs_err_set(err, CCS_ERR_MISMATCH,
                            "rank %u: the ranks made different calls (plan, "
                            "count, dtype, op or straggler differ; this rank: "
@@ -127,6 +128,7 @@ ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                            ccs_coll_str(plan->sched->coll), count,
                            ccs_dtype_str(dtype), ccs_redop_str(op),
                            straggler);
+    }
     comm->agreed[comm->agreed_next++ % 8] = key;
     return CCS_OK;
 }

@@ -2,8 +2,9 @@
  * reduce.c - CPU reduction kernels (see reduce.h).
  *
  * One plain loop per (type, op), instantiated once per instruction set
- * (portable, AVX2, AVX-512) through __attribute__((target)), picked per
- * call with __builtin_cpu_supports.  Each loop exists in three aliasing
+ * (portable, AVX2, AVX-512) through __attribute__((target)), picked with
+ * __builtin_cpu_supports: per call by ccs_reduce_cpu, once by a caller that
+ * keeps ccs_reduce_kernels' table.  Each loop exists in three aliasing
  * shapes -- dst distinct from both inputs, dst == a, dst == b -- all with
  * `restrict` pointers: without it GCC's cost model at -O2 refuses the
  * overlap check and emits scalar code (5-9 GB/s in cache against 20-30 with
@@ -127,7 +128,7 @@ uint16_t ccs_float_to_bf16(float f)
 #define MIN(x, y) ((y) < (x) ? (y) : (x))
 #define MAX(x, y) ((y) > (x) ? (y) : (x))
 
-typedef void (*kern_t)(void *, const void *, const void *, size_t);
+typedef ccs_reduce_fn_t kern_t;
 
 /* bfloat16 <-> float without branches (same results as the scalar
  * converters: NaN stays a quiet NaN, round to nearest even). */
@@ -302,7 +303,7 @@ static inline void half_tail(uint16_t *d, const uint16_t *a,
         [CCS_UINT8] = { sum_u8_##S, prod_u8_##S, min_u8_##S, max_u8_##S },  \
     }
 
-static const kern_t tab_gen[CCS_DTYPE_COUNT][4] = TABLE(gen);
+static const ccs_reduce_kernels_t tab_gen = { TABLE(gen) };
 
 #ifdef CCS_X86_DISPATCH
 #define ATTR_AVX2 __attribute__((target("avx2,f16c,fma")))
@@ -359,8 +360,8 @@ DEF_HALF_AVX512(prod, CCS_PROD, _mm512_mul_ps(x, y))
 DEF_HALF_AVX512(min, CCS_MIN, _mm512_min_ps(y, x))
 DEF_HALF_AVX512(max, CCS_MAX, _mm512_max_ps(y, x))
 
-static const kern_t tab_avx2[CCS_DTYPE_COUNT][4] = TABLE(avx2);
-static const kern_t tab_avx512[CCS_DTYPE_COUNT][4] = TABLE(avx512);
+static const ccs_reduce_kernels_t tab_avx2 = { TABLE(avx2) };
+static const ccs_reduce_kernels_t tab_avx512 = { TABLE(avx512) };
 #endif
 
 #ifdef CCS_X86_DISPATCH
@@ -424,31 +425,31 @@ ccs_isa_t ccs_reduce_isa_best(void)
     return CCS_ISA_GENERIC;
 }
 
+const ccs_reduce_kernels_t *ccs_reduce_kernels(ccs_isa_t isa)
+{
+#ifdef CCS_X86_DISPATCH
+    if (isa == CCS_ISA_AVX512 && ccs_reduce_isa_ok(CCS_ISA_AVX512))
+        return &tab_avx512;
+    if (isa == CCS_ISA_AVX2 && ccs_reduce_isa_ok(CCS_ISA_AVX2))
+        return &tab_avx2;
+#else
+    (void)isa;
+#endif
+    return &tab_gen;
+}
+
 void ccs_reduce_cpu_isa(ccs_isa_t isa, void *dst, const void *a,
                         const void *b, size_t n, ccs_dtype_t dtype,
                         ccs_redop_t op)
 {
-    const kern_t (*tab)[4] = tab_gen;
-    unsigned o = (op == CCS_AVG || (unsigned)op >= CCS_REDOP_COUNT)
-                     ? (unsigned)CCS_SUM : (unsigned)op;
-
-    if ((unsigned)dtype >= CCS_DTYPE_COUNT || n == 0)
-        return;
-#ifdef CCS_X86_DISPATCH
-    if (isa == CCS_ISA_AVX512 && ccs_reduce_isa_ok(CCS_ISA_AVX512))
-        tab = tab_avx512;
-    else if (isa == CCS_ISA_AVX2 && ccs_reduce_isa_ok(CCS_ISA_AVX2))
-        tab = tab_avx2;
-#else
-    (void)isa;
-#endif
-    tab[dtype][o](dst, a, b, n);
+    ccs_reduce_with(ccs_reduce_kernels(isa), dst, a, b, n, dtype, op);
 }
 
 void ccs_reduce_cpu(void *dst, const void *a, const void *b, size_t n,
                     ccs_dtype_t dtype, ccs_redop_t op)
 {
-    ccs_reduce_cpu_isa(ccs_reduce_isa_best(), dst, a, b, n, dtype, op);
+    ccs_reduce_with(ccs_reduce_kernels(ccs_reduce_isa_best()), dst, a, b, n,
+                    dtype, op);
 }
 
 void ccs_reduce_div(void *buf, size_t n, ccs_dtype_t dtype, uint32_t divisor)

@@ -18,7 +18,9 @@
 #include "ccs.h"
 
 /* Kernels on the best instruction set this CPU has (checked per call with
- * __builtin_cpu_supports: no global state of ours). */
+ * __builtin_cpu_supports: no global state of ours).  A caller that reduces
+ * often keeps ccs_reduce_kernels(ccs_reduce_isa_best()) instead: the
+ * check is about 24 instructions, a noticeable share of an 8-byte call. */
 void ccs_reduce_cpu(void *dst, const void *a, const void *b, size_t n,
                     ccs_dtype_t dtype, ccs_redop_t op);
 
@@ -40,6 +42,32 @@ const char *ccs_reduce_isa_str(ccs_isa_t isa);
 void ccs_reduce_cpu_isa(ccs_isa_t isa, void *dst, const void *a,
                         const void *b, size_t n, ccs_dtype_t dtype,
                         ccs_redop_t op);
+
+/* One instruction set's kernels: fn[dtype][op] for sum, prod, min, max
+ * (avg reduces as sum).  The tables are constants of reduce.c; a caller
+ * holds a pointer to one, picked once. */
+typedef void (*ccs_reduce_fn_t)(void *dst, const void *a, const void *b,
+                                size_t n);
+typedef struct {
+    ccs_reduce_fn_t fn[CCS_DTYPE_COUNT][4];
+} ccs_reduce_kernels_t;
+
+/* The kernels of `isa`, or the portable ones when the CPU cannot run it.
+ * Never NULL. */
+const ccs_reduce_kernels_t *ccs_reduce_kernels(ccs_isa_t isa);
+
+/* ccs_reduce_cpu through a table from ccs_reduce_kernels. */
+static inline void ccs_reduce_with(const ccs_reduce_kernels_t *k, void *dst,
+                                   const void *a, const void *b, size_t n,
+                                   ccs_dtype_t dtype, ccs_redop_t op)
+{
+    unsigned o = (op == CCS_AVG || (unsigned)op >= CCS_REDOP_COUNT)
+                     ? (unsigned)CCS_SUM : (unsigned)op;
+
+    if ((unsigned)dtype >= CCS_DTYPE_COUNT || n == 0)
+        return;
+    k->fn[dtype][o](dst, a, b, n);
+}
 
 /* buf[i] /= divisor: in float for float16/bfloat16/float32, in double for
  * float64, integer division truncating toward zero for integer types. */

@@ -9,6 +9,8 @@
  * bytes; for RECV_REDUCE the destination, the local operand, dtype and op)
  * and then sets its bit in the slot's state with one atomic fetch-or, so
  * exactly one side learns that it came second:
+ *   - sends of at most INLINE_BYTES copy their data into the slot and
+ *     complete at once; the receiver moves it (see place);
  *   - small messages (< PULL_BYTES): the side that came second moves the
  *     data at once -- copies, or reduces straight from the sender's buffer
  *     into the receiver's destination -- and completes both requests: one
@@ -41,7 +43,9 @@
  * is bounded by the communicator's timeout (ccs_comm_set_timeout,
  * CCS_TIMEOUT_S, default CCS_TIMEOUT_DEFAULT_S): a rank that never calls,
  * or calls something else, is an error naming the step and peer, not a
- * hang.  A size mismatch between matched send and receive fails both.
+ * hang.  A size mismatch between matched send and receive fails both,
+ * or only the receiver when the send was inline (complete already); the
+ * receiver's failure then aborts the world.
  */
 #include <errno.h>
 #include <limits.h>
@@ -64,27 +68,33 @@
 #define SLOTS 16                     /* messages in flight per pair */
 #define PULL_BYTES ((size_t)16384)   /* from here on: pieces, in waits */
 #define PIECE_BYTES ((size_t)131072) /* one claim of a large message */
+#define INLINE_BYTES 16              /* up to here: sent in the slot itself */
 
-/* Slot state: round << 3 | MM | RECVD | SENT.  MM reports a size mismatch
- * of the round just completed (read by the side waiting on it before
- * either side can complete the next round). */
+/* Slot state: round << 4 | INL | MM | RECVD | SENT.  MM reports a size
+ * mismatch of the round just completed (read by the side waiting on it
+ * before either side can complete the next round). */
 #define ST_SENT 1u
 #define ST_RECVD 2u
 #define ST_MM 4u
-#define ST_ROUND(s) ((s) >> 3)
+#define ST_INL 8u      /* the send of this round is inline (set with SENT) */
+#define ST_ROUND(s) ((s) >> 4)
 
 /* The first cache line holds everything a small message needs (state and
  * both halves), so that the side moving it touches one line the peer
  * wrote, not two. */
 typedef struct tx_slot {
     _Alignas(64) atomic_uint_fast64_t state;
-    /* sender's half */
-    const void *src;
+    /* sender's half: where the data lies, or the data itself when it has
+     * at most INLINE_BYTES (sbytes says which) */
+    union {
+        const void *src;
+        unsigned char inl[INLINE_BYTES];
+    } s;
     size_t sbytes;
-    /* receiver's half */
+    /* receiver's half (a reduce's element count is rbytes / its size) */
     void *dst;
     const void *a;            /* reduce: dst = a (op) src */
-    size_t rbytes, n;
+    size_t rbytes;
     uint8_t dtype;            /* ccs_dtype_t */
     uint8_t op;               /* ccs_redop_t */
     bool reduce;
@@ -118,6 +128,10 @@ typedef struct tx_world {
     tx_rank_t *ranks;        /* owned; [nranks] */
     _Atomic(tx_ring_t *) *rings; /* owned, each ring too; [src * R + dst],
                                     made on first use */
+    /* The reduce kernels for this CPU, picked once at init rather than on
+     * every reduce (the instruction-set check is a noticeable share of a
+     * small call).  A constant table of reduce.c, not owned. */
+    const ccs_reduce_kernels_t *kern;
 } tx_world_t;
 
 /* A request posted in this step, complete when its slot's round moved.
@@ -127,7 +141,7 @@ typedef struct tx_req {
     tx_slot_t *slot;
     uint64_t round;
     uint32_t peer, step;
-    size_t bytes, n;
+    size_t bytes;
     const void *src;          /* send */
     void *dst;                /* receive */
     const void *a;            /* reduce: dst = a (op) src */
@@ -136,6 +150,8 @@ typedef struct tx_req {
     bool reduce;
     bool is_send;
     bool big;                /* large: moved in pieces inside the waits */
+    bool eager;              /* send of at most INLINE_BYTES: complete once
+                                copied into its slot */
     bool placed;
     bool done;
 } tx_req_t;
@@ -253,7 +269,7 @@ static void finish_round(tx_world_t *w, tx_slot_t *sl, uint64_t q,
                          uint64_t mm, uint32_t src, uint32_t dst,
                          uint32_t me)
 {
-    atomic_store_explicit(&sl->state, ((q + 1) << 3) | mm,
+    atomic_store_explicit(&sl->state, ((q + 1) << 4) | mm,
                           memory_order_release);
     ring_bell(w, me == src ? dst : src);
 }
@@ -264,14 +280,17 @@ static void transfer(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
                      uint32_t dst, uint32_t me)
 {
     uint64_t mm = 0;
+    const void *from = sl->sbytes <= INLINE_BYTES ? (const void *)sl->s.inl
+                                                  : sl->s.src;
 
     if (sl->sbytes != sl->rbytes)
         mm = ST_MM;
     else if (sl->reduce)
-        ccs_reduce_cpu(sl->dst, sl->a, sl->src, sl->n,
-                       (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
+        ccs_reduce_with(w->kern, sl->dst, sl->a, from,
+                        sl->rbytes / ccs_dtype_size((ccs_dtype_t)sl->dtype),
+                        (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
     else
-        memcpy(sl->dst, sl->src, sl->rbytes);
+        memcpy(sl->dst, from, sl->rbytes);
     finish_round(w, sl, q, mm, src, dst, me);
 }
 
@@ -309,14 +328,15 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
         off = (size_t)p * PIECE_BYTES;
         len = bytes - off < PIECE_BYTES ? bytes - off : PIECE_BYTES;
         if (sl->reduce) {
-            size_t es = bytes / sl->n;   /* pieces hold whole elements */
-            ccs_reduce_cpu((uint8_t *)sl->dst + off,
-                           (const uint8_t *)sl->a + off,
-                           (const uint8_t *)sl->src + off, len / es,
-                           (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
+            /* pieces hold whole elements */
+            size_t es = ccs_dtype_size((ccs_dtype_t)sl->dtype);
+            ccs_reduce_with(w->kern, (uint8_t *)sl->dst + off,
+                            (const uint8_t *)sl->a + off,
+                            (const uint8_t *)sl->s.src + off, len / es,
+                            (ccs_dtype_t)sl->dtype, (ccs_redop_t)sl->op);
         } else {
-            memcpy((uint8_t *)sl->dst + off, (const uint8_t *)sl->src + off,
-                   len);
+            memcpy((uint8_t *)sl->dst + off,
+                   (const uint8_t *)sl->s.src + off, len);
         }
         if (atomic_fetch_add_explicit(&sl->finished, 1,
                                       memory_order_acq_rel) + 1 == np)
@@ -325,7 +345,13 @@ static void work(tx_world_t *w, tx_slot_t *sl, uint64_t q, uint32_t src,
 }
 
 /* Put a request's half into its slot (free for its round) and set our
- * bit; the side that comes second moves a small message at once. */
+ * bit; the side that comes second moves a small message at once.  A send
+ * of at most INLINE_BYTES copies its data into the slot and is complete
+ * there; the receiver moves it, whichever side came second: the data
+ * then crosses between the cores in the line that carries the state (the
+ * sender takes it, the receiver reads it back), where a move by the
+ * sender would fetch the slot and then the receiver's buffer, both of
+ * which the receiver must then fetch back. */
 static void place(ccs_xport_t *x, tx_req_t *rq)
 {
     tx_world_t *w = x->w;
@@ -334,21 +360,34 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
     uint64_t old;
 
     if (rq->is_send) {
-        sl->src = rq->src;
+        if (rq->eager)
+            memcpy(sl->s.inl, rq->src, rq->bytes);
+        else
+            sl->s.src = rq->src;
         sl->sbytes = rq->bytes;
     } else {
         sl->dst = rq->dst;
         sl->a = rq->a;
         sl->rbytes = rq->bytes;
-        sl->n = rq->n;
         sl->dtype = (uint8_t)rq->dtype;
         sl->op = (uint8_t)rq->op;
         sl->reduce = rq->reduce;
     }
     rq->placed = true;
     old = atomic_fetch_or_explicit(&sl->state,
-                                   rq->is_send ? ST_SENT : ST_RECVD,
+                                   !rq->is_send ? ST_RECVD
+                                   : rq->eager  ? ST_SENT | ST_INL
+                                                : ST_SENT,
                                    memory_order_acq_rel);
+    if (rq->eager) {
+        /* Our data is in the slot: done.  A receiver already waiting
+         * moves it in its wait; wake it if it sleeps. */
+        rq->done = true;
+        x->left--;
+        if (old & ST_RECVD)
+            ring_bell(w, rq->peer);
+        return;
+    }
     if (!(old & (rq->is_send ? ST_RECVD : ST_SENT))) {
         /* First: the peer finds our half when it posts its own.  Nobody
          * waits on a half alone, except a large message's peer, which
@@ -358,7 +397,9 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
             ring_bell(w, rq->peer);
         return;
     }
-    if (!rq->big) {
+    if (!rq->big || (old & ST_INL)) {
+        /* (a large receive matched by an inline send: the sizes differ,
+         * transfer reports it) */
         transfer(w, sl, rq->round, rq->is_send ? me : rq->peer,
                  rq->is_send ? rq->peer : me, me);
         return;
@@ -397,9 +438,20 @@ static bool progress(ccs_xport_t *x)
             if (ST_ROUND(s) != rq->round)
                 continue;        /* message k - SLOTS still in the slot */
             place(x, rq);
+            if (rq->done)
+                continue;        /* an eager send */
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
-        if (ST_ROUND(s) == rq->round && rq->big &&
+        if (!rq->is_send && ST_ROUND(s) == rq->round &&
+            (s & (ST_SENT | ST_RECVD | ST_INL)) ==
+                (ST_SENT | ST_RECVD | ST_INL)) {
+            /* An inline send came after our receive: ours to move.  (The
+             * state says so, not sbytes: a sender that moved a message
+             * itself may already be writing the slot's next round.) */
+            uint32_t me = (uint32_t)x->rank;
+            transfer(x->w, rq->slot, rq->round, rq->peer, me, me);
+            s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
+        } else if (ST_ROUND(s) == rq->round && rq->big &&
             (s & (ST_SENT | ST_RECVD)) == (ST_SENT | ST_RECVD)) {
             uint32_t me = (uint32_t)x->rank;
             work(x->w, rq->slot, rq->round, rq->is_send ? me : rq->peer,
@@ -495,14 +547,20 @@ static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
     rq->slot = &ring->slots[k % SLOTS];
     rq->round = k / SLOTS;
     rq->big = rq->bytes >= PULL_BYTES;
+    rq->eager = rq->is_send && rq->bytes <= INLINE_BYTES;
     rq->placed = rq->done = false;
     x->left++;
     if (rq->is_send)
         x->sidx[peer]++;
     else
         x->ridx[peer]++;
-    if (ST_ROUND(atomic_load_explicit(&rq->slot->state,
-                                      memory_order_acquire)) == rq->round)
+    /* Read the state with a read-modify-write that changes nothing: it
+     * takes the line for writing, which place is about to do; a plain
+     * load would share it first, and the writes then wait a second time
+     * for the peer's copy to be invalidated. */
+    if (ST_ROUND(atomic_fetch_add_explicit(&rq->slot->state, 0,
+                                           memory_order_acquire)) ==
+        rq->round)
         place(x, rq);
     return CCS_OK;
 }
@@ -534,7 +592,7 @@ static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
                                    ccs_err_t *err)
 {
     tx_req_t rq = { .peer = peer, .step = step,
-                    .bytes = n * ccs_dtype_size(dtype), .n = n, .dst = dst,
+                    .bytes = n * ccs_dtype_size(dtype), .dst = dst,
                     .a = a, .dtype = dtype, .op = op, .reduce = true };
     (void)seq;
     return post(x, &rq, err);
@@ -556,8 +614,11 @@ static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
         /* The round after ours cannot complete before we post again, so
          * the mismatch bit is still the one of our round. */
         tx_req_t *rq = &x->reqs[i];
-        if (atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
-            ST_MM)
+        /* An eager send completed before its receive was matched; the
+         * receiver reports a mismatch (and aborts the world). */
+        if (!rq->eager &&
+            atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
+                ST_MM)
             st = ccs_err_set(err, CCS_ERR_MISMATCH,
                              "%s of %zu bytes %s rank %u matched a %s of "
                              "another size: the ranks made different calls",
@@ -567,6 +628,15 @@ static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
     }
     x->nreq = x->left = 0;
     return st;
+}
+
+static ccs_status_t th_reduce(ccs_xport_t *x, void *dst, const void *a,
+                              const void *b, size_t n, ccs_dtype_t dtype,
+                              ccs_redop_t op, ccs_err_t *err)
+{
+    (void)err;
+    ccs_reduce_with(x->w->kern, dst, a, b, n, dtype, op);
+    return CCS_OK;
 }
 
 static void th_set_timeout(ccs_xport_t *x, double seconds)
@@ -607,7 +677,7 @@ static const ccs_xport_ops_t threads_ops = {
     .mem_free = ccs_cpu_mem_free,
     .copy = ccs_cpu_copy,
     .memset0 = ccs_cpu_memset0,
-    .reduce = ccs_cpu_reduce,
+    .reduce = th_reduce,
     .div = ccs_cpu_div,
     .run_begin = ccs_cpu_run_begin,
     .run_end = ccs_cpu_nop,
@@ -636,6 +706,7 @@ ccs_status_t ccs_comm_init_threads(int nranks, ccs_comm_t **comms)
     if (w == NULL)
         return CCS_ERR_NOMEM;
     w->nranks = nranks;
+    w->kern = ccs_reduce_kernels(ccs_reduce_isa_best());
     spin_ns = env_long("CCS_SPIN_US", 20) * 1000;
     timeout_s = ccs_timeout_env_s();
     w->ranks = aligned_alloc(64, (size_t)nranks * sizeof(*w->ranks));

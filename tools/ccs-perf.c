@@ -498,7 +498,7 @@ static void print_res(const result_t *r, double bytes, double bf)
         snprintf(wrong, sizeof(wrong), "N/A");
     else
         snprintf(wrong, sizeof(wrong), "%lld", r->wrong);
-    printf("  %8.1f %7.2f %7.2f %6s", r->time_us, algbw, algbw * bf, wrong);
+    printf("  %8.2f %7.2f %7.2f %6s", r->time_us, algbw, algbw * bf, wrong);
 }
 
 /* The baseline's time and the plan's time over it. */
@@ -509,9 +509,9 @@ static void print_base(const result_t *plan, const result_t *base)
         return;
     }
     if (plan->failed || plan->time_us <= 0 || base->time_us <= 0)
-        printf("  %8.1f %6s", base->time_us, "-");
+        printf("  %8.2f %6s", base->time_us, "-");
     else
-        printf("  %8.1f %6.2f", base->time_us,
+        printf("  %8.2f %6.3f", base->time_us,
                plan->time_us / base->time_us);
 }
 

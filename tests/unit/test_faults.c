@@ -163,16 +163,21 @@ TEST(absent_rank_times_out_naming_peer)
 }
 
 /* With the call check off, a size mismatch is caught by the transport:
- * small messages, large ones (moved in pieces), and one of each. */
+ * small messages, large ones (moved in pieces), one of each, and sends
+ * that travel inline in their slot (at most 16 bytes: complete at once on
+ * the sender, so the receiver is the one to notice) against an inline one
+ * and against a large one. */
 TEST(size_mismatch_without_call_check)
 {
     ccs_plan_t *p = fx_plan_of(fx_ring_allreduce(2, 1));
     const ccs_plan_t *plans[2] = { p, p };
     static const size_t pairs[][2] = { { 64, 128 },
                                        { 1 << 20, (1 << 20) + 64 },
-                                       { 64, 1 << 20 } };
+                                       { 64, 1 << 20 },
+                                       { 2, 3 },
+                                       { 2, 1 << 20 } };
 
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
         ccs_comm_t *c[2];
         size_t counts[2] = { pairs[k][0], pairs[k][1] };
         job_t j[2];
@@ -218,12 +223,16 @@ TEST(more_messages_than_slots_small_and_large)
 {
     ccs_plan_t *p = fx_plan_of(many_messages(40));
     ccs_comm_t *c[2];
-    /* 40 elements: 4-byte messages; 40 * 8192: 32 KiB messages (pulled
-     * by the receiver). */
+    /* 40 elements: 4-byte messages (sent inline in the slot, a send
+     * complete at once, placed later when its slot is still busy);
+     * 40 * 8192: 32 KiB messages (pulled by the receiver). */
     static const size_t counts[] = { 40, 40 * 8192, 40 * 8192 + 3 };
 
     CHECK(p != NULL);
     CHECK_STATUS(ccs_comm_init_threads(2, c), CCS_OK);
+    /* the plan as written: 40 elements would take the small exchange */
+    for (int r = 0; r < 2; r++)
+        CHECK_STATUS(ccs_comm_set_small_bytes(c[r], 0), CCS_OK);
     for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
         size_t n = counts[k], wrong = 0;
         job_t j[2];
