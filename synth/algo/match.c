@@ -41,6 +41,9 @@ typedef struct mw {
     int64_t *ew;            /* [ne] doubled weights */
     int32_t *nb_start;      /* [nv + 1] CSR of remote endpoints */
     int32_t *nb;            /* [2 ne] */
+    int32_t *nbv;           /* [2 ne] the vertex at each nb endpoint */
+    int64_t *nbw2;          /* [2 ne] twice its edge's (doubled) weight:
+                               the scans read slack from the CSR alone */
     int32_t *mate;          /* [nv] remote endpoint or -1 */
     int32_t *label;         /* [2nv] 0 free, 1 S, 2 T, 5 scan mark, -1 */
     int32_t *labelend;      /* [2nv] endpoint that gave the label, or -1 */
@@ -461,13 +464,14 @@ static bool grow_trees(mw_t *m)
 {
     while (m->queue.len > 0 && !m->oom) {
         int32_t v = m->queue.a[--m->queue.len];
+        int64_t dv = m->dual[v]; /* duals change only between scans */
         for (int32_t q = m->nb_start[v]; q < m->nb_start[v + 1]; q++) {
-            int32_t p = m->nb[q], k = p >> 1, w = endpoint(m, p);
+            int32_t p = m->nb[q], k = p >> 1, w = m->nbv[q];
             int64_t ks = 0;
             if (m->inblossom[v] == m->inblossom[w])
                 continue;
             if (!m->allow[k]) {
-                ks = slack(m, k);
+                ks = dv + m->dual[w] - m->nbw2[q];
                 if (ks <= 0)
                     m->allow[k] = 1;
             }
@@ -625,6 +629,8 @@ static void mw_free(mw_t *m)
     free(m->ew);
     free(m->nb_start);
     free(m->nb);
+    free(m->nbv);
+    free(m->nbw2);
     free(m->mate);
     free(m->label);
     free(m->labelend);
@@ -734,6 +740,8 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.ew = malloc((size_t)ne * sizeof(*m.ew));
     m.nb_start = calloc((size_t)n + 1, sizeof(*m.nb_start));
     m.nb = malloc(2 * (size_t)ne * sizeof(*m.nb));
+    m.nbv = malloc(2 * (size_t)ne * sizeof(*m.nbv));
+    m.nbw2 = malloc(2 * (size_t)ne * sizeof(*m.nbw2));
     m.mate = malloc((size_t)n * sizeof(*m.mate));
     m.label = calloc(n2, sizeof(*m.label));
     m.labelend = malloc(n2 * sizeof(*m.labelend));
@@ -750,7 +758,7 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
     m.tbits = calloc((n2 + 63) / 64, sizeof(*m.tbits));
-    if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.mate ||
+    if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv || !m.nbw2 || !m.mate ||
         !m.label || !m.labelend || !m.inblossom || !m.bparent || !m.bbase ||
         !m.bestedge || !m.dual || !m.allow || !m.has_best || !m.childs ||
         !m.endps || !m.bestlist || !m.unused || !m.bestto || !m.tbits) {
@@ -773,8 +781,13 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         for (int32_t v = 0; v < n; v++)
             cur[v] = m.nb_start[v];
         for (int32_t k = 0; k < ne; k++) {
-            m.nb[cur[m.eu[k]]++] = 2 * k + 1;
-            m.nb[cur[m.ev[k]]++] = 2 * k;
+            int32_t a = cur[m.eu[k]]++, b = cur[m.ev[k]]++;
+            m.nb[a] = 2 * k + 1;
+            m.nbv[a] = m.ev[k];
+            m.nbw2[a] = 2 * m.ew[k];
+            m.nb[b] = 2 * k;
+            m.nbv[b] = m.eu[k];
+            m.nbw2[b] = 2 * m.ew[k];
         }
     }
     for (size_t b = 0; b < n2; b++) {
