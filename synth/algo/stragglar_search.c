@@ -638,6 +638,15 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
  * variants (both up to SRCH_VARIANTS_MAX_N, the first above
  * SRCH_BEAM_MAX_N), then the beam (n <= SRCH_BEAM_MAX_N), all aiming at
  * T.
+ * Above SRCH_BEAM_MAX_N, after the variant, a single dive (beam_dive's
+ * backtracking completion of the noise-free ramp, no beam): the runs
+ * there die in the transition after the ramp (rounds 12..60), and the
+ * dive's replays, each a few rounds long while it is stuck there, get
+ * through it where a fresh seeded run does not (451, 483, 803, 867, 899,
+ * 931 reach LB + 1 that way; 499, 511 and 963 do not, and then cost a
+ * full run or two more before the LB + 2 run; docs/stragglar.md,
+ * "Odd n above 256: the single dive").  The full beam there costs about
+ * W times as much (docs/stragglar.md, "The beam above 256").
  * Above SRCH_STEER_ABOVE_N the beam is steered first (stragglar_srch_round's
  * last-ramp-round bonus): measured on the beam's odd n (59, 63, 111..127,
  * 213, 217, 227..255), it reaches LB + 1 for 235 and 239, which the plain
@@ -654,6 +663,9 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                       SRCH_BEAM_ROUNDS, 0 };
     static const beam_cfg_t steered = { SRCH_STEER_W, SRCH_BEAM_B,
                                         SRCH_BEAM_ROUNDS, SRCH_STEER };
+    /* One noise-free state through the ramp, no branching: only the
+     * dive (its backtracking) after it. */
+    static const beam_cfg_t dive = { 1, 1, 0, 0 };
     uint32_t T0 = s->T;
     bool died = true;
     ccs_status_t st = CCS_OK;
@@ -662,6 +674,11 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
         st = srch_variants(s, tmp, T, 2, ok, err);
     else if (s->n > SRCH_BEAM_MAX_N)
         st = srch_variants(s, tmp, T, 1, ok, err);
+    if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N) {
+        s->T = T;
+        st = stragglar_srch_beam(s, tmp, &dive, ok, &died, err);
+        s->T = T0;
+    }
 
     if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
         s->T = T;
