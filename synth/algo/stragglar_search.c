@@ -587,7 +587,7 @@ static uint32_t srch_runs(uint32_t n)
  * Above SRCH_BEAM_MAX_N (no beam) odd n get the first variant only: x2
  * at LB + 1 reaches it for 387, 675, 739, 771 and 835 of the odd n
  * sampled in 259..1023 (step 32), where the two runs at LB + 1 die in
- * rounds 12..60; where it fails it dies as early (rounds 21..54), and
+ * rounds 12..60; where it fails it dies as early (rounds 17..54), and
  * where it succeeds its run replaces the LB + 2 run, so it costs about
  * nothing.  The second variant never finished within LB + 1 there (451,
  * 483, 803, 867, 899: LB + 2, a full run more), and other scales at
