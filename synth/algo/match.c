@@ -758,10 +758,11 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
     m.tbits = calloc((n2 + 63) / 64, sizeof(*m.tbits));
-    if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv || !m.nbw2 || !m.mate ||
-        !m.label || !m.labelend || !m.inblossom || !m.bparent || !m.bbase ||
-        !m.bestedge || !m.dual || !m.allow || !m.has_best || !m.childs ||
-        !m.endps || !m.bestlist || !m.unused || !m.bestto || !m.tbits) {
+    if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv ||
+        !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
+        !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
+        !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
+        !m.bestto || !m.tbits) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
