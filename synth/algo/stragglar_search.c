@@ -583,7 +583,16 @@ static uint32_t srch_runs(uint32_t n)
 }
 
 /* The variants reached LB + 1 only up to n = 225 in the sweep of n =
- * 3..256; above, the beam does it, and the two runs cost about 0.3 s. */
+ * 3..256; above, the beam does it, and the two runs cost about 0.3 s.
+ * Above SRCH_BEAM_MAX_N (no beam) odd n get the first variant only: x2
+ * at LB + 1 reaches it for 387, 675, 739, 771 and 835 of the odd n
+ * sampled in 259..1023 (step 32), where the two runs at LB + 1 die in
+ * rounds 12..60; where it fails it dies as early (rounds 17..54), and
+ * where it succeeds its run replaces the LB + 2 run, so it costs about
+ * nothing.  The second variant never finished within LB + 1 there (451,
+ * 483, 803, 867, 899: LB + 2, a full run more), and other scales at
+ * LB + 1 (x1/4, x1/2, x1.5, x3, x4, x8) died in the same rounds on 451,
+ * 483, 499, 511 and 803. */
 #define SRCH_VARIANTS_MAX_N 225u
 
 /* Second chance at LB + 1 for odd n where the runs above failed (just
@@ -594,9 +603,11 @@ static uint32_t srch_runs(uint32_t n)
  * (its slacks are looser, and the plan counts only if it still finishes
  * within T).  From the sweep of n = 3..256: x2 at T gives 101, 181, 225;
  * x1/2 at T + 1 gives 203, 209, 221, 223; nothing else tried (x1/4..x4,
- * either target) gave more. */
+ * either target) gave more.  Runs the first nvar variants, in this
+ * order. */
 static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
-                                  uint32_t T, bool *ok, ccs_err_t *err)
+                                  uint32_t T, size_t nvar, bool *ok,
+                                  ccs_err_t *err)
 {
     static const struct { int64_t rpct; uint32_t slack; } var[] = {
         { 200, 0 }, { 50, 1 },
@@ -604,7 +615,9 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
     uint32_t T0 = s->T;
     ccs_status_t st = CCS_OK;
 
-    for (size_t i = 0; i < sizeof(var) / sizeof(var[0]) && !*ok; i++) {
+    if (nvar > sizeof(var) / sizeof(var[0]))
+        nvar = sizeof(var) / sizeof(var[0]);
+    for (size_t i = 0; i < nvar && !*ok; i++) {
         s->T = T + var[i].slack;
         s->rng = 0;
         s->noise = 0;
@@ -622,8 +635,18 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
 }
 
 /* Odd n whose runs missed target T (or skipped it, first_target): the
- * variants (n <= SRCH_VARIANTS_MAX_N), then the beam (n <=
- * SRCH_BEAM_MAX_N), both aiming at T.
+ * variants (both up to SRCH_VARIANTS_MAX_N, the first above
+ * SRCH_BEAM_MAX_N), then the beam (n <= SRCH_BEAM_MAX_N), all aiming at
+ * T.
+ * Above SRCH_BEAM_MAX_N, after the variant, a single dive (beam_dive's
+ * backtracking completion of the noise-free ramp, no beam): the runs
+ * there die in the transition after the ramp (rounds 12..60), and the
+ * dive's replays, each a few rounds long while it is stuck there, get
+ * through it where a fresh seeded run does not (451, 483, 803, 867, 899,
+ * 931 reach LB + 1 that way; 499, 511 and 963 do not, and then cost a
+ * full run or two more before the LB + 2 run; docs/stragglar.md,
+ * "Odd n above 256: the single dive").  The full beam there costs about
+ * W times as much (docs/stragglar.md, "The beam above 256").
  * Above SRCH_STEER_ABOVE_N the beam is steered first (stragglar_srch_round's
  * last-ramp-round bonus): measured on the beam's odd n (59, 63, 111..127,
  * 213, 217, 227..255), it reaches LB + 1 for 235 and 239, which the plain
@@ -640,12 +663,22 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
                                       SRCH_BEAM_ROUNDS, 0 };
     static const beam_cfg_t steered = { SRCH_STEER_W, SRCH_BEAM_B,
                                         SRCH_BEAM_ROUNDS, SRCH_STEER };
+    /* One noise-free state through the ramp, no branching: only the
+     * dive (its backtracking) after it. */
+    static const beam_cfg_t dive = { 1, 1, 0, 0 };
     uint32_t T0 = s->T;
     bool died = true;
     ccs_status_t st = CCS_OK;
 
     if (s->n <= SRCH_VARIANTS_MAX_N)
-        st = srch_variants(s, tmp, T, ok, err);
+        st = srch_variants(s, tmp, T, 2, ok, err);
+    else if (s->n > SRCH_BEAM_MAX_N)
+        st = srch_variants(s, tmp, T, 1, ok, err);
+    if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N) {
+        s->T = T;
+        st = stragglar_srch_beam(s, tmp, &dive, ok, &died, err);
+        s->T = T0;
+    }
 
     if (st == CCS_OK && !*ok && s->n <= SRCH_BEAM_MAX_N) {
         s->T = T;

@@ -267,11 +267,75 @@ TEST(dense_graph_perfect)
         CHECK(mate[v] >= 0 && mate[mate[v]] == v);
 }
 
+/* Larger graphs than brute force can check (blossom ids past the first
+ * 64-bit word of add_blossom's bitset, many nested blossoms): the optimum
+ * weight must not depend on the vertex numbering or the edge order, so
+ * each graph is solved again with its vertices permuted and its edges
+ * reversed, and both matchings must be valid and of equal weight.  An
+ * order-dependent suboptimal answer shows up as a difference (checked:
+ * with add_blossom reading only the first word of its bitset, 13 of these
+ * graphs differ). */
+TEST(relabel_invariant_large)
+{
+    enum { NMAX = 400, EMAX = NMAX * 12 };
+    static const int64_t wmax[] = { 1000, 3, INT64_C(1) << 20 };
+    static match_edge_t e[EMAX], f[EMAX];
+    static int32_t mate[NMAX], mate2[NMAX], perm[NMAX];
+    uint64_t rs = UINT64_C(0xD1B54A32D192ED03);
+    int fails = 0, cases = 0;
+
+    for (int i = 0; i < 200; i++, cases++) {
+        int n = 100 + (int)(rng_next(&rs) % (NMAX - 99)), ne = 0, bad = 0;
+        int deg = 2 + (int)(rng_next(&rs) % 10);
+        int64_t wm = wmax[i % 3];
+        bool maxcard = i % 4 == 3;
+        for (int u = 0; u < n && ne < EMAX; u++) {
+            for (int v = u + 1; v < n && ne < EMAX; v++) {
+                if ((int)(rng_next(&rs) % (uint64_t)n) >= deg)
+                    continue;
+                e[ne++] = (match_edge_t){
+                    u, v, (int64_t)(rng_next(&rs) % (uint64_t)wm) + 1 };
+            }
+        }
+        for (int v = 0; v < n; v++)
+            perm[v] = v;
+        for (int v = n - 1; v > 0; v--) {
+            int j = (int)(rng_next(&rs) % (uint64_t)(v + 1)), t = perm[v];
+            perm[v] = perm[j];
+            perm[j] = t;
+        }
+        for (int k = 0; k < ne; k++)
+            f[ne - 1 - k] = (match_edge_t){ perm[e[k].v], perm[e[k].u],
+                                            e[k].w };
+        if (match_max_weight(n, e, ne, maxcard, mate, NULL) != CCS_OK ||
+            match_max_weight(n, f, ne, maxcard, mate2, NULL) != CCS_OK) {
+            fails++;
+            continue;
+        }
+        for (int v = 0; v < n; v++) {
+            bad += mate[v] >= 0 && mate[mate[v]] != v;
+            bad += mate2[v] >= 0 && mate2[mate2[v]] != v;
+        }
+        if (bad > 0 || match_weight(n, e, ne, mate) !=
+                           match_weight(n, f, ne, mate2)) {
+            if (fails < 5)
+                FAIL_AT("graph %d (n=%d, %d edges): weight %lld, permuted "
+                        "%lld, %d bad mates", i, n, ne,
+                        (long long)match_weight(n, e, ne, mate),
+                        (long long)match_weight(n, f, ne, mate2), bad);
+            fails++;
+        }
+    }
+    CHECK_EQ_INT(fails, 0);
+    CHECK_EQ_INT(cases, 200);
+}
+
 int main(void)
 {
     RUN(random_against_brute_force);
     RUN(hand_cases);
     RUN(rejects_bad_input);
     RUN(dense_graph_perfect);
+    RUN(relabel_invariant_large);
     return TEST_SUMMARY();
 }

@@ -244,6 +244,16 @@ TEST(odd_above_256_lb_plus_1)
     check_excess(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Odd n above 256 whose runs and variant die in the transition after the
+ * ramp get a single dive (beam_dive's backtracking from the noise-free
+ * ramp): 451 was at LB + 2 without it and reaches LB + 1 with it
+ * (docs/stragglar.md, "the single dive"). */
+TEST(odd_above_256_dive)
+{
+    static const struct excess_case cases[] = { { 451, 1 } };
+    check_excess(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
 /* The symbolic verifier passes for every n in 2..64, one-port, and the
  * phase-1 step count equals the planned rounds. */
 TEST(verified_2_to_64)
@@ -445,6 +455,7 @@ int main(void)
     RUN(pow2_large);
     RUN(class_bmatch_even);
     RUN(odd_above_256_lb_plus_1);
+    RUN(odd_above_256_dive);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
