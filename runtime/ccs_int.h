@@ -116,13 +116,13 @@ struct ccs_comm {
     ccs_err_t err;           /* last error message */
     void *arena;             /* owned (xops->mem_alloc); grow-only */
     size_t arena_bytes;
-    /* Calls every rank agreed on (exec.c): keys of (plan fingerprint,
+    /* Calls every rank agreed on (exec_checks.c): keys of (plan fingerprint,
      * count, dtype, op, straggler), a small round-robin cache. */
     uint64_t agreed[8];
     uint32_t agreed_next;
     bool agree_off;          /* CCS_CHECK_CALLS=0 */
-    /* The last call agreed on, as is (exec.c): an identical call skips
-     * even the key's hashing. */
+    /* The last call agreed on, as is (exec_checks.c): an identical call
+     * skips even the key's hashing. */
     bool last_valid;
     uint64_t last_fp;
     size_t last_count;

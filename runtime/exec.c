@@ -362,38 +362,6 @@ static ccs_status_t tails_out(run_t *r, uint32_t nblk)
  * never mix with the plan's. */
 #define SMALL_STEP 0xfffffe00u
 
-/* The first-call agreement (exec_checks.c), behind a one-entry cache of
- * the last call agreed on, compared field by field: a run of identical
- * calls (the common case) skips even the agreement's key hashing. */
-static ccs_status_t agree(ccs_comm_t *comm, const ccs_plan_t *plan,
-                          size_t count, ccs_dtype_t dtype, ccs_redop_t op,
-                          int32_t straggler, int64_t before_step,
-                          bool *disagreed, ccs_err_t *err)
-{
-    uint64_t fp;
-    ccs_status_t st;
-
-    /* (what ccs_exec_agree skips, without hashing the plan for it) */
-    if (comm->nranks < 2 || comm->xops->device_mem || comm->agree_off)
-        return CCS_OK;
-    fp = ccs_plan_fingerprint(plan);
-    if (comm->last_valid && comm->last_fp == fp &&
-        comm->last_count == count && comm->last_dtype == dtype &&
-        comm->last_op == op && comm->last_strag == straggler)
-        return CCS_OK;
-    st = ccs_exec_agree(comm, plan, count, dtype, op, straggler,
-                        before_step, disagreed, err);
-    if (st == CCS_OK) {
-        comm->last_valid = true;
-        comm->last_fp = fp;
-        comm->last_count = count;
-        comm->last_dtype = dtype;
-        comm->last_op = op;
-        comm->last_strag = straggler;
-    }
-    return st;
-}
-
 #define FAIL(code, ...) (st = ccs_err_set(err, (code), __VA_ARGS__))
 
 ccs_status_t ccs_run_ex(const ccs_plan_t *plan, ccs_comm_t *comm,
@@ -546,8 +514,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         if ((st = r.xo->run_begin(r.x, stream, err)) != CCS_OK)
             goto done;
         started = true;
-        if ((st = agree(comm, plan, count, dtype, op, strag, 0, &disagreed,
-                        err)) != CCS_OK)
+        if ((st = ccs_exec_agree(comm, plan, count, dtype, op, strag, 0,
+                                 &disagreed, err)) != CCS_OK)
             goto done;
         /* Our input is sent and reduced where it lies, unless recvbuff
          * could overwrite it before its turn in the rank-order reduction
@@ -704,8 +672,9 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
              * is away. */
             if (!agreed && (s->nphases <= 1 || grp.phase != 0)) {
                 agreed = true;
-                if ((st = agree(comm, plan, count, dtype, op, strag,
-                                grp.step, &disagreed, err)) != CCS_OK)
+                if ((st = ccs_exec_agree(comm, plan, count, dtype, op,
+                                         strag, grp.step, &disagreed,
+                                         err)) != CCS_OK)
                     goto done;
             }
             st = run_group(&r, &grp);
@@ -720,8 +689,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (timed && phase < CCS_STATS_MAX_PHASES)
                 stats.phase_end_s[phase] = ccs_now_s();
         if (!agreed &&
-            (st = agree(comm, plan, count, dtype, op, strag, -1, &disagreed,
-                        err)) != CCS_OK)
+            (st = ccs_exec_agree(comm, plan, count, dtype, op, strag, -1,
+                                 &disagreed, err)) != CCS_OK)
             goto done;
     }
 

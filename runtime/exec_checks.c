@@ -79,19 +79,28 @@ ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                             bool *disagreed, ccs_err_t *err)
 {
     const ccs_xport_ops_t *xo = comm->xops;
-    uint64_t key, mine[2], theirs[2];
+    uint64_t fp, key, mine[2], theirs[2];
     uint32_t R = (uint32_t)comm->nranks, me = (uint32_t)comm->rank;
     ccs_status_t st = CCS_OK;
+    bool known = false;
 
     if (R < 2 || xo->device_mem || comm->agree_off)
         return CCS_OK;
-    key = ccs_mix64(ccs_plan_fingerprint(plan), count);
+    /* A run of identical calls (the common case) is answered by the last
+     * call, compared field by field, before any key hashing. */
+    fp = ccs_plan_fingerprint(plan);
+    if (comm->last_valid && comm->last_fp == fp &&
+        comm->last_count == count && comm->last_dtype == dtype &&
+        comm->last_op == op && comm->last_strag == straggler)
+        return CCS_OK;
+    key = ccs_mix64(fp, count);
     key = ccs_mix64(key, (uint64_t)dtype);
     key = ccs_mix64(key, (uint64_t)op);
     key = ccs_mix64(key, (uint64_t)(uint32_t)straggler);
-    for (unsigned i = 0; i < 8; i++)
-        if (comm->agreed[i] == key)
-            return CCS_OK;
+    for (unsigned i = 0; i < 8 && !known; i++)
+        known = comm->agreed[i] == key;
+    if (known)
+        goto remember;
     mine[0] = mine[1] = key;
     for (uint32_t k = 0, d = 1; d < R; k++, d = d > R / 2 ? R : 2 * d) {
         uint32_t to = (me + d) % R, from = (me + R - d) % R;
@@ -130,6 +139,13 @@ ccs_status_t ccs_exec_agree(ccs_comm_t *comm, const ccs_plan_t *plan,
                            straggler);
     }
     comm->agreed[comm->agreed_next++ % 8] = key;
+remember:
+    comm->last_valid = true;
+    comm->last_fp = fp;
+    comm->last_count = count;
+    comm->last_dtype = dtype;
+    comm->last_op = op;
+    comm->last_strag = straggler;
     return CCS_OK;
 }
 
