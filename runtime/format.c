@@ -294,8 +294,7 @@ typedef struct hdr {
 
 #define FMT_FAIL(...) ccs_err_set(err, CCS_ERR_FORMAT, __VA_ARGS__)
 
-/* Size, magic, version, end marker and checksum: everything that can be
- * checked without trusting a single count from the header. */
+/* The checksum failure's words, wherever the CRC was computed. */
 static ccs_status_t checksum_fail(const uint8_t *b, size_t len,
                                   uint32_t computed, ccs_err_t *err)
 {
@@ -305,8 +304,10 @@ static ccs_status_t checksum_fail(const uint8_t *b, size_t len,
                        get_u32(b + len - 4), len - 4, computed, len - 5);
 }
 
-/* With `crc` false, everything but the checksum, which the caller then
- * computes on its way through the file (decode). */
+/* Size, magic, version, end marker and checksum: everything that can be
+ * checked without trusting a single count from the header.  With `crc`
+ * false, everything but the checksum, which the caller then computes on
+ * its way through the file (decode). */
 static ccs_status_t check_envelope(const uint8_t *b, size_t len, hdr_t *h,
                                    bool crc, ccs_err_t *err)
 {
