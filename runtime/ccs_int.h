@@ -64,6 +64,11 @@ struct ccs_plan {
                                 in (ccs_plan_group walks them) */
     uint32_t *stage_chunks;  /* owned; [nranks] most chunks of transfer
                                 staging one step of the rank can need */
+    uint32_t *scratch_chunks; /* owned; [nranks] end of the highest SCRATCH
+                                 chunk the rank's ops touch: the executor
+                                 sizes scratch from it, not from the
+                                 declared nscratch, so a plan that declares
+                                 much scratch and uses little costs little */
     uint8_t *inplace_hazard; /* owned; [nranks] 1 when the rank reads
                                 IN[c] after (or while) OUT[c] is written:
                                 in-place calls must stage the input */

@@ -621,7 +621,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     }
 
     /* ---- arena: scratch | staging | tails | input copy ---- */
-    sz_scratch = align64((size_t)s->nscratch * r.cbytes);
+    sz_scratch = align64((size_t)plan->scratch_chunks[r.L] * r.cbytes);
     sz_stage = align64((size_t)plan->stage_chunks[r.L] * r.cbytes);
     sz_in_tail = r.in.used ? align64((size_t)nblk_in * r.TB * r.cbytes) : 0;
     sz_out_tail = r.out.used ? align64((size_t)nblk_out * r.TB * r.cbytes)

@@ -63,6 +63,7 @@ void ccs_plan_destroy(ccs_plan_t *plan)
     free(plan->seq_zero);
     free(plan->ngroups);
     free(plan->stage_chunks);
+    free(plan->scratch_chunks);
     free(plan->inplace_hazard);
     if (!plan->sched_borrowed)
         ccs_sched_destroy(plan->sched);
@@ -288,6 +289,7 @@ static ccs_status_t scan_begin(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     p->nseq = p->seq != NULL ? R : 0;
     p->ngroups = calloc(R, sizeof(*p->ngroups));
     p->stage_chunks = calloc(R, sizeof(*p->stage_chunks));
+    p->scratch_chunks = calloc(R, sizeof(*p->scratch_chunks));
     p->inplace_hazard = calloc(R, 1);
     /* calloc: pages no rank reads beyond cost nothing. */
     p->seq_zero = calloc(most, sizeof(*p->seq_zero));
@@ -295,7 +297,7 @@ static ccs_status_t scan_begin(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     sc->cnt = calloc(2 * (size_t)R, sizeof(*sc->cnt));
     sc->seq = malloc((size_t)most * sizeof(*sc->seq));
     if (p->seq == NULL || p->ngroups == NULL || p->stage_chunks == NULL ||
-        p->inplace_hazard == NULL || p->seq_zero == NULL ||
+        p->scratch_chunks == NULL || p->inplace_hazard == NULL || p->seq_zero == NULL ||
         sc->stamp == NULL || sc->cnt == NULL || sc->seq == NULL ||
         ccs_pair_stream_create(R, &sc->pairs) != CCS_OK)
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory indexing plan");
@@ -312,7 +314,7 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     uint32_t *seq = sc->seq, *stamp_cnt = sc->cnt;
     uint64_t *stamp = sc->stamp;
     uint32_t ng = 0, ilo, ihi, olo, ohi, any_seq = 0;
-    uint64_t most = 0, work = 0, group_id = sc->group_id;
+    uint64_t most = 0, work = 0, group_id = sc->group_id, scratch_end = 0;
     bool reads_in = false, writes_out = false, outside = false;
     ccs_status_t st;
 
@@ -347,6 +349,11 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
                        (op->chunk + nch > span_hi[b]);
             outside |= src & ((op->src_chunk < span_lo[sb]) |
                               (op->src_chunk + nch > span_hi[sb]));
+            if (b == CCS_BUF_SCRATCH && op->chunk + nch > scratch_end)
+                scratch_end = op->chunk + nch;
+            if (src && sb == CCS_BUF_SCRATCH &&
+                op->src_chunk + nch > scratch_end)
+                scratch_end = op->src_chunk + nch;
             reads_in |= rin;
             writes_out |= wout;
             work += (rin | wout) ? nch : 0;
@@ -433,6 +440,8 @@ static ccs_status_t scan_rank(ccs_plan_t *p, scan_t *sc, ccs_err_t *err)
     }
     p->ngroups[r] = ng;
     p->stage_chunks[r] = most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
+    /* The reader bounded every SCRATCH range by nscratch (< 2^24). */
+    p->scratch_chunks[r] = (uint32_t)scratch_end;
     sc->outside |= outside;
     /* The in-place analysis and the pairing of this rank while its ops are
      * in cache. */

@@ -250,6 +250,58 @@ TEST(fixtures_large_odd_count)
     fx_free(fx, n);
 }
 
+/* A plan may declare up to 2^24 scratch chunks per rank and use few.  The
+ * executor sizes scratch from the chunks the rank's ops touch: a declared
+ * 2^24 chunks of 100 KB (1.6 TB) used to be asked of the allocator on
+ * every run and failed with out of memory; the fuzzer found it. */
+TEST(scratch_is_sized_by_use_not_declaration)
+{
+    static const combo_t combos[] = {
+        { CCS_FLOAT32, CCS_SUM, 100000, false },
+        { CCS_INT32, CCS_MAX, 1000, true },
+    };
+
+    for (uint32_t R = 2; R <= 4; R++) {
+        ccs_sched_t *s = fx_ring_scratch(R);
+        ccs_plan_t *p = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        char msg[256], name[64];
+        uint32_t used[MAX_R] = { 0 };
+
+        CHECK(s != NULL);
+        if (s == NULL)
+            continue;
+        /* What each rank's ops touch, from the ops themselves. */
+        for (uint32_t r = 0; r < R; r++)
+            for (uint32_t i = 0; i < s->rank_nops[r]; i++) {
+                const ccs_op_t *op = &s->rank_ops[r][i];
+                bool src = op->kind >= CCS_OP_RECV_REDUCE;
+                if (op->buf == CCS_BUF_SCRATCH &&
+                    op->chunk + op->nchunks > used[r])
+                    used[r] = op->chunk + op->nchunks;
+                if (src && op->src_buf == CCS_BUF_SCRATCH &&
+                    op->src_chunk + op->nchunks > used[r])
+                    used[r] = op->src_chunk + op->nchunks;
+            }
+        s->nscratch = CCS_MAX_CHUNKS;
+        CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
+        CHECK_STATUS(ccs_plan_load_mem_msg(buf, len, &p, msg, sizeof(msg)),
+                     CCS_OK);
+        if (p != NULL) {
+            for (uint32_t r = 0; r < R; r++) {
+                CHECK(used[r] > 0);
+                CHECK_EQ_INT(p->scratch_chunks[r], used[r]);
+            }
+            snprintf(name, sizeof(name), "ringscratch-r%u declared 2^24", R);
+            run_world(name, p, combos, 2, -1, -1, 0, g_jobs);
+        }
+        ccs_plan_destroy(p);
+        free(buf);
+        ccs_sched_destroy(s);
+    }
+}
+
 /* In-place staging happens exactly for the plans that need it. */
 TEST(inplace_staging_decision)
 {
@@ -475,6 +527,7 @@ int main(int argc, char **argv)
     RUN(fixtures_full_matrix);
     RUN(fixtures_rank_sweep);
     RUN(fixtures_large_odd_count);
+    RUN(scratch_is_sized_by_use_not_declaration);
     RUN(inplace_staging_decision);
     RUN(straggler_relabel_and_phase0);
     RUN(stragglar_plans_phase0_before_straggler);
