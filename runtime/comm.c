@@ -182,16 +182,6 @@ ccs_status_t ccs_cpu_memset0(ccs_xport_t *x, void *dst, size_t bytes,
     return CCS_OK;
 }
 
-ccs_status_t ccs_cpu_reduce(ccs_xport_t *x, void *dst, const void *a,
-                            const void *b, size_t n, ccs_dtype_t dtype,
-                            ccs_redop_t op, ccs_err_t *err)
-{
-    (void)x;
-    (void)err;
-    ccs_reduce_cpu(dst, a, b, n, dtype, op);
-    return CCS_OK;
-}
-
 ccs_status_t ccs_cpu_div(ccs_xport_t *x, void *buf, size_t n,
                          ccs_dtype_t dtype, uint32_t divisor, ccs_err_t *err)
 {
