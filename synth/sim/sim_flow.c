@@ -276,7 +276,7 @@ nomem:
 
 /* Transfers in (src, dst, id) order: each ordered pair's in program
  * order, as ids are step-major and, within a step, in the sender's op
- * order. */
+ * order.  Also the port queues: (pipe, step, id). */
 typedef struct pairkey {
     uint32_t src, dst, x;
 } pairkey_t;
@@ -290,6 +290,75 @@ static int pairkey_cmp(const void *pa, const void *pb)
     if (a->dst != b->dst)
         return a->dst < b->dst ? -1 : 1;
     return (a->x > b->x) - (a->x < b->x);
+}
+
+/* The port queues: every transfer joins the sender's queue on the first
+ * pipe of its route (its way out) and the receiver's on the last (its way
+ * in), ordered by step; a transfer's bytes wait for the queue's previous
+ * step to finish in both.  Only the rank's own earlier transfers are in
+ * its queues, so with a window of 1 (all of them finished) nobody waits:
+ * the rank mode. */
+static ccs_status_t build_ports(sim_t *sim, ccs_err_t *err)
+{
+    pairkey_t *q = NULL;      /* owned here: (pipe, step, x) */
+    uint32_t nq = 0;
+    ccs_status_t st = CCS_OK;
+
+    q = malloc(sizeof(*q) * (2 * (size_t)sim->ntr + 1));
+    sim->df_q_x = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
+    sim->df_q_nb = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
+    sim->df_q_pipe = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
+    sim->df_x_q = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
+    if (q == NULL || sim->df_q_x == NULL || sim->df_q_nb == NULL ||
+        sim->df_q_pipe == NULL || sim->df_x_q == NULL) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (dataflow)");
+        goto cleanup;
+    }
+    for (uint32_t x = 0; x < sim->ntr; x++) {
+        const sim_route_t *rt = &sim->route[sim->tr[x].route];
+        uint32_t first, last;
+
+        sim->df_x_q[2 * (size_t)x] = sim->df_x_q[2 * (size_t)x + 1] = NONE;
+        sim->df_pwait0[x] = 0;
+        if (rt->len == 0)
+            continue;
+        first = (uint32_t)sim->route_pipes[rt->off];
+        last = (uint32_t)sim->route_pipes[rt->off + rt->len - 1];
+        /* the way out holds only the sender's transfers, the way in only
+         * the receiver's: a pipe that is the last of some routes and the
+         * first of others (a GPU that forwards) is two queues */
+        q[nq++] = (pairkey_t){ 2 * first, sim->tr[x].step, x };
+        q[nq++] = (pairkey_t){ 2 * last + 1, sim->tr[x].step, x };
+    }
+    qsort(q, nq, sizeof(*q), pairkey_cmp);
+    sim->df_nq = nq;
+    for (uint32_t k = 0; k < nq; k++) {
+        uint32_t x = q[k].x, *slot = &sim->df_x_q[2 * (size_t)x];
+        sim->df_q_x[k] = x;
+        sim->df_q_pipe[k] = q[k].src;
+        sim->df_q_nb[k] = NONE;
+        slot[slot[0] == NONE ? 0 : 1] = k;
+    }
+    /* batches: runs of one (pipe, step); each entry points at the next
+     * batch of its pipe, whose members wait for all of its own */
+    for (uint32_t k = 0; k < nq;) {
+        uint32_t e = k, nb;
+        while (e < nq && q[e].src == q[k].src && q[e].dst == q[k].dst)
+            e++;
+        nb = e < nq && q[e].src == q[k].src ? e : NONE;
+        for (uint32_t j = k; j < e; j++)
+            sim->df_q_nb[j] = nb;
+        if (nb != NONE) {
+            for (uint32_t j = nb; j < nq && q[j].src == q[nb].src &&
+                                  q[j].dst == q[nb].dst; j++)
+                sim->df_pwait0[q[j].x] += e - k;
+        }
+        k = e;
+    }
+
+cleanup:
+    free(q);
+    return st;
 }
 
 ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
@@ -327,7 +396,6 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
     sim->df_succ_off = calloc((size_t)nops + 2, sizeof(uint32_t));
     sim->df_xfer_op = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
     sim->df_fifo_next = malloc(sizeof(uint32_t) * ((size_t)sim->ntr + 1));
-    sim->df_batch_next = malloc(sizeof(uint32_t) * ((size_t)sim->ntr + 1));
     sim->df_pwait0 = malloc(sizeof(uint32_t) * ((size_t)sim->ntr + 1));
     sim->df_pwait = malloc(sizeof(uint32_t) * ((size_t)sim->ntr + 1));
     sim->df_wait = malloc(sizeof(uint32_t) * ((size_t)nops + 1));
@@ -343,7 +411,7 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
         sim->df_op_grp == NULL || sim->df_grp_op == NULL ||
         sim->df_grp_nops == NULL || sim->df_npred == NULL ||
         sim->df_succ_off == NULL || sim->df_xfer_op == NULL ||
-        sim->df_fifo_next == NULL || sim->df_batch_next == NULL ||
+        sim->df_fifo_next == NULL ||
         sim->df_pwait0 == NULL || sim->df_pwait == NULL ||
         sim->df_wait == NULL ||
         sim->df_left == NULL || sim->df_old == NULL ||
@@ -407,33 +475,18 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
     for (uint32_t k = 0; k < e.n; k++)
         sim->df_succ[w.stamp[e.pred[k]]++] = e.succ[k];
 
-    /* one stream per ordered pair: batches of one step each */
+    /* first in, first out per ordered pair (the order of starts) */
     for (uint32_t x = 0; x < sim->ntr; x++)
         pk[x] = (pairkey_t){ sim->tr[x].src, sim->tr[x].dst, x };
     qsort(pk, sim->ntr, sizeof(*pk), pairkey_cmp);
-    for (uint32_t k = 0, b0 = 0, prev_n = 0; k < sim->ntr; k++) {
-        uint32_t x = pk[k].x;
-        bool same_pair = k > 0 && pk[k - 1].src == pk[k].src &&
-                         pk[k - 1].dst == pk[k].dst;
-        bool new_batch = !same_pair ||
-                         sim->tr[pk[k - 1].x].step != sim->tr[x].step;
-
-        if (!same_pair)
-            prev_n = 0;
-        if (new_batch && same_pair) {
-            /* the batch that ends here is the previous one from now on */
-            for (uint32_t j = b0; j < k; j++)
-                sim->df_batch_next[pk[j].x] = x;
-            prev_n = k - b0;
-        }
-        if (new_batch)
-            b0 = k;
-        sim->df_pwait0[x] = prev_n;
-        sim->df_batch_next[x] = NONE;
-        sim->df_fifo_next[x] =
-            k + 1 < sim->ntr && pk[k + 1].src == pk[k].src &&
-                    pk[k + 1].dst == pk[k].dst ? pk[k + 1].x : NONE;
+    for (uint32_t k = 0; k < sim->ntr; k++) {
+        bool same = k + 1 < sim->ntr && pk[k + 1].src == pk[k].src &&
+                    pk[k + 1].dst == pk[k].dst;
+        sim->df_fifo_next[pk[k].x] = same ? pk[k + 1].x : NONE;
     }
+    st = build_ports(sim, err);
+    if (st != CCS_OK)
+        goto cleanup;
     sim->df_built = true;
     goto cleanup;
 
@@ -453,7 +506,8 @@ void sim_flow_free(sim_t *sim)
     uint32_t **arr[] = { &sim->df_base, &sim->df_op_xfer, &sim->df_op_grp,
                          &sim->df_grp_op, &sim->df_grp_nops, &sim->df_npred,
                          &sim->df_succ_off, &sim->df_succ, &sim->df_xfer_op,
-                         &sim->df_fifo_next, &sim->df_batch_next,
+                         &sim->df_fifo_next, &sim->df_q_x, &sim->df_q_nb,
+                         &sim->df_q_pipe, &sim->df_x_q,
                          &sim->df_pwait0, &sim->df_pwait,
                          &sim->df_wait, &sim->df_left,
                          &sim->df_old, &sim->df_next, &sim->df_inflight,
@@ -621,14 +675,22 @@ void sim_flow_local_done(sim_t *sim, uint32_t f, double now)
 
 void sim_flow_xfer_done(sim_t *sim, uint32_t x, double now)
 {
-    /* the pair's next step may go once all of this one has finished */
-    uint32_t y = sim->df_batch_next[x];
+    /* the next step of its ports' queues may flow once all of this one
+     * has finished */
+    for (int k = 0; k < 2; k++) {
+        uint32_t e = sim->df_x_q[2 * (size_t)x + k], nb;
 
-    for (uint32_t z = y; z != NONE && sim->tr[z].step == sim->tr[y].step;
-         z = sim->df_fifo_next[z]) {
-        if (--sim->df_pwait[z] == 0 && (sim->tr_ready[z] & TR_HELD)) {
-            sim->tr_ready[z] &= (uint8_t)~TR_HELD;
-            sim_bw_start(sim, z, now);
+        if (e == NONE || (nb = sim->df_q_nb[e]) == NONE)
+            continue;
+        for (uint32_t j = nb; j < sim->df_nq &&
+                              sim->df_q_pipe[j] == sim->df_q_pipe[nb] &&
+                              sim->tr[sim->df_q_x[j]].step ==
+                                  sim->tr[sim->df_q_x[nb]].step; j++) {
+            uint32_t z = sim->df_q_x[j];
+            if (--sim->df_pwait[z] == 0 && (sim->tr_ready[z] & TR_HELD)) {
+                sim->tr_ready[z] &= (uint8_t)~TR_HELD;
+                sim_bw_start(sim, z, now);
+            }
         }
     }
     /* the receiver first: the stack is last in, first out, and the rank

@@ -204,10 +204,16 @@ struct sim {
     uint32_t *df_xfer_op;  /* [2 * ntr] a transfer's SEND, then receive */
     uint32_t *df_fifo_next; /* [ntr] the next transfer between the same
                                ordered pair, SIM_NO_GROUP after the last */
-    uint32_t *df_batch_next; /* [ntr] the pair's first transfer of a later
-                                step than x's, SIM_NO_GROUP if none */
-    uint32_t *df_pwait0;   /* [ntr] transfers of the pair's previous
-                              step, which must finish before x's bytes
+    /* port queues (sim_flow.c build_ports): entries sorted by (queue,
+     * step, transfer), two per transfer: queue 2p is the way out over
+     * pipe p, 2p+1 the way in */
+    uint32_t df_nq;
+    uint32_t *df_q_x;      /* [nq] the entry's transfer */
+    uint32_t *df_q_pipe;   /* [nq] its queue */
+    uint32_t *df_q_nb;     /* [nq] first entry of the pipe's next step */
+    uint32_t *df_x_q;      /* [2 * ntr] a transfer's entries, or none */
+    uint32_t *df_pwait0;   /* [ntr] transfers of its queues' previous
+                              steps, which must finish before its bytes
                               flow */
     /* its run state */
     uint32_t window;       /* steps in flight per rank */
