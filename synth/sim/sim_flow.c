@@ -589,17 +589,24 @@ static void issue(sim_t *sim, uint32_t r, double now)
 
         sim->df_next[r] = sim->grp[g].next;
         sim->df_inflight[r]++;
-        /* sends, receives, then local ops: the order in which the rank
-         * mode posts a step, so that a window of 1 is that mode event
-         * for event */
-        for (int pass = 0; pass < 3; pass++) {
-            for (uint32_t f = f0; f < f1; f++) {
-                const ccs_op_t *op = &sim->s->rank_ops[r][f - sim->df_base[r]];
-                int kind = op->kind == CCS_OP_SEND ? 0
-                           : sim->df_op_xfer[f] != NONE ? 1 : 2;
-                if (kind == pass && --sim->df_wait[f] == 0)
-                    op_ready(sim, f, now);
-            }
+        /* sends, receives, then local ops, each in the order in which
+         * the rank mode posts them, so that a window of 1 is that mode
+         * event for event (the order of events at one time decides the
+         * last bits of the rates) */
+        for (uint32_t k = 0; k < sim->grp[g].nout; k++) {
+            uint32_t f = sim->df_xfer_op[2 * (size_t)(sim->grp[g].out_off + k)];
+            if (--sim->df_wait[f] == 0)
+                op_ready(sim, f, now);
+        }
+        for (uint32_t k = 0; k < sim->grp[g].nin; k++) {
+            uint32_t x = sim->in_list[sim->grp[g].in_off + k];
+            uint32_t f = sim->df_xfer_op[2 * (size_t)x + 1];
+            if (--sim->df_wait[f] == 0)
+                op_ready(sim, f, now);
+        }
+        for (uint32_t f = f0; f < f1; f++) {
+            if (sim->df_op_xfer[f] == NONE && --sim->df_wait[f] == 0)
+                op_ready(sim, f, now);
         }
     }
 }
