@@ -57,7 +57,7 @@ static void compare_usage(FILE *f)
 "                            step semantics (default rank; dataflow:\n"
 "                            hazard-ordered issue, simulated only)\n"
 "      --window W            dataflow: steps in flight per rank (default\n"
-"                            8; 1 is the rank mode)\n"
+"                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (also given to the\n"
 "                            algorithms, e.g. stragglar) ...\n"
 "      --straggler-delay D   ... at time D (e.g. 5ms)\n"

@@ -41,7 +41,7 @@ static void sim_usage(FILE *f)
 "                            chunks they touch are free; simulated only,\n"
 "                            no executor runs it)\n"
 "      --window W            dataflow: steps in flight per rank (default\n"
-"                            8; 1 is the rank mode)\n"
+"                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (default: the schedule's\n"
 "                            straggler when --straggler-delay is given)\n"
 "      --straggler-delay D   ... at time D (e.g. 5ms); others start at 0\n"

@@ -53,7 +53,7 @@ typedef enum {
 
 /* Steps a rank may have in flight in dataflow mode when the caller says
  * 0 (sim_opts_t.window). */
-#define SIM_DATAFLOW_WINDOW 8u
+#define SIM_DATAFLOW_WINDOW 4u
 
 /* "rank", "barrier", "dataflow" */
 const char *sim_mode_str(sim_mode_t m);

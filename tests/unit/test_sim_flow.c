@@ -6,8 +6,8 @@
  * speeds (routed by the test), where the hazard rules and the per-port
  * streams are checked against times worked out here.  Then the built-in
  * algorithms on real topologies: a window of 1 is the rank mode to the
- * last bit, the mode never loses against the rank mode (within the bound
- * the docs state for the runs with a straggler), runs are repeatable.
+ * last bit, the mode does not lose against the rank mode (beyond the bound
+ * the docs state for links shared in mid-route), runs are repeatable.
  */
 #include <math.h>
 #include <stdio.h>
@@ -324,8 +324,9 @@ static const char *const algos[] = {
     "nccl-ring", "nccl-tree", "nvls",
 };
 static const char *const topos[] = {
-    "switch:8", "dgx-h100", "cluster:2x8", "cluster:2x4,nics=server",
-    "torus:4x4", "fattree:2x4", "dgx1",
+    "switch:8", "dgx-h100", "cluster:2x8", "cluster:4x8",
+    "cluster:2x4,nics=server", "torus:4x4", "fattree:2x4", "dgx1",
+    "topologies/adapcc-hetero.yaml",   /* run from the repository root */
 };
 static const double sizes[] = { 65536, 16777216, 1073741824.0 };
 /* The straggler: rank 1, 100 us late (none: -1). */
@@ -419,18 +420,19 @@ TEST(window_one_is_rank_mode)
     CHECK(ty.cases > 200);
 }
 
-/* The bound the docs state: with a straggler, starting work early can
- * take bandwidth from a transfer that turns out critical (max-min sharing
- * of links the port queues do not order); the worst case of this table
- * is 0.85% (allpairs on dgx1, 16 MiB).  Without a straggler dataflow is
- * never slower here. */
-#define STRAGGLER_SLACK 0.01
+/* The bound the docs state ("Dataflow", "When it loses"): a link that
+ * several ranks' transfers cross in the middle of their routes (a
+ * server's one NIC, a switch's uplink) is shared max-min fairly, and a
+ * transfer that starts early there takes bandwidth from an older one that
+ * turns out critical.  The worst case of this table at the default
+ * window: multitree on adapcc-hetero at 1 GiB, 1.43% slower (13% with a
+ * window of 8); everything else within 0.03%. */
+#define SLACK 0.02
 
 static void no_slower(const sim_result_t *rank, const sim_result_t *flow,
                       int32_t strag, const char *what, tally_t *ty)
 {
     double ratio = flow->time_s / rank->time_s;
-    double slack = strag >= 0 ? STRAGGLER_SLACK : 1e-12;
 
     ty->cases++;
     if (ratio < 1 - 1e-9)
@@ -439,7 +441,8 @@ static void no_slower(const sim_result_t *rank, const sim_result_t *flow,
         ty->slower++;
     if (ratio > ty->worst)
         ty->worst = ratio;
-    CHECK_MSG(ratio <= 1 + slack, "%s: dataflow %.6g us, rank %.6g us",
+    (void)strag;
+    CHECK_MSG(ratio <= 1 + SLACK, "%s: dataflow %.6g us, rank %.6g us",
               what, flow->time_s * 1e6, rank->time_s * 1e6);
 }
 
@@ -450,8 +453,9 @@ TEST(dataflow_not_slower)
     each_case(no_slower, 0, &ty);
     printf("dataflow against rank mode: %d cases, %d faster, %d slower "
            "(worst %.4fx)\n", ty.cases, ty.faster, ty.slower, ty.worst);
-    CHECK(ty.cases > 200);
-    /* it does something: many schedules gain */
+    CHECK(ty.cases > 300);
+    /* losing is the exception (a handful of cases), gaining the rule */
+    CHECK(ty.slower <= ty.cases / 50);
     CHECK(ty.faster > ty.cases / 10);
 }
 
