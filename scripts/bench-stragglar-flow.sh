@@ -64,11 +64,15 @@ best_unaware() {
 }
 
 # after_sim FILE SIZE MODE: stragglar schedule FILE's time after arrival
+# (with PROTO auto, at its best of LL, LL128 and Simple, as compare does)
 after_sim() {
-    local mode=(--mode "$3")
+    local mode=(--mode "$3") protos=$PROTO
     if [ "$3" = dataflow ]; then mode+=("${WIN[@]}"); fi
-    "$C" sim "$1" --sizes "$2" --straggler-delay "$DELAY" --proto "$PROTO" \
-        "${mode[@]}" -q | sed -n 's/.*arrives: \([0-9.]*\) us.*/\1/p'
+    if [ "$PROTO" = auto ]; then protos="ll ll128 simple"; fi
+    for p in $protos; do
+        "$C" sim "$1" --sizes "$2" --straggler-delay "$DELAY" --proto "$p" \
+            "${mode[@]}" -q | sed -n 's/.*arrives: \([0-9.]*\) us.*/\1/p'
+    done | sort -g | head -1
 }
 
 printf '# stragglar after the straggler arrives, rank mode against dataflow '
