@@ -18,17 +18,19 @@
  * transfer starts (its latency begins) when its SEND and its receive may
  * both start and the previous transfer between the same ordered pair of
  * ranks has started (transports match a pair's messages first in, first
- * out); its bytes flow once the pair's transfers of earlier steps have
- * finished.  So each ordered pair is one in-order stream, as a NCCL
- * connection is: a message's latency overlaps the bytes of the one
- * before, its bytes follow them; the transfers of one step flow together,
- * as in the rank mode.  The stream matters: started as soon as their data
- * are ready, the blocks of a pipeline would share each link max-min
- * fairly and all finish late together, where a stream finishes them one
- * after another (on cluster:2x8,nics=gpu, stragglar at 256 MiB took 1084
- * us after the arrival that way, against 818 in the rank mode).  Local
- * ops of one rank run one at a time (its copy engine), in the order they
- * become ready.
+ * out).  Its bytes flow once the earlier steps' transfers on the sender's
+ * way out (the first link of its route) and on the receiver's way in (the
+ * last) have finished: each port is an in-order stream, as a NCCL
+ * connection is, where a message's latency overlaps the bytes of the one
+ * before and its bytes follow them; the transfers of one step flow
+ * together, as in the rank mode, and a rank's NVLink and NIC ports run
+ * independently.  The streams matter: started as soon as their data are
+ * ready, the blocks of a pipeline would share each link max-min fairly
+ * and all finish late together, where a stream finishes them one after
+ * another (on cluster:2x8,nics=gpu, stragglar at 256 MiB took 1084 us
+ * after the arrival that way, against 818 in the rank mode and 751 with
+ * the streams).  Local ops of one rank run one at a time (its copy
+ * engine), in the order they become ready.
  *
  * Why the data are those of the step order, and why this cannot stall
  * where the step order does not: docs/simulator.md, "Dataflow".  With a
