@@ -276,22 +276,28 @@ nomem:
     return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (dataflow)");
 }
 
-/* Transfers in (src, dst, id) order: each ordered pair's in program
- * order, as ids are step-major and, within a step, in the sender's op
- * order.  Also the port queues: (pipe, step, id). */
+/* Keys of the transfer orders below: (src, dst, x) puts each ordered
+ * pair's transfers in program order, as ids are step-major and, within a
+ * step, in the sender's op order; (queue, step, x) the port queues. */
 typedef struct pairkey {
     uint32_t src, dst, x;
 } pairkey_t;
 
-static int pairkey_cmp(const void *pa, const void *pb)
+/* Stable counting sort of a[0..n) by a[i].src (by_src) or a[i].dst, keys
+ * below nkeys; tmp[n] and cnt[nkeys + 1] are scratch.  Fed in id order,
+ * two passes give (src, dst, x) and one gives (queue, x), in O(n + keys)
+ * where qsort took a third of a large run's preparation. */
+static void sort_by(pairkey_t *a, pairkey_t *tmp, uint32_t n, bool by_src,
+                    uint32_t nkeys, uint32_t *cnt)
 {
-    const pairkey_t *a = pa, *b = pb;
-
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    return (a->x > b->x) - (a->x < b->x);
+    memset(cnt, 0, sizeof(uint32_t) * ((size_t)nkeys + 1));
+    for (uint32_t i = 0; i < n; i++)
+        cnt[(by_src ? a[i].src : a[i].dst) + 1]++;
+    for (uint32_t k = 0; k < nkeys; k++)
+        cnt[k + 1] += cnt[k];
+    for (uint32_t i = 0; i < n; i++)
+        tmp[cnt[by_src ? a[i].src : a[i].dst]++] = a[i];
+    memcpy(a, tmp, sizeof(*a) * n);
 }
 
 /* The port queues: every transfer joins the sender's queue on the first
@@ -302,16 +308,21 @@ static int pairkey_cmp(const void *pa, const void *pb)
  * the rank mode. */
 static ccs_status_t build_ports(sim_t *sim, ccs_err_t *err)
 {
-    pairkey_t *q = NULL;      /* owned here: (pipe, step, x) */
-    uint32_t nq = 0;
+    pairkey_t *q = NULL;      /* owned here: (queue, step, x) */
+    pairkey_t *tmp = NULL;    /* owned here */
+    uint32_t *cnt = NULL;     /* owned here */
+    uint32_t nq = 0, nkeys = 2 * (uint32_t)sim->npipes;
     ccs_status_t st = CCS_OK;
 
     q = malloc(sizeof(*q) * (2 * (size_t)sim->ntr + 1));
+    tmp = malloc(sizeof(*tmp) * (2 * (size_t)sim->ntr + 1));
+    cnt = malloc(sizeof(*cnt) * ((size_t)nkeys + 1));
     sim->df_q_x = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
     sim->df_q_nb = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
     sim->df_q_pipe = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
     sim->df_x_q = malloc(sizeof(uint32_t) * (2 * (size_t)sim->ntr + 1));
-    if (q == NULL || sim->df_q_x == NULL || sim->df_q_nb == NULL ||
+    if (q == NULL || tmp == NULL || cnt == NULL || sim->df_q_x == NULL ||
+        sim->df_q_nb == NULL ||
         sim->df_q_pipe == NULL || sim->df_x_q == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "out of memory (dataflow)");
         goto cleanup;
@@ -332,7 +343,7 @@ static ccs_status_t build_ports(sim_t *sim, ccs_err_t *err)
         q[nq++] = (pairkey_t){ 2 * first, sim->tr[x].step, x };
         q[nq++] = (pairkey_t){ 2 * last + 1, sim->tr[x].step, x };
     }
-    qsort(q, nq, sizeof(*q), pairkey_cmp);
+    sort_by(q, tmp, nq, true, nkeys, cnt);
     sim->df_nq = nq;
     for (uint32_t k = 0; k < nq; k++) {
         uint32_t x = q[k].x, *slot = &sim->df_x_q[2 * (size_t)x];
@@ -360,6 +371,8 @@ static ccs_status_t build_ports(sim_t *sim, ccs_err_t *err)
 
 cleanup:
     free(q);
+    free(tmp);
+    free(cnt);
     return st;
 }
 
@@ -369,7 +382,8 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
     ccs_pairing_t pr;             /* owned here */
     edges_t e;                    /* owned here */
     walk_t w;                     /* owned here */
-    pairkey_t *pk = NULL;         /* owned here */
+    pairkey_t *pk = NULL;         /* owned here: [2 * ntr] keys, scratch */
+    uint32_t *pcnt = NULL;        /* owned here: [n + 1] */
     uint64_t total = ccs_sched_total_ops(s);
     uint32_t n = sim->n, nops;
     ccs_status_t st = CCS_OK;
@@ -408,7 +422,8 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
     sim->df_local_free = malloc(sizeof(double) * ((size_t)n + 1));
     sim->df_stack = malloc(sizeof(uint32_t) * ((size_t)nops + 1));
     w.stamp = calloc((size_t)nops + 1, sizeof(uint32_t));
-    pk = malloc(sizeof(*pk) * ((size_t)sim->ntr + 1));
+    pk = malloc(sizeof(*pk) * (2 * (size_t)sim->ntr + 1));
+    pcnt = malloc(sizeof(*pcnt) * ((size_t)n + 1));
     if (sim->df_base == NULL || sim->df_op_xfer == NULL ||
         sim->df_op_grp == NULL || sim->df_grp_op == NULL ||
         sim->df_grp_nops == NULL || sim->df_npred == NULL ||
@@ -419,7 +434,7 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
         sim->df_left == NULL || sim->df_old == NULL ||
         sim->df_next == NULL || sim->df_inflight == NULL ||
         sim->df_local_free == NULL || sim->df_stack == NULL ||
-        w.stamp == NULL || pk == NULL)
+        w.stamp == NULL || pk == NULL || pcnt == NULL)
         goto nomem;
     memcpy(sim->df_base, pr.base, sizeof(uint32_t) * ((size_t)n + 1));
 
@@ -480,7 +495,8 @@ ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err)
     /* first in, first out per ordered pair (the order of starts) */
     for (uint32_t x = 0; x < sim->ntr; x++)
         pk[x] = (pairkey_t){ sim->tr[x].src, sim->tr[x].dst, x };
-    qsort(pk, sim->ntr, sizeof(*pk), pairkey_cmp);
+    sort_by(pk, pk + sim->ntr, sim->ntr, false, n, pcnt);
+    sort_by(pk, pk + sim->ntr, sim->ntr, true, n, pcnt);
     for (uint32_t k = 0; k < sim->ntr; k++) {
         bool same = k + 1 < sim->ntr && pk[k + 1].src == pk[k].src &&
                     pk[k + 1].dst == pk[k].dst;
@@ -500,6 +516,7 @@ cleanup:
     free(e.succ);
     walk_free(&w);
     free(pk);
+    free(pcnt);
     return st;
 }
 
