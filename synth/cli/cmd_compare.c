@@ -53,7 +53,11 @@ static void compare_usage(FILE *f)
 "                            (default 1K:4G, doubling)\n"
 "      --type T              element type (default float32)\n"
 "      --root R              root of reduce/broadcast (default 0)\n"
-"  -m, --mode rank|barrier   step semantics (default rank)\n"
+"  -m, --mode rank|barrier|dataflow\n"
+"                            step semantics (default rank; dataflow:\n"
+"                            hazard-ordered issue, simulated only)\n"
+"      --window W            dataflow: steps in flight per rank (default\n"
+"                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (also given to the\n"
 "                            algorithms, e.g. stragglar) ...\n"
 "      --straggler-delay D   ... at time D (e.g. 5ms)\n"
@@ -263,7 +267,7 @@ int cmd_compare(int argc, char **argv)
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_ALGO, OPT_COLL, OPT_ROOT,
         OPT_STRAGGLER, OPT_SIZES, OPT_TYPE, OPT_MODE, OPT_DELAY,
         OPT_ARRIVALS, OPT_LOCAL_BW, OPT_JSON, OPT_CSV, OPT_QUIET, OPT_PLOT,
-        OPT_PROTO, OPT_CHANNELS, OPT_END
+        OPT_PROTO, OPT_CHANNELS, OPT_WINDOW, OPT_END
     };
     static const opt_cmd_t spec = { "compare", ids, compare_usage, 0 };
     const char *cmd = "compare";
@@ -446,6 +450,10 @@ int cmd_compare(int argc, char **argv)
         if (o.straggler >= 0)
             printf(", rank %d arrives at %g us", o.straggler,
                    o.straggler_delay_s * 1e6);
+        if (sim_mode_note(o.mode) != NULL)
+            printf("\n# mode %s, window %u: %s", sim_mode_str(o.mode),
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW,
+                   sim_mode_note(o.mode));
         printf("\n# %s\n# time in us, algbw in GB/s (busbw = algbw * %.4g);"
                " vs nccl = nccl time / time\n#%13s %42s", note, factor, "",
                "nccl (best of NCCL's algorithms)");
@@ -456,6 +464,10 @@ int cmd_compare(int argc, char **argv)
             printf(" %10s %12s %10s", "time", "algbw", "vs nccl");
         printf("  best\n");
     } else if (fmt == OUT_CSV) {
+        if (sim_mode_note(o.mode) != NULL)
+            printf("# mode %s, window %u: %s\n", sim_mode_str(o.mode),
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW,
+                   sim_mode_note(o.mode));
         printf("size,count,nccl_time_us,nccl_algbw_GBps,nccl_choice");
         for (uint32_t a = 0; a < nran; a++)
             printf(",%s_time_us,%s_algbw_GBps,%s_vs_nccl", ran[a], ran[a],
@@ -469,6 +481,12 @@ int cmd_compare(int argc, char **argv)
                "\"busbw_factor\": %.9g, ", ccs_coll_str(p.coll),
                topo->ngpus, sim_mode_str(o.mode), o.straggler,
                o.straggler_delay_s, factor);
+        if (sim_mode_note(o.mode) != NULL) {
+            printf("\"window\": %u, \"mode_note\": ",
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW);
+            json_str(stdout, sim_mode_note(o.mode));
+            printf(", ");
+        }
         printf("\"assumptions\": ");
         json_str(stdout, note);
         printf(", \"algos\": [");
@@ -567,8 +585,10 @@ int cmd_compare(int argc, char **argv)
         goto cleanup;
     }
     if (plot != NULL) {
-        snprintf(title, sizeof(title), "%s on %s (%d ranks), simulated",
-                 ccs_coll_str(p.coll), topo->name, topo->ngpus);
+        snprintf(title, sizeof(title), "%s on %s (%d ranks), simulated%s",
+                 ccs_coll_str(p.coll), topo->name, topo->ngpus,
+                 sim_mode_note(o.mode) != NULL
+                     ? " in dataflow mode (no executor runs it)" : "");
         rc = plot_with_base(plot, title, ran, nran, sizes, nsizes, algbw,
                             base);
     }

@@ -34,8 +34,14 @@ static void sim_usage(FILE *f)
 "                            (default 1K:4G, doubling)\n"
 "      --type T              element type for the count column and chunk\n"
 "                            padding (default float32)\n"
-"  -m, --mode rank|barrier   per-rank step dependencies as the executor\n"
-"                            runs them (default), or a global barrier\n"
+"  -m, --mode rank|barrier|dataflow\n"
+"                            per-rank step dependencies as the executor\n"
+"                            runs them (default), a global barrier, or\n"
+"                            hazard-ordered issue (ops start when the\n"
+"                            chunks they touch are free; simulated only,\n"
+"                            no executor runs it)\n"
+"      --window W            dataflow: steps in flight per rank (default\n"
+"                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (default: the schedule's\n"
 "                            straggler when --straggler-delay is given)\n"
 "      --straggler-delay D   ... at time D (e.g. 5ms); others start at 0\n"
@@ -180,7 +186,7 @@ int cmd_sim(int argc, char **argv)
     static const opt_id_t ids[] = {
         OPT_TOPO, OPT_ALPHA, OPT_BW, OPT_STRAGGLER, OPT_SIZES, OPT_TYPE,
         OPT_MODE, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW, OPT_JSON, OPT_CSV,
-        OPT_QUIET, OPT_TIME, OPT_PROTO, OPT_VS_NCCL, OPT_END
+        OPT_QUIET, OPT_TIME, OPT_PROTO, OPT_VS_NCCL, OPT_WINDOW, OPT_END
     };
     static const opt_cmd_t spec = { "sim", ids, sim_usage, 1 };
     const char *cmd = "sim";
@@ -310,6 +316,10 @@ int cmd_sim(int argc, char **argv)
                "%u phase(s) on %s, mode %s\n", s->algo, ccs_coll_str(s->coll),
                s->nranks, s->nchunks, s->nsteps, s->nphases, topo->name,
                sim_mode_str(o.mode));
+        if (sim_mode_note(o.mode) != NULL)
+            printf("# mode %s, window %u: %s\n", sim_mode_str(o.mode),
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW,
+                   sim_mode_note(o.mode));
         if (o.straggler >= 0)
             printf("# straggler: rank %d arrives at %g us\n", o.straggler,
                    o.straggler_delay_s * 1e6);
@@ -326,6 +336,10 @@ int cmd_sim(int argc, char **argv)
             printf(" %12s %16s %9s", "nccl(us)", "nccl choice", "vs nccl");
         printf("\n");
     } else if (fmt == OUT_CSV) {
+        if (sim_mode_note(o.mode) != NULL)
+            printf("# mode %s, window %u: %s\n", sim_mode_str(o.mode),
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW,
+                   sim_mode_note(o.mode));
         printf("size,count,type,time_us,algbw_GBps,busbw_GBps%s\n",
                base != NULL ? ",nccl_time_us,nccl_choice,vs_nccl" : "");
     } else {
@@ -336,6 +350,11 @@ int cmd_sim(int argc, char **argv)
         printf(", \"coll\": \"%s\", \"nranks\": %u, \"topo\": ",
                ccs_coll_str(s->coll), s->nranks);
         json_str(stdout, topo->name);
+        if (sim_mode_note(o.mode) != NULL) {
+            printf(", \"window\": %u, \"mode_note\": ",
+                   o.window ? o.window : SIM_DATAFLOW_WINDOW);
+            json_str(stdout, sim_mode_note(o.mode));
+        }
         printf(", \"mode\": \"%s\", \"straggler\": %d, "
                "\"straggler_delay_s\": %.9g, \"busbw_factor\": %.9g,\n"
                " \"results\": [", sim_mode_str(o.mode), o.straggler,

@@ -4,6 +4,7 @@
  * opt_parse builds getopt_long's tables from the rows, so a long name, its
  * short letter and its meaning cannot drift between subcommands.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ static const opt_row_t rows[OPT_COUNT] = {
     [OPT_ARRIVALS]    = { OPT_GROUP_SIM, "arrivals", NULL, 0, true },
     [OPT_LOCAL_BW]    = { OPT_GROUP_SIM, "local-bw", NULL, 0, true },
     [OPT_PROTO]       = { OPT_GROUP_SIM, "proto", NULL, 0, true },
+    [OPT_WINDOW]      = { OPT_GROUP_SIM, "window", NULL, 0, true },
     [OPT_OUTPUT]      = { OPT_GROUP_OUT, "output", NULL, 'o', true },
     [OPT_JSON]        = { OPT_GROUP_OUT, "json", NULL, 'j', false },
     [OPT_CSV]         = { OPT_GROUP_OUT, "csv", NULL, 0, false },
@@ -326,8 +328,20 @@ ccs_status_t opt_sim_set(opt_sim_t *m, opt_id_t id, const char *arg,
         return CCS_OK;
     case OPT_MODE:
         if (sim_mode_parse(arg, &m->mode) != CCS_OK)
-            return bad(err, id, arg, "rank or barrier");
+            return bad(err, id, arg, "rank, barrier or dataflow");
         return CCS_OK;
+    case OPT_WINDOW: {
+        char *end = NULL;
+        unsigned long v;
+
+        errno = 0;
+        v = arg[0] >= '0' && arg[0] <= '9' ? strtoul(arg, &end, 10) : 0;
+        if (end == NULL || *end != '\0' || errno != 0 || v < 1 ||
+            v > 1000000)
+            return bad(err, id, arg, "a number of steps, 1 to 1000000");
+        m->window = (uint32_t)v;
+        return CCS_OK;
+    }
     case OPT_DELAY:
         m->have_delay = true;
         return time_value(id, arg, false, "ms", &m->delay_s, err);
@@ -592,6 +606,7 @@ void opt_fill_sim_opts(const cli_opts_t *o, int32_t rank, sim_opts_t *so)
 {
     sim_opts_init(so);
     so->mode = o->sim.mode;
+    so->window = o->sim.window;
     so->straggler = rank;
     so->straggler_delay_s = rank >= 0 ? o->sim.delay_s : 0;
     so->elem_bytes = (uint32_t)ccs_dtype_size(o->sim.dtype);
@@ -695,6 +710,15 @@ int opt_parse(const opt_cmd_t *cmd, int argc, char **argv, cli_opts_t *o)
             return cli_fail(cmd->name, cli_exit_code(st), "%s",
                             ccs_err_msg(&err, st));
     }
+    /* The dataflow mode is a what-if that no executor runs: commands
+     * whose results become plans (tune) must not pick by it, so it goes
+     * with the window option, which only sim and compare take. */
+    if (o->sim.mode == SIM_MODE_DATAFLOW && !take[OPT_WINDOW])
+        return cli_fail(cmd->name, CLI_EXIT_USAGE, "--mode dataflow is "
+                        "for sim and compare (no executor runs it)");
+    if (o->sim.window != 0 && o->sim.mode != SIM_MODE_DATAFLOW)
+        return cli_fail(cmd->name, CLI_EXIT_USAGE, "--window is for "
+                        "--mode dataflow");
     o->args = argv + optind;
     o->nargs = argc - optind;
     if (cmd->max_args >= 0 && o->nargs > cmd->max_args)

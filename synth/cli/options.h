@@ -47,7 +47,7 @@ typedef enum {
     OPT_MILP_M, OPT_NODE_LIMIT, OPT_CHUNK_SIZES, OPT_WRITE_LP, OPT_CHANNELS,
     /* simulation */
     OPT_SIZES, OPT_TYPE, OPT_MODE, OPT_DELAY, OPT_ARRIVALS, OPT_LOCAL_BW,
-    OPT_PROTO,
+    OPT_PROTO, OPT_WINDOW,
     /* output */
     OPT_OUTPUT, OPT_JSON, OPT_CSV, OPT_DOT, OPT_QUIET, OPT_HELP,
     /* one command's own; the text lands in cli_opts_t.own[] */
@@ -112,6 +112,7 @@ typedef struct opt_sim {
     uint32_t nsizes;
     ccs_dtype_t dtype;      /* --type (default float32) */
     sim_mode_t mode;        /* --mode (default rank) */
+    uint32_t window;        /* --window (dataflow mode); 0: the default */
     double delay_s;         /* --straggler-delay, s, >= 0 */
     bool have_delay;
     const char *arrivals;   /* --arrivals FILE, borrowed, or NULL */

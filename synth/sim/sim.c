@@ -33,7 +33,8 @@
  *   moves to the next step in which it has ops; a transfer starts when both
  *   its sender and its receiver have reached its step.  SIM_MODE_BARRIER:
  *   step t starts when all of step t-1 has finished and every rank with ops
- *   in step t has arrived.
+ *   in step t has arrived.  SIM_MODE_DATAFLOW (sim_flow.c): ops start
+ *   as their hazards on the rank clear, within a window of steps.
  * - Stragglers.  A rank does nothing before its arrival time; phase-0 steps
  *   that do not involve it run from time 0.  Total time is measured from 0.
  *
@@ -65,8 +66,17 @@ const char *sim_mode_str(sim_mode_t m)
     switch (m) {
     case SIM_MODE_RANK: return "rank";
     case SIM_MODE_BARRIER: return "barrier";
+    case SIM_MODE_DATAFLOW: return "dataflow";
     default: return "?";
     }
+}
+
+const char *sim_mode_note(sim_mode_t m)
+{
+    return m == SIM_MODE_DATAFLOW
+               ? "simulated only: no executor issues ops by hazards (the "
+                 "runtime, CUDA and NCCL executors run steps in order)"
+               : NULL;
 }
 
 ccs_status_t sim_mode_parse(const char *name, sim_mode_t *out)
@@ -77,6 +87,10 @@ ccs_status_t sim_mode_parse(const char *name, sim_mode_t *out)
     }
     if (name != NULL && strcmp(name, "barrier") == 0) {
         *out = SIM_MODE_BARRIER;
+        return CCS_OK;
+    }
+    if (name != NULL && strcmp(name, "dataflow") == 0) {
+        *out = SIM_MODE_DATAFLOW;
         return CCS_OK;
     }
     return CCS_ERR_INVALID;
@@ -124,7 +138,7 @@ bool sim_grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 
 /* ---- events ---- */
 
-static void push(sim_t *sim, double t, uint32_t type, uint32_t a, uint32_t v)
+void sim_push(sim_t *sim, double t, uint32_t type, uint32_t a, uint32_t v)
 {
     simq_status_t qs = simq_push(&sim->queue, t, type, a, v);
 
@@ -218,7 +232,7 @@ static bool pipe_reserve(pipe_st_t *p)
 }
 
 /* Transfer x enters its bandwidth phase at time `now`. */
-static void bw_start(sim_t *sim, uint32_t x, double now)
+void sim_bw_start(sim_t *sim, uint32_t x, double now)
 {
     const xfer_t *xt = &sim->tr[x];
     uint32_t len = sim->route[xt->route].len;
@@ -231,7 +245,7 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     flow_t *f;
 
     if (bytes <= 0 || len == 0) {
-        push(sim, now, EV_ZDONE, x, 0);
+        sim_push(sim, now, EV_ZDONE, x, 0);
         return;
     }
     if (!flow_slot(sim, &slot)) {
@@ -262,15 +276,15 @@ static void bw_start(sim_t *sim, uint32_t x, double now)
     }
 }
 
-static void xfer_start(sim_t *sim, uint32_t x, double now)
+void sim_xfer_start(sim_t *sim, uint32_t x, double now)
 {
     uint32_t r = sim->tr[x].route;
     double a = sim->route[r].alpha * sim->pm.lat_scale[sim->route[r].hw];
 
     if (a > 0)
-        push(sim, now + a, EV_BW, x, 0);
+        sim_push(sim, now + a, EV_BW, x, 0);
     else
-        bw_start(sim, x, now);
+        sim_bw_start(sim, x, now);
 }
 
 /* The flow in `slot` has finished: off its pipes' lists, and its
@@ -405,7 +419,7 @@ static void fill_component(sim_t *sim, uint32_t ncp, uint32_t ncf,
         f->rate = f->newrate;
         f->version++;
         if (f->rate > 0)
-            push(sim, now + f->rem / f->rate, EV_DONE, slot, f->version);
+            sim_push(sim, now + f->rem / f->rate, EV_DONE, slot, f->version);
     }
 }
 
@@ -456,14 +470,14 @@ static void recompute(sim_t *sim, double now)
 
 /* ---- step progress ---- */
 
-static double local_cost(const sim_t *sim, uint64_t chunks)
+double sim_local_cost(const sim_t *sim, uint64_t chunks)
 {
     if (sim->local_bw <= 0 || chunks == 0)
         return 0;
     return (double)chunks * sim->chunk_bytes / sim->local_bw;
 }
 
-static void note_step_end(sim_t *sim, uint32_t step, double now)
+void sim_note_step_end(sim_t *sim, uint32_t step, double now)
 {
     if (now > sim->step_end[step])
         sim->step_end[step] = now;
@@ -487,7 +501,7 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
 
     while (rp->grp != SIM_NO_GROUP) {
         const group_t *g = &sim->grp[rp->grp];
-        double lc = local_cost(sim, g->local_chunks);
+        double lc = sim_local_cost(sim, g->local_chunks);
 
         rp->next = g->next;
         rp->step = g->step;
@@ -503,19 +517,19 @@ static void rank_enter(sim_t *sim, uint32_t r, double now)
             uint32_t x = g->out_off + i;
             sim->tr_ready[x] |= 1;
             if (sim->tr_ready[x] == 3)
-                xfer_start(sim, x, now);
+                sim_xfer_start(sim, x, now);
         }
         for (uint32_t i = 0; i < g->nin; i++) {
             uint32_t x = sim->in_list[g->in_off + i];
             sim->tr_ready[x] |= 2;
             if (sim->tr_ready[x] == 3)
-                xfer_start(sim, x, now);
+                sim_xfer_start(sim, x, now);
         }
         if (lc > 0)
-            push(sim, now + lc, EV_LOCAL, r, 0);
+            sim_push(sim, now + lc, EV_LOCAL, r, 0);
         if (sim->pending[r] > 0)
             return;
-        note_step_end(sim, g->step, now);
+        sim_note_step_end(sim, g->step, now);
         rp->grp = g->next;
     }
     sim->rank_finish[r] = now;
@@ -531,7 +545,7 @@ static void rank_item_done(sim_t *sim, uint32_t r, double now)
             __builtin_prefetch(&sim->grp[rp->next]);
         return;
     }
-    note_step_end(sim, rp->step, now);
+    sim_note_step_end(sim, rp->step, now);
     rp->grp = rp->next;
     rank_enter(sim, r, now);
 }
@@ -550,17 +564,17 @@ static void step_start(sim_t *sim, uint32_t t, double now)
                 amax = sim->arrival[r];
         }
         if (amax > now) {
-            push(sim, amax, EV_ENTER, t, 0);
+            sim_push(sim, amax, EV_ENTER, t, 0);
             return;
         }
         sim->barrier_step = t;
         pend = sim->step_tr_start[t + 1] - sim->step_tr_start[t];
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++) {
-            double lc = local_cost(sim, sim->grp[i].local_chunks);
+            double lc = sim_local_cost(sim, sim->grp[i].local_chunks);
             if (lc > 0) {
                 pend++;
-                push(sim, now + lc, EV_LOCAL, t, 0);
+                sim_push(sim, now + lc, EV_LOCAL, t, 0);
                 if (lc > lc_any)
                     lc_any = lc;
             }
@@ -568,10 +582,10 @@ static void step_start(sim_t *sim, uint32_t t, double now)
         sim->pending[t] = pend;
         for (uint32_t i = sim->step_tr_start[t]; i < sim->step_tr_start[t + 1];
              i++)
-            xfer_start(sim, i, now);
+            sim_xfer_start(sim, i, now);
         if (pend > 0)
             return;
-        note_step_end(sim, t, now);
+        sim_note_step_end(sim, t, now);
         for (uint32_t i = sim->step_grp_start[t];
              i < sim->step_grp_start[t + 1]; i++)
             sim->rank_finish[sim->grp[i].rank] = now;
@@ -584,7 +598,7 @@ static void step_item_done(sim_t *sim, uint32_t t, double now)
 {
     if (--sim->pending[t] > 0)
         return;
-    note_step_end(sim, t, now);
+    sim_note_step_end(sim, t, now);
     for (uint32_t i = sim->step_grp_start[t]; i < sim->step_grp_start[t + 1];
          i++)
         sim->rank_finish[sim->grp[i].rank] = now;
@@ -609,8 +623,10 @@ static void xfer_done(sim_t *sim, uint32_t x, double now)
 
     if (sim->mode == SIM_MODE_BARRIER) {
         step_item_done(sim, xt->step, now);
+    } else if (sim->mode == SIM_MODE_DATAFLOW) {
+        sim_flow_xfer_done(sim, x, now);
     } else {
-        note_step_end(sim, xt->step, now);
+        sim_note_step_end(sim, xt->step, now);
         rank_item_done(sim, xt->src, now);
         rank_item_done(sim, xt->dst, now);
     }
@@ -622,17 +638,24 @@ static void handle(sim_t *sim, const event_t *e)
     case EV_ENTER:
         if (sim->mode == SIM_MODE_BARRIER)
             step_start(sim, e->a, e->t);
+        else if (sim->mode == SIM_MODE_DATAFLOW)
+            sim_flow_enter(sim, e->a, e->t);
         else
             rank_enter(sim, e->a, e->t);
         break;
     case EV_LOCAL:
         if (sim->mode == SIM_MODE_BARRIER)
             step_item_done(sim, e->a, e->t);
+        else if (sim->mode == SIM_MODE_DATAFLOW)
+            sim_flow_local_done(sim, e->a, e->t);
         else
             rank_item_done(sim, e->a, e->t);
         break;
     case EV_BW:
-        bw_start(sim, e->a, e->t);
+        if (sim->mode == SIM_MODE_DATAFLOW)
+            sim_flow_bw(sim, e->a, e->t);
+        else
+            sim_bw_start(sim, e->a, e->t);
         break;
     case EV_ZDONE:
         xfer_bytes(sim, e->a);
@@ -738,16 +761,24 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
     sim->chunk_bytes = per * elem;
     sim->local_bw = o->local_bw_Bps;
     sim->mode = o->mode;
+    sim->window = o->window ? o->window : SIM_DATAFLOW_WINDOW;
+    if (sim->mode == SIM_MODE_DATAFLOW) {
+        ccs_status_t st = sim_flow_prepare(sim, err);
+        if (st != CCS_OK)
+            return st;
+    }
     reset_run(sim);
 
     if (sim->mode == SIM_MODE_BARRIER) {
         for (uint32_t i = 0; i < sim->n; i++)
             sim->rank_finish[i] = sim->arrival[i];
-        push(sim, 0, EV_ENTER, 0, 0);
+        sim_push(sim, 0, EV_ENTER, 0, 0);
+    } else if (sim->mode == SIM_MODE_DATAFLOW) {
+        sim_flow_begin(sim);
     } else {
         for (uint32_t i = 0; i < sim->n; i++) {
             sim->cur[i].grp = sim->rank_first[i];
-            push(sim, sim->arrival[i], EV_ENTER, i, 0);
+            sim_push(sim, sim->arrival[i], EV_ENTER, i, 0);
         }
     }
     while (!sim->failed) {
@@ -783,8 +814,8 @@ ccs_status_t sim_exec(sim_t *sim, double size_bytes, const sim_opts_t *o,
     if (sim->failed)
         return ccs_err_set(err, CCS_ERR_NOMEM,
                            "out of memory while simulating");
-    if (sim->mode == SIM_MODE_RANK ? sim->ranks_done != sim->n
-                                   : sim->barrier_step != sim->nsteps)
+    if (sim->mode != SIM_MODE_BARRIER ? sim->ranks_done != sim->n
+                                      : sim->barrier_step != sim->nsteps)
         return ccs_err_set(err, CCS_ERR_INTERNAL,
                            "simulation stalled (%u of %u ranks finished)",
                            sim->ranks_done, sim->n);

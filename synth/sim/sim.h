@@ -37,10 +37,30 @@ typedef enum {
     /* Global barrier: step t starts when every op of step t-1 has finished
      * and every rank with ops in step t has arrived. */
     SIM_MODE_BARRIER = 1,
+    /* Hazard-ordered issue ("dataflow"): a rank issues its steps in order,
+     * at most `window` of its steps (steps in which it has ops) ahead of
+     * its oldest unfinished one, and each op starts as soon as every
+     * earlier op of the rank it conflicts with (read-after-write,
+     * write-after-read, write-after-write on a buffer's chunks) has
+     * finished; a transfer starts when both of its ops may start and the
+     * previous transfer between the same ordered pair has started.  The
+     * same data as the step order (docs/simulator.md, "Dataflow").  No
+     * executor runs schedules this way: its figures are a simulation's
+     * only. */
+    SIM_MODE_DATAFLOW = 2,
     SIM_MODE_COUNT
 } sim_mode_t;
 
-const char *sim_mode_str(sim_mode_t m);            /* "rank", "barrier" */
+/* Steps a rank may have in flight in dataflow mode when the caller says
+ * 0 (sim_opts_t.window). */
+#define SIM_DATAFLOW_WINDOW 4u
+
+/* "rank", "barrier", "dataflow" */
+const char *sim_mode_str(sim_mode_t m);
+/* What a figure simulated in mode m stands for, when no executor runs
+ * schedules that way (dataflow); NULL for the modes an executor follows.
+ * Every output of such a figure carries it. */
+const char *sim_mode_note(sim_mode_t m);
 ccs_status_t sim_mode_parse(const char *name, sim_mode_t *out);
 
 /* Route override (tests, other routing policies): same contract as
@@ -52,6 +72,10 @@ typedef ccs_status_t (*sim_route_fn)(const topo_t *t, int32_t src,
 
 typedef struct sim_opts {
     sim_mode_t mode;
+    /* Dataflow mode: a rank's ops of at most this many of its steps are
+     * in flight (1: exactly rank mode); 0 takes SIM_DATAFLOW_WINDOW.
+     * Ignored by the other modes. */
+    uint32_t window;
     /* Arrival times: rank r enters the collective at arrival_s[r] seconds
      * (NULL: every rank at 0).  [nranks] when set; borrowed. */
     const double *arrival_s;

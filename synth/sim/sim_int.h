@@ -186,9 +186,65 @@ struct sim {
     double peak_rate[SIM_HW_COUNT]; /* fastest transfer of the run, bytes/s
                                        on the wire, per route class */
     bool failed;           /* out of memory inside the event loop */
+
+    /* dataflow mode (sim_flow.c): the size-independent part is built on
+     * the first dataflow run (df_built) and kept; all owned */
+    bool df_built;
+    uint32_t nops;         /* ops of all ranks; flat op f of rank r is
+                              df_base[r] + its index in rank_ops[r] */
+    uint32_t *df_base;     /* [n+1] */
+    uint32_t *df_op_xfer;  /* [nops] a SEND's / receive's transfer;
+                              SIM_NO_GROUP for a local op */
+    uint32_t *df_op_grp;   /* [nops] the op's group */
+    uint32_t *df_grp_op;   /* [ngrp] flat index of the group's first op */
+    uint32_t *df_grp_nops; /* [ngrp] */
+    uint32_t *df_npred;    /* [nops] earlier ops it must wait for */
+    uint32_t *df_succ_off; /* [nops+1] its waiters: df_succ[off[f]..off[f+1]) */
+    uint32_t *df_succ;     /* [edges] */
+    uint32_t *df_xfer_op;  /* [2 * ntr] a transfer's SEND, then receive */
+    uint32_t *df_fifo_next; /* [ntr] the next transfer between the same
+                               ordered pair, SIM_NO_GROUP after the last */
+    /* port queues (sim_flow.c build_ports): entries sorted by (queue,
+     * step, transfer), two per transfer: queue 2p is the way out over
+     * pipe p, 2p+1 the way in */
+    uint32_t df_nq;
+    uint32_t *df_q_x;      /* [nq] the entry's transfer */
+    uint32_t *df_q_pipe;   /* [nq] its queue */
+    uint32_t *df_q_nb;     /* [nq] first entry of the pipe's next step */
+    uint32_t *df_x_q;      /* [2 * ntr] a transfer's entries, or none */
+    uint32_t *df_pwait0;   /* [ntr] transfers of its queues' previous
+                              steps, which must finish before its bytes
+                              flow */
+    /* its run state */
+    uint32_t window;       /* steps in flight per rank */
+    uint32_t *df_wait;     /* [nops] predecessors left (+1 until issued) */
+    uint32_t *df_pwait;    /* [ntr] df_pwait0 left */
+    uint32_t *df_left;     /* [ngrp] ops of the group not finished */
+    uint32_t *df_old;      /* [n] oldest unfinished group, SIM_NO_GROUP */
+    uint32_t *df_next;     /* [n] next group to issue */
+    uint32_t *df_inflight; /* [n] groups issued from df_old on */
+    double *df_local_free; /* [n] when the rank's local engine is free */
+    uint32_t *df_stack;    /* [nops] ops finished, not yet propagated */
+    uint32_t df_nstack;
 };
 
 /* Grow *p (elements of `size` bytes) to hold at least `need`. */
 bool sim_grow(void **p, uint32_t *cap, uint32_t need, size_t size);
+
+/* The engine's pieces the dataflow mode shares (sim.c). */
+void sim_push(sim_t *sim, double t, uint32_t type, uint32_t a, uint32_t v);
+void sim_xfer_start(sim_t *sim, uint32_t x, double now);
+void sim_bw_start(sim_t *sim, uint32_t x, double now);
+void sim_note_step_end(sim_t *sim, uint32_t step, double now);
+double sim_local_cost(const sim_t *sim, uint64_t chunks);
+
+/* Dataflow mode (sim_flow.c). */
+ccs_status_t sim_flow_prepare(sim_t *sim, ccs_err_t *err); /* once */
+void sim_flow_begin(sim_t *sim);         /* start a run: push arrivals */
+void sim_flow_enter(sim_t *sim, uint32_t r, double now);  /* r arrives */
+void sim_flow_local_done(sim_t *sim, uint32_t f, double now);
+void sim_flow_xfer_done(sim_t *sim, uint32_t x, double now);
+void sim_flow_bw(sim_t *sim, uint32_t x, double now);  /* latency over */
+void sim_flow_free(sim_t *sim);
 
 #endif /* CCS_SIM_INT_H */

@@ -533,6 +533,7 @@ void sim_destroy(sim_t *sim)
     free(sim->pos);
     free(sim->free_slots);
     simq_free(&sim->queue);
+    sim_flow_free(sim);
     free(sim);
 }
 

@@ -232,7 +232,15 @@ TEST(group_setters)
         { OPT_DELAY, "-5ms", false, 0, "bad --straggler-delay '-5ms' (a "
                                        "time >= 0" },
         { OPT_MODE, "barrier", true, SIM_MODE_BARRIER, NULL },
-        { OPT_MODE, "lazy", false, 0, "bad --mode 'lazy' (rank or barrier)" },
+        { OPT_MODE, "dataflow", true, SIM_MODE_DATAFLOW, NULL },
+        { OPT_MODE, "lazy", false, 0, "bad --mode 'lazy' (rank, barrier or "
+                                      "dataflow)" },
+        { OPT_WINDOW, "4", true, 4, NULL },
+        { OPT_WINDOW, "1000000", true, 1000000, NULL },
+        { OPT_WINDOW, "0", false, 0, "bad --window '0' (a number of steps, "
+                                     "1 to 1000000)" },
+        { OPT_WINDOW, "-3", false, 0, "bad --window '-3'" },
+        { OPT_WINDOW, "4x", false, 0, "bad --window '4x'" },
         { OPT_TYPE, "uint8", true, CCS_UINT8, NULL },
         { OPT_TYPE, "float7", false, 0, "unknown --type 'float7'" },
         { OPT_LOCAL_BW, "200GB/s", true, 200e9, NULL },
@@ -274,6 +282,7 @@ TEST(group_setters)
             st = opt_sim_set(&o.sim, id, cases[i].arg, &err);
             got = id == OPT_DELAY ? o.sim.delay_s
                   : id == OPT_MODE ? o.sim.mode
+                  : id == OPT_WINDOW ? o.sim.window
                   : id == OPT_TYPE ? o.sim.dtype
                   : id == OPT_LOCAL_BW ? o.sim.local_bw_Bps
                   : o.sim.sizes != NULL ? o.sim.sizes[0] : NAN;
@@ -486,6 +495,52 @@ TEST(parse_errors)
     }
 }
 
+/* --mode dataflow is a simulated what-if: only the commands that take
+ * --window (sim, compare) accept it, so tune never picks plans by it; and
+ * --window alone means nothing. */
+TEST(parse_dataflow_mode)
+{
+    static const opt_id_t with_w[] = { OPT_MODE, OPT_WINDOW, OPT_END };
+    static const opt_id_t without_w[] = { OPT_MODE, OPT_END };
+    static const opt_cmd_t sim = { "sim", with_w, no_usage, 1 };
+    static const opt_cmd_t tune = { "tune", without_w, no_usage, 1 };
+    static const struct {
+        const opt_cmd_t *cmd;
+        const char *argv[7];
+        int rc;
+        const char *line;
+        uint32_t window;
+    } cases[] = {
+        { &sim, { "sim", "f.ccs", "-m", "dataflow", NULL }, 0, "", 0 },
+        { &sim, { "sim", "f.ccs", "-m", "dataflow", "--window", "3",
+            NULL }, 0, "",
+          3 },
+        { &sim, { "sim", "f.ccs", "--window", "3", NULL }, 2,
+          "ccsynth sim: --window is for --mode dataflow\n", 0 },
+        { &tune, { "tune", "-m", "dataflow", NULL }, 2,
+          "ccsynth tune: --mode dataflow is for sim and compare (no "
+          "executor runs it)\n", 0 },
+        { &tune, { "tune", "-m", "barrier", NULL }, 0, "", 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cli_opts_t o;
+        char line[512];
+        sim_opts_t so;
+        int rc = parse_argv(cases[i].cmd, (char **)cases[i].argv, &o, line,
+                            sizeof(line));
+
+        CHECK_MSG(rc == cases[i].rc, "case %zu: exit %d, want %d (%s)", i,
+                  rc, cases[i].rc, line);
+        CHECK_MSG(strcmp(line, cases[i].line) == 0,
+                  "case %zu: '%s', want '%s'", i, line, cases[i].line);
+        if (rc == 0) {
+            opt_fill_sim_opts(&o, -1, &so);
+            CHECK_EQ_INT(so.window, cases[i].window);
+        }
+        opt_free(&o);
+    }
+}
+
 /* What a good command line leaves in the groups, and the one place that
  * turns them into algo_params_t. */
 TEST(parse_fill)
@@ -569,6 +624,7 @@ int main(void)
     RUN(synth_check);
     RUN(sim_check);
     RUN(parse_errors);
+    RUN(parse_dataflow_mode);
     RUN(parse_fill);
     RUN(short_letters_unique);
     return TEST_SUMMARY();
