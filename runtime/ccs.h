@@ -210,6 +210,25 @@ CCS_API ccs_status_t ccs_comm_set_timeout(ccs_comm_t *comm, double seconds);
 CCS_API ccs_status_t ccs_comm_set_small_bytes(ccs_comm_t *comm,
                                               size_t bytes);
 
+/* Hazard-ordered issue on the CPU transports (docs/runtime.md, "Issue
+ * window").  With a window W > 1 a rank issues its steps in order but up
+ * to W of them ahead of its oldest unfinished one, and starts each op as
+ * soon as every earlier op it conflicts with (read after write, write
+ * after read, write after write on a chunk range of IN, OUT or SCRATCH)
+ * has completed; a pair's transfers still match in step order.  The
+ * results are bit for bit those of the step order (W = 1, the default),
+ * which `ccsynth sim --mode dataflow --window W` models.  Ranks may use
+ * different windows.  Default: CCS_ISSUE_WINDOW from the environment when
+ * the communicator was made (1..CCS_ISSUE_WINDOW_MAX), else 1.
+ * CCS_ERR_INVALID for NULL, 0 or more than CCS_ISSUE_WINDOW_MAX;
+ * CCS_ERR_UNSUPPORTED for W > 1 on a transport without per-request
+ * completion (cuda, nccl and mpi run step by step). */
+#define CCS_ISSUE_WINDOW_MAX 64u
+CCS_API ccs_status_t ccs_comm_set_issue_window(ccs_comm_t *comm,
+                                               unsigned window);
+/* The communicator's window (0 for NULL). */
+CCS_API unsigned ccs_comm_issue_window(const ccs_comm_t *comm);
+
 /*
  * Running a plan.
  *

@@ -146,6 +146,15 @@ struct ccs_comm {
     uint32_t ip_cap;
     struct ccs_auto *autos;  /* owned; straggler auto's state (auto.c),
                                 NULL until the first auto call */
+    /* Hazard-ordered issue (exec.c): groups a rank may have issued at
+     * once, 1 (the step order) by default. */
+    uint32_t issue_window;
+    struct ccs_flow_op *flow; /* owned; per-op state of a run with a
+                                 window above 1, grow-only */
+    uint64_t *flow_wait;     /* owned; [flow_cap] tickets being waited for */
+    uint32_t flow_cap;       /* entries of flow and flow_wait */
+    uint32_t *flow_pair;     /* owned; [2 * nranks] per peer and direction:
+                                the pass in which a transfer was held back */
 };
 
 /* ---- straggler auto (auto.c) ---- */

@@ -42,6 +42,16 @@ ccs_status_t ccs_comm_create(const ccs_xport_ops_t *ops, ccs_xport_t *x,
             }
         }
     }
+    {
+        /* A value we cannot read keeps the step order. */
+        const char *v = getenv("CCS_ISSUE_WINDOW");
+        char *end;
+        unsigned long w = v != NULL ? strtoul(v, &end, 10) : 0;
+        c->issue_window = 1;
+        if (v != NULL && *v != '\0' && *end == '\0' && w >= 1 &&
+            w <= CCS_ISSUE_WINDOW_MAX)
+            c->issue_window = (uint32_t)w;
+    }
     CCS_LOG(c->log_level, CCS_LOG_INFO, "INIT", rank,
             "communicator ready: %s transport, rank %d of %d", ops->name,
             rank, nranks);
@@ -58,6 +68,9 @@ void ccs_comm_destroy(ccs_comm_t *comm)
         comm->xops->mem_free(comm->x, comm->arena);
     comm->xops->destroy(comm->x);
     free(comm->ip_force);
+    free(comm->flow);
+    free(comm->flow_wait);
+    free(comm->flow_pair);
     ccs_auto_free(comm->autos);
     free(comm);
 }
@@ -119,6 +132,21 @@ ccs_status_t ccs_comm_set_small_bytes(ccs_comm_t *comm, size_t bytes)
     comm->small_bytes = bytes;
     comm->small_total = SIZE_MAX;
     return CCS_OK;
+}
+
+ccs_status_t ccs_comm_set_issue_window(ccs_comm_t *comm, unsigned window)
+{
+    if (comm == NULL || window < 1 || window > CCS_ISSUE_WINDOW_MAX)
+        return CCS_ERR_INVALID;
+    if (window > 1 && comm->xops->wait_any == NULL)
+        return CCS_ERR_UNSUPPORTED;
+    comm->issue_window = window;
+    return CCS_OK;
+}
+
+unsigned ccs_comm_issue_window(const ccs_comm_t *comm)
+{
+    return comm ? comm->issue_window : 0;
 }
 
 int ccs_comm_rank(const ccs_comm_t *comm)

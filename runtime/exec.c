@@ -77,6 +77,7 @@ typedef struct run {
     uint64_t bytes_sent;
     const uint8_t *force_stage; /* in place: [op] receives that must land
                                    after the step's sends (NULL: none) */
+    bool alias;          /* issue window, in place: IN[c] is OUT[c] */
 } run_t;
 
 /* An operand of a local computation: a chunk range of a buffer, or raw
@@ -309,6 +310,360 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
     return CCS_OK;
 }
 
+/* ---- hazard-ordered issue (issue window W > 1) ----
+ *
+ * The rules are the simulator's dataflow mode (synth/sim/sim_flow.c,
+ * docs/simulator.md), so that `ccsynth sim --mode dataflow --window W`
+ * models this loop:
+ *   - the rank issues its groups (its ops of one step) in step order, at
+ *     most W of them from its oldest unfinished one on;
+ *   - an issued op starts once every earlier op of the rank that it
+ *     conflicts with (read after write, write after read, write after
+ *     write on a chunk range of IN, OUT or SCRATCH) has completed; ops of
+ *     one step never conflict (sched.h), so they never wait for each
+ *     other;
+ *   - a transfer is posted only after every earlier transfer of the rank
+ *     to (or from) the same peer: transports match a pair's messages in
+ *     posting order, which must stay the plan's order.
+ * Every write to a chunk is then ordered against every other access of
+ * it as in the step order, so the results are bit for bit the same.  It
+ * cannot deadlock where the step order does not: the unfinished op of the
+ * smallest step always has its hazards clear and its peer's op issued.
+ * That needs completion per request (xport.h: ticket, test, wait_any):
+ * the loop blocks only until one of its pending requests completes, never
+ * on one chosen request or on all it posted.
+ *
+ * Staging: one slot of stage_chunks per group in the window (group k uses
+ * slot k mod W; group k + W is issued only after group k finished), each
+ * op's ranges at the offsets the step order's walk gives them.
+ *
+ * Local ops run when they start (on this thread), so they complete at
+ * once; a staged receive completes after its unpack. */
+
+enum { FL_WAIT = 0, FL_RUN, FL_DONE };
+
+struct ccs_flow_op {
+    uint64_t ticket;     /* transport request (FL_RUN transfers) */
+    uint8_t *stage;      /* staging of this op, or NULL */
+    uint8_t state;       /* FL_* */
+};
+
+typedef struct flow_grp {
+    uint32_t first, end; /* ops of the group */
+    uint32_t step, phase;
+    uint32_t left;       /* ops not yet complete */
+} flow_grp_t;
+
+/* One access of an op: chunks [lo, hi) of buf, read or written. */
+typedef struct flow_acc {
+    uint8_t buf;
+    bool write;
+    uint32_t lo, hi;
+} flow_acc_t;
+
+static unsigned flow_accesses(const ccs_op_t *op, flow_acc_t a[3])
+{
+    unsigned n = 0;
+
+    switch (op->kind) {
+    case CCS_OP_SEND:
+        a[n++] = (flow_acc_t){ op->buf, false, op->chunk,
+                               op->chunk + op->nchunks };
+        break;
+    case CCS_OP_RECV:
+        a[n++] = (flow_acc_t){ op->buf, true, op->chunk,
+                               op->chunk + op->nchunks };
+        break;
+    case CCS_OP_REDUCE_LOCAL:
+        /* dst = dst (+) src: reads its destination too */
+        a[n++] = (flow_acc_t){ op->buf, false, op->chunk,
+                               op->chunk + op->nchunks };
+        /* fall through */
+    default:                 /* RECV_REDUCE, COPY: dst = src (+) ... */
+        a[n++] = (flow_acc_t){ op->buf, true, op->chunk,
+                               op->chunk + op->nchunks };
+        a[n++] = (flow_acc_t){ op->src_buf, false, op->src_chunk,
+                               op->src_chunk + op->nchunks };
+        break;
+    }
+    return n;
+}
+
+static bool flow_conflict(const ccs_op_t *x, const ccs_op_t *y, bool alias)
+{
+    flow_acc_t a[3], b[3];
+    unsigned na = flow_accesses(x, a), nb = flow_accesses(y, b);
+
+    if (alias) {
+        for (unsigned i = 0; i < na; i++)
+            if (a[i].buf == CCS_BUF_IN)
+                a[i].buf = CCS_BUF_OUT;
+        for (unsigned j = 0; j < nb; j++)
+            if (b[j].buf == CCS_BUF_IN)
+                b[j].buf = CCS_BUF_OUT;
+    }
+    for (unsigned i = 0; i < na; i++)
+        for (unsigned j = 0; j < nb; j++)
+            if ((a[i].write || b[j].write) && a[i].buf == b[j].buf &&
+                a[i].lo < b[j].hi && b[j].lo < a[i].hi)
+                return true;
+    return false;
+}
+
+static bool is_transfer(const ccs_op_t *op)
+{
+    return op->kind == CCS_OP_SEND || op->kind == CCS_OP_RECV ||
+           op->kind == CCS_OP_RECV_REDUCE;
+}
+
+/* Assign group g's staging (slot base) in the order run_group takes it:
+ * receives, then sends, in op order. */
+static void flow_issue(run_t *r, struct ccs_flow_op *fo, const flow_grp_t *g,
+                       uint8_t *base)
+{
+    const ccs_op_t *ops = r->s->rank_ops[r->L];
+    uint8_t *ptr;
+
+    r->stage = base;
+    r->stage_used = 0;
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        fo[i].state = FL_WAIT;
+        fo[i].stage = NULL;
+        if ((op->kind == CCS_OP_RECV || op->kind == CCS_OP_RECV_REDUCE) &&
+            recv_staged(r, op, i, &ptr))
+            fo[i].stage = stage_take(r, op->nchunks);
+    }
+    for (uint32_t i = g->first; i < g->end; i++) {
+        const ccs_op_t *op = &ops[i];
+        if (op->kind == CCS_OP_SEND &&
+            !contig(r, op->buf, op->chunk, op->nchunks, &ptr))
+            fo[i].stage = stage_take(r, op->nchunks);
+    }
+}
+
+/* Start op i (its hazards are clear); local ops complete here. */
+static ccs_status_t flow_start(run_t *r, struct ccs_flow_op *f, uint32_t i,
+                               uint32_t step)
+{
+    const ccs_op_t *op = &r->s->rank_ops[r->L][i];
+    uint32_t seq = r->plan->seq[r->L][i];
+    const ccs_xport_ops_t *xo = r->xo;
+    uint32_t peer = op->peer >= 0 ? pi(r, (uint32_t)op->peer) : 0;
+    operand_t d = { op->buf, op->chunk, NULL };
+    operand_t a = { op->src_buf, op->src_chunk, NULL };
+    ccs_status_t st;
+    uint8_t *ptr, *pa;
+
+    switch (op->kind) {
+    case CCS_OP_COPY:
+        f->state = FL_DONE;
+        return local_op(r, &d, &a, NULL, op->nchunks);
+    case CCS_OP_REDUCE_LOCAL:
+        f->state = FL_DONE;
+        return local_op(r, &d, &d, &a, op->nchunks);
+    case CCS_OP_SEND:
+        if (f->stage != NULL) {
+            operand_t sd = { 0, 0, f->stage };
+            if ((st = local_op(r, &sd, &d, NULL, op->nchunks)) != CCS_OK)
+                return st;
+            ptr = f->stage;
+        } else {
+            (void)contig(r, op->buf, op->chunk, op->nchunks, &ptr);
+        }
+        f->ticket = xo->ticket(r->x);
+        f->state = FL_RUN;
+        r->bytes_sent += (size_t)op->nchunks * r->cbytes;
+        return xo->send(r->x, peer, ptr, (size_t)op->nchunks * r->cbytes,
+                        step, seq, r->err);
+    default:
+        f->ticket = xo->ticket(r->x);
+        f->state = FL_RUN;
+        if (f->stage == NULL && op->kind == CCS_OP_RECV_REDUCE &&
+            recv_reduce_direct(r, op, i, &ptr, &pa))
+            return xo->recv_reduce(r->x, peer, ptr, pa,
+                                   (size_t)op->nchunks * r->cs, r->dtype,
+                                   r->op, step, seq, r->err);
+        if (f->stage != NULL)
+            ptr = f->stage;
+        else
+            (void)contig(r, op->buf, op->chunk, op->nchunks, &ptr);
+        return xo->recv(r->x, peer, ptr, (size_t)op->nchunks * r->cbytes,
+                        step, seq, r->err);
+    }
+}
+
+/* A transfer of op i completed: unpack a staged receive. */
+static ccs_status_t flow_finish(run_t *r, struct ccs_flow_op *f, uint32_t i)
+{
+    const ccs_op_t *op = &r->s->rank_ops[r->L][i];
+    operand_t d = { op->buf, op->chunk, NULL };
+    operand_t a = { op->src_buf, op->src_chunk, NULL };
+    operand_t rx = { 0, 0, f->stage };
+
+    f->state = FL_DONE;
+    if (op->kind == CCS_OP_SEND || f->stage == NULL)
+        return CCS_OK;
+    if (op->kind == CCS_OP_RECV)
+        return local_op(r, &d, &rx, NULL, op->nchunks);
+    return local_op(r, &d, &a, &rx, op->nchunks);
+}
+
+/* The steps with a window above 1.  agree: the first-call agreement runs
+ * (once) when the window is empty, before the first group that needs it,
+ * as in the step order (before phase 1 in phased plans). */
+static ccs_status_t run_flow(run_t *r, ccs_comm_t *comm, uint8_t *stage,
+                             size_t slot_bytes, ccs_run_stats_t *stats,
+                             bool timed, size_t count, int32_t strag,
+                             bool *disagreed)
+{
+    const ccs_sched_t *s = r->s;
+    const ccs_op_t *ops = s->rank_ops[r->L];
+    uint32_t nops = s->rank_nops[r->L], ng = r->plan->ngroups[r->L];
+    uint32_t W = comm->issue_window, R = s->nranks;
+    uint32_t g_lo = 0, g_hi = 0, next_first = 0, phase = 0, pass = 0;
+    uint32_t nwait;
+    flow_grp_t win[CCS_ISSUE_WINDOW_MAX];
+    struct ccs_flow_op *fo;
+    bool agreed = false;
+    ccs_status_t st = CCS_OK;
+
+    if (nops > comm->flow_cap) {
+        /* both owned by comm */
+        struct ccs_flow_op *n = realloc(comm->flow, (size_t)nops *
+                                                        sizeof(*n));
+        uint64_t *w;
+        if (n == NULL)
+            return ccs_err_set(r->err, CCS_ERR_NOMEM, "out of memory (%u "
+                               "ops of issue state)", nops);
+        comm->flow = n;
+        w = realloc(comm->flow_wait, (size_t)nops * sizeof(*w));
+        if (w == NULL)
+            return ccs_err_set(r->err, CCS_ERR_NOMEM, "out of memory (%u "
+                               "ops of issue state)", nops);
+        comm->flow_wait = w;
+        comm->flow_cap = nops;
+    }
+    if (comm->flow_pair == NULL) {
+        /* owned by comm; one nranks for its life */
+        comm->flow_pair = calloc(2 * (size_t)R, sizeof(*comm->flow_pair));
+        if (comm->flow_pair == NULL)
+            return ccs_err_set(r->err, CCS_ERR_NOMEM, "out of memory");
+    }
+    fo = comm->flow;
+    for (uint32_t q = 0; q < 2 * R; q++)
+        comm->flow_pair[q] = 0;
+
+    while (g_lo < ng) {
+        bool moved = false;
+        /* Issue, within the window and after the agreement. */
+        while (g_hi < ng && g_hi - g_lo < W) {
+            plan_group_t pg = ccs_plan_group(r->plan, r->L, next_first);
+            flow_grp_t *g = &win[g_hi % W];
+            if (!agreed && (s->nphases <= 1 || pg.phase != 0)) {
+                if (g_lo != g_hi)
+                    break;   /* the agreement waits for an empty window */
+                agreed = true;
+                st = ccs_exec_agree(comm, r->plan, count, r->dtype, r->op,
+                                    strag, pg.step, disagreed, r->err);
+                if (st != CCS_OK)
+                    return st;
+            }
+            g->first = pg.first;
+            g->end = pg.end;
+            g->step = pg.step;
+            g->phase = pg.phase;
+            g->left = pg.end - pg.first;
+            flow_issue(r, fo, g, stage + (size_t)(g_hi % W) * slot_bytes);
+            next_first = pg.end;
+            g_hi++;
+            moved = true;
+        }
+        /* Start what the hazards allow, oldest first. */
+        pass++;
+        for (uint32_t k = g_lo; k < g_hi; k++) {
+            const flow_grp_t *g = &win[k % W];
+            for (uint32_t i = g->first; i < g->end; i++) {
+                const ccs_op_t *op = &ops[i];
+                uint32_t *pair = NULL;
+                bool held = false;
+                if (fo[i].state != FL_WAIT)
+                    continue;
+                if (is_transfer(op)) {
+                    pair = &comm->flow_pair[2 * (uint32_t)op->peer +
+                                            (op->kind == CCS_OP_SEND)];
+                    held = *pair == pass;
+                }
+                for (uint32_t j = win[g_lo % W].first;
+                     !held && j < g->first; j++)
+                    held = fo[j].state != FL_DONE &&
+                           flow_conflict(op, &ops[j], r->alias);
+                if (held) {
+                    if (pair != NULL)
+                        *pair = pass;
+                    continue;
+                }
+                st = flow_start(r, &fo[i], i, g->step);
+                if (st != CCS_OK)
+                    return st;
+                moved = true;
+                if (fo[i].state == FL_DONE)
+                    win[k % W].left--;
+            }
+        }
+        /* Complete what the transport finished; list what it did not. */
+        nwait = 0;
+        for (uint32_t k = g_lo; k < g_hi; k++) {
+            flow_grp_t *g = &win[k % W];
+            for (uint32_t i = g->first; i < g->end && g->left > 0; i++) {
+                bool done = false;
+                if (fo[i].state != FL_RUN)
+                    continue;
+                if ((st = r->xo->test(r->x, fo[i].ticket, &done, r->err)) !=
+                    CCS_OK) {
+                    ccs_err_prefix(r->err, "step %u: ", g->step);
+                    return st;
+                }
+                if (!done) {
+                    comm->flow_wait[nwait++] = fo[i].ticket;
+                    continue;
+                }
+                if ((st = flow_finish(r, &fo[i], i)) != CCS_OK)
+                    return st;
+                g->left--;
+                moved = true;
+            }
+        }
+        /* Retire finished groups from the oldest on. */
+        while (g_lo < g_hi && win[g_lo % W].left == 0) {
+            g_lo++;
+            moved = true;
+        }
+        {
+            uint32_t now = g_lo < g_hi ? win[g_lo % W].phase : s->nphases;
+            for (; phase < now; phase++)
+                if (timed && phase < CCS_STATS_MAX_PHASES)
+                    stats->phase_end_s[phase] = ccs_now_s();
+        }
+        if (!moved && (st = r->xo->wait_any(r->x, comm->flow_wait, nwait,
+                                            r->err)) != CCS_OK) {
+            for (uint32_t i = win[g_lo % W].first; i < nops; i++)
+                if (fo[i].state == FL_RUN) {
+                    ccs_err_prefix(r->err, "step %u: ", ops[i].step);
+                    break;
+                }
+            return st;
+        }
+    }
+    if (!agreed &&
+        (st = ccs_exec_agree(comm, r->plan, count, r->dtype, r->op, strag,
+                             -1, disagreed, r->err)) != CCS_OK)
+        return st;
+    /* Everything of ours is complete; this also completes what was posted
+     * before the run (straggler auto's exchange) and ends the tickets. */
+    return r->xo->wait(r->x, r->err);
+}
+
 static size_t align64(size_t v)
 {
     return (v + 63) & ~(size_t)63;
@@ -388,6 +743,7 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     run_t r;
     ccs_status_t st = CCS_OK;
     bool started = false, stage_in = false, timed, disagreed = false;
+    bool flow;
     size_t in_elems, out_elems, in_bytes = 0, out_bytes = 0, small_sent;
     size_t sz_scratch, sz_stage, sz_in_tail, sz_out_tail, sz_in_copy, total;
     uint32_t R, nblk_in, nblk_out;
@@ -464,6 +820,14 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (stream != NULL && !comm->xops->device_mem) {
         FAIL(CCS_ERR_INVALID, "a stream was given to the %s transport, "
              "which has none (pass NULL)", comm->xops->name);
+        goto done;
+    }
+    flow = comm->issue_window > 1;
+    if (flow && comm->xops->wait_any == NULL) {
+        /* (CCS_ISSUE_WINDOW set for a transport that runs step by step) */
+        FAIL(CCS_ERR_UNSUPPORTED, "issue window %u: the %s transport has "
+             "no per-request completion and runs step by step (window 1)",
+             comm->issue_window, comm->xops->name);
         goto done;
     }
 
@@ -612,7 +976,21 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         else
             exact = sb == rb;
         stage_in = !exact;
-        if (exact && plan->inplace_hazard[r.L]) {
+        /* With a window, IN and OUT are one buffer for the conflicts
+         * (the simulator's rule): a receive into OUT[c] then waits for an
+         * earlier send of IN[c].  That needs IN[c] and OUT[c] to be the
+         * same memory (not so for reducescatter and allgather, whose
+         * blocks differ) and the plan to read no IN[c] after writing
+         * OUT[c] (the staging of receives that the step order uses then
+         * relies on the step order); otherwise the input is copied. */
+        if (exact && flow) {
+            if (plan->inplace_hazard[r.L] ||
+                s->coll == CCS_COLL_REDUCESCATTER ||
+                s->coll == CCS_COLL_ALLGATHER)
+                stage_in = true;
+            else
+                r.alias = true;
+        } else if (exact && plan->inplace_hazard[r.L]) {
             st = ccs_exec_inplace(comm, plan, r.L, &stage_in,
                                   &r.force_stage, err);
             if (st != CCS_OK)
@@ -623,6 +1001,8 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
     /* ---- arena: scratch | staging | tails | input copy ---- */
     sz_scratch = align64((size_t)plan->scratch_chunks[r.L] * r.cbytes);
     sz_stage = align64((size_t)plan->stage_chunks[r.L] * r.cbytes);
+    if (flow)
+        sz_stage *= comm->issue_window; /* one slot per group in flight */
     sz_in_tail = r.in.used ? align64((size_t)nblk_in * r.TB * r.cbytes) : 0;
     sz_out_tail = r.out.used ? align64((size_t)nblk_out * r.TB * r.cbytes)
                              : 0;
@@ -655,7 +1035,17 @@ ccs_status_t ccs_run_fixed(const ccs_plan_t *plan, ccs_comm_t *comm,
         goto done;
 
     /* ---- the steps ---- */
-    {
+    if (flow) {
+        st = run_flow(&r, comm, arena + sz_scratch,
+                      sz_stage / comm->issue_window, &stats, timed, count,
+                      strag, &disagreed);
+        if (st != CCS_OK) {
+            ccs_err_prefix(err, "rank %u (plan rank %u), issue window %u: ",
+                           r.p, r.L, comm->issue_window);
+            goto done;
+        }
+        stats.steps_run = plan->ngroups[r.L];
+    } else {
         uint32_t ng = plan->ngroups[r.L];
         uint32_t phase = 0, first = 0;
         bool agreed = false;

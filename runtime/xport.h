@@ -136,6 +136,26 @@ typedef struct ccs_xport_ops {
      * that cannot always wait (MPI after MPI_Finalize) says so here.
      * NULL: wait is used. */
     void (*drain)(ccs_xport_t *x);
+    /* Optional: completion per request, which an issue window above 1
+     * needs (exec.c, hazard-ordered issue): a rank that posts later steps'
+     * transfers ahead must be able to wait for some of them, because
+     * waiting for everything it posted can deadlock where the step order
+     * does not (docs/simulator.md, "What an executor would need").  Every
+     * recv, send and recv_reduce takes the next ticket, counting up by
+     * one per post; ticket() is the one the next post takes.  test()
+     * makes progress without blocking and sets *done when request t is
+     * complete (host-synchronous, as wait: the data are in place, the
+     * buffer may be reused); a size mismatch is an error, as in wait.
+     * wait_any() blocks until one of the n requests t[] is complete (at
+     * once when one already is), bounded by the timeout; then test says
+     * which.  wait() keeps its meaning (completes everything posted)
+     * and is still called at the end of a run that used tickets.  All
+     * three NULL (cuda, nccl: stream-ordered): the window stays 1. */
+    uint64_t (*ticket)(ccs_xport_t *x);
+    ccs_status_t (*test)(ccs_xport_t *x, uint64_t t, bool *done,
+                         ccs_err_t *err);
+    ccs_status_t (*wait_any)(ccs_xport_t *x, const uint64_t *t, uint32_t n,
+                             ccs_err_t *err);
     /* Optional: bound every wait to `seconds` (0: wait forever). */
     void (*set_timeout)(ccs_xport_t *x, double seconds);
 

@@ -154,6 +154,8 @@ typedef struct tx_req {
                                 copied into its slot */
     bool placed;
     bool done;
+    bool mm;                 /* completed with a size mismatch (set where
+                                the completion is seen; tickets only) */
 } tx_req_t;
 
 struct ccs_xport {
@@ -161,8 +163,18 @@ struct ccs_xport {
     int rank;
     long spin_ns;
     double timeout_s;        /* 0: wait forever */
-    tx_req_t *reqs;          /* owned; posted this step */
+    tx_req_t *reqs;          /* owned; posted since the last wait */
     uint32_t nreq, cap, left;
+    uint32_t live0;          /* reqs[0 .. live0) are all complete */
+    /* Per-request completion (ticket, test, wait_any): reqs[i] has ticket
+     * tbase + i; wa_t[0 .. wa_n) are the tickets a wait_any waits for.
+     * ticketed: a ticket was taken since the last wait, so requests of one
+     * slot may be posted before the previous round's completion was seen
+     * (see settle_slot). */
+    uint64_t tbase;
+    const uint64_t *wa_t;
+    uint32_t wa_n;
+    bool ticketed;
     uint64_t *sidx, *ridx;   /* owned; [nranks] messages sent to / received
                                 from each peer so far */
 };
@@ -428,7 +440,7 @@ static void place(ccs_xport_t *x, tx_req_t *rq)
  * retire completed requests; true when every request is complete. */
 static bool progress(ccs_xport_t *x)
 {
-    for (uint32_t i = 0; i < x->nreq && x->left > 0; i++) {
+    for (uint32_t i = x->live0; i < x->nreq && x->left > 0; i++) {
         tx_req_t *rq = &x->reqs[i];
         uint64_t s;
         if (rq->done)
@@ -459,10 +471,16 @@ static bool progress(ccs_xport_t *x)
             s = atomic_load_explicit(&rq->slot->state, memory_order_acquire);
         }
         if (ST_ROUND(s) > rq->round) {
+            /* The round after ours cannot have completed: our half of it
+             * is placed by this loop, after us, or by post after
+             * settle_slot saw us complete. */
+            rq->mm = !rq->eager && (s & ST_MM) != 0;
             rq->done = true;
             x->left--;
-        }
+            }
     }
+    while (x->live0 < x->nreq && x->reqs[x->live0].done)
+        x->live0++;
     return x->left == 0;
 }
 
@@ -518,6 +536,23 @@ static ccs_status_t describe_timeout(ccs_xport_t *x, const tx_req_t *rq,
                        what, x->timeout_s);
 }
 
+/* With tickets a rank posts message k + SLOTS of a pair while message k
+ * may be complete but not yet seen complete (its mismatch bit then still
+ * in the slot).  Before placing the new half, which lets the next round
+ * complete and overwrite that bit, record the old request's completion
+ * (the slot's round moved past it: state s, read just before). */
+static void settle_slot(ccs_xport_t *x, const tx_req_t *nrq, uint64_t s)
+{
+    for (uint32_t i = x->live0; i + 1 < x->nreq; i++) {
+        tx_req_t *rq = &x->reqs[i];
+        if (rq->done || rq->slot != nrq->slot || rq->is_send != nrq->is_send)
+            continue;
+        rq->mm = !rq->eager && (s & ST_MM) != 0;
+        rq->done = true;
+        x->left--;
+    }
+}
+
 /* Post one half of a transfer: placed in its slot now when the slot is
  * free for it, else by a later progress (never blocks). */
 static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
@@ -558,10 +593,15 @@ static ccs_status_t post(ccs_xport_t *x, const tx_req_t *proto,
      * takes the line for writing, which place is about to do; a plain
      * load would share it first, and the writes then wait a second time
      * for the peer's copy to be invalidated. */
-    if (ST_ROUND(atomic_fetch_add_explicit(&rq->slot->state, 0,
-                                           memory_order_acquire)) ==
-        rq->round)
-        place(x, rq);
+    {
+        uint64_t s = atomic_fetch_add_explicit(&rq->slot->state, 0,
+                                               memory_order_acquire);
+        if (ST_ROUND(s) == rq->round) {
+            if (x->ticketed)
+                settle_slot(x, rq, s);
+            place(x, rq);
+        }
+    }
     return CCS_OK;
 }
 
@@ -598,6 +638,16 @@ static ccs_status_t th_recv_reduce(ccs_xport_t *x, uint32_t peer, void *dst,
     return post(x, &rq, err);
 }
 
+static ccs_status_t mismatch_err(const tx_req_t *rq, ccs_err_t *err)
+{
+    return ccs_err_set(err, CCS_ERR_MISMATCH,
+                       "%s of %zu bytes %s rank %u matched a %s of another "
+                       "size: the ranks made different calls",
+                       rq->is_send ? "send" : "receive", rq->bytes,
+                       rq->is_send ? "to" : "from", rq->peer,
+                       rq->is_send ? "receive" : "send");
+}
+
 static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
 {
     ccs_status_t st = x->left > 0 ? block_until(x, progress, err) : CCS_OK;
@@ -615,18 +665,80 @@ static ccs_status_t th_wait(ccs_xport_t *x, ccs_err_t *err)
          * the mismatch bit is still the one of our round. */
         tx_req_t *rq = &x->reqs[i];
         /* An eager send completed before its receive was matched; the
-         * receiver reports a mismatch (and aborts the world). */
-        if (!rq->eager &&
-            atomic_load_explicit(&rq->slot->state, memory_order_acquire) &
-                ST_MM)
-            st = ccs_err_set(err, CCS_ERR_MISMATCH,
-                             "%s of %zu bytes %s rank %u matched a %s of "
-                             "another size: the ranks made different calls",
-                             rq->is_send ? "send" : "receive", rq->bytes,
-                             rq->is_send ? "to" : "from", rq->peer,
-                             rq->is_send ? "receive" : "send");
+         * receiver reports a mismatch (and aborts the world).  With
+         * tickets a later round of the slot may have completed too: the
+         * bit was recorded when the completion was seen. */
+        if (x->ticketed ? rq->mm
+                        : !rq->eager &&
+                              (atomic_load_explicit(&rq->slot->state,
+                                                    memory_order_acquire) &
+                               ST_MM))
+            st = mismatch_err(rq, err);
     }
-    x->nreq = x->left = 0;
+    x->tbase += x->nreq;
+    x->nreq = x->left = x->live0 = 0;
+    x->ticketed = false;
+    return st;
+}
+
+static uint64_t th_ticket(ccs_xport_t *x)
+{
+    x->ticketed = true;
+    return x->tbase + x->nreq;
+}
+
+static ccs_status_t th_test(ccs_xport_t *x, uint64_t t, bool *done,
+                            ccs_err_t *err)
+{
+    tx_req_t *rq;
+
+    if (t < x->tbase || t - x->tbase >= x->nreq)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "ticket %llu is not pending (tickets %llu..%llu "
+                           "since the last wait)", (unsigned long long)t,
+                           (unsigned long long)x->tbase,
+                           (unsigned long long)(x->tbase + x->nreq));
+    rq = &x->reqs[t - x->tbase];
+    if (!rq->done) {
+        if (atomic_load_explicit(&x->w->aborted, memory_order_relaxed))
+            return aborted_err(err);
+        progress(x);
+    }
+    *done = rq->done;
+    return rq->done && rq->mm ? mismatch_err(rq, err) : CCS_OK;
+}
+
+/* Ready for wait_any: one of its tickets is complete (an unknown one
+ * counts as complete: test reports it). */
+static bool any_done(ccs_xport_t *x)
+{
+    progress(x);
+    for (uint32_t i = 0; i < x->wa_n; i++) {
+        uint64_t k = x->wa_t[i] - x->tbase;
+        if (x->wa_t[i] < x->tbase || k >= x->nreq || x->reqs[k].done)
+            return true;
+    }
+    return false;
+}
+
+static ccs_status_t th_wait_any(ccs_xport_t *x, const uint64_t *t,
+                                uint32_t n, ccs_err_t *err)
+{
+    ccs_status_t st;
+
+    x->wa_t = t;
+    x->wa_n = n;
+    st = n == 0 || any_done(x) ? CCS_OK : block_until(x, any_done, err);
+    if (st == CCS_ERR_TIMEOUT) {
+        for (uint32_t i = x->live0; i < x->nreq; i++) {
+            if (!x->reqs[i].done) {
+                st = describe_timeout(x, &x->reqs[i], "not matched", err);
+                break;
+            }
+        }
+    }
+    x->wa_t = NULL;
+    x->wa_n = 0;
     return st;
 }
 
@@ -687,6 +799,9 @@ static const ccs_xport_ops_t threads_ops = {
     .group_end = ccs_cpu_nop,
     .wait = th_wait,
     .recv_reduce = th_recv_reduce,
+    .ticket = th_ticket,
+    .test = th_test,
+    .wait_any = th_wait_any,
     .set_timeout = th_set_timeout,
     .abort = th_abort,
     .destroy = th_destroy,
