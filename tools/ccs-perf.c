@@ -76,6 +76,7 @@ typedef struct opts {
     double factor;
     int iters, warmup, agg, check, average, blocking;
     double timeout_s;          /* < 0: library default */
+    int window;                /* issue window; 0: library default */
     const char *json_path;
     int ngpus, nthreads, root;
     int straggler;             /* CCS_STRAGGLER_AUTO with -s auto */
@@ -758,6 +759,9 @@ static void usage(FILE *f)
 "                             uniform 0..US), none; needs -E\n"
 "  -L, --late R               persistent: the late rank\n"
 "  -K, --counts C1,C2,...     element counts instead of -b/-e\n"
+"  -W, --window W             issue window (hazard-ordered issue, 1..64;\n"
+"                             1: step by step; default CCS_ISSUE_WINDOW,\n"
+"                             else 1); threads only\n"
 "  -h, --help                 this text\n"
 "Exit status: 0 correct, 1 wrong elements, 2 usage, 3 runtime error.\n");
 }
@@ -831,6 +835,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         { "late", required_argument, NULL, 'L' },
         { "plain", required_argument, NULL, 'Q' },
         { "counts", required_argument, NULL, 'K' },
+        { "window", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -859,7 +864,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
                              ":b:e:i:f:n:w:m:c:d:o:r:a:z:T:J:t:g:P:X:Bs:E:"
-                             "K:hp:N:D:A:L:Q:", longs, NULL)) != -1) {
+                             "K:hp:N:D:A:L:Q:W:", longs, NULL)) != -1) {
         switch (ch) {
         case 'b':
             if (!parse_size(optarg, &o->minb))
@@ -916,6 +921,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (end == optarg || *end != '\0' || errno == ERANGE ||
                 !(o->timeout_s >= 0) || o->timeout_s > 1e9)
                 return bad("-T", optarg, "want seconds >= 0");
+            break;
+        case 'W':
+            if (!parse_int(optarg, 1, CCS_ISSUE_WINDOW_MAX, &o->window))
+                return bad("-W", optarg, "want a window of 1..64 steps");
             break;
         case 'J': o->json_path = optarg; break;
         case 't':
@@ -1132,9 +1141,12 @@ static void header(const opts_t *o, const ccs_plan_t *plan)
            in.nsteps, in.nphases, in.straggler, xp_names[o->xp],
            o->baseline ? "; baseline: MPI's own collective (mpi time, "
                          "ratio = plan / MPI)" : "");
-    printf("# iters %d, agg %d, warmup %d, check %d, average %d%s\n#\n",
+    printf("# iters %d, agg %d, warmup %d, check %d, average %d%s",
            o->iters, o->agg, o->warmup, o->check, o->average,
            o->straggler >= 0 ? ", straggler relabeled" : "");
+    if (o->window > 0)
+        printf(", issue window %d", o->window);
+    printf("\n#\n");
     if (o->baseline) {
         printf("# %58s %52s\n", "out-of-place", "in-place");
         printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %6s  %8s "
@@ -1190,6 +1202,14 @@ static void json_close(FILE *f, int rc)
 static int set_timeout(const opts_t *o, ccs_comm_t *comm, int rank)
 {
     ccs_status_t st;
+    if (o->window > 0 &&
+        (st = ccs_comm_set_issue_window(comm, (unsigned)o->window)) !=
+            CCS_OK) {
+        fprintf(stderr, "ccs-perf: rank %d: -W %d: %s (the %s transport "
+                "runs step by step)\n", rank, o->window, ccs_strerror(st),
+                ccs_comm_transport(comm));
+        return 0;
+    }
     if (o->timeout_s < 0)
         return 1;
     st = ccs_comm_set_timeout(comm, o->timeout_s);
