@@ -23,6 +23,11 @@
  * receives and fails with CCS_ERR_TIMEOUT.  A rank that exited, called
  * MPI_Finalize early or made another call thus ends its peers' runs
  * instead of hanging them.  Timeout 0 uses MPI_Waitall.
+ *
+ * Per request (an issue window above 1, exec.c): each op's pieces form one
+ * ticket; test is MPI_Testall over them, wait_any polls the tickets it is
+ * given (under the same timeout).  Tags keep the step, so ops of several
+ * steps in flight between one pair still match exactly.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -49,6 +54,12 @@ struct ccs_xport {
     MPI_Request *reqs;       /* owned; posted this step */
     mp_what_t *what;         /* owned; [cap] one per request */
     int nreq, cap;
+    /* Per-request completion (ticket, test, wait_any): ticket tbase + k
+     * is the op whose MPI requests start at reqs[tstart[k]] (and end at
+     * the next ticket's start, or nreq); its pieces complete together. */
+    uint64_t tbase;
+    int *tstart;             /* owned; [tcap] */
+    int ntick, tcap;
     int tag_ub;
     uint64_t tag_mask;       /* tag_ub when tag_ub + 1 is a power of two
                                 (Open MPI, MPICH): a mask instead of a
@@ -109,6 +120,15 @@ static ccs_status_t post(ccs_xport_t *x, bool is_send, uint32_t peer,
 
     if (st != CCS_OK)
         return st;
+    if (x->ntick == x->tcap) {
+        int cap = x->tcap ? 2 * x->tcap : 16;
+        int *n = realloc(x->tstart, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->tstart = n;
+        x->tcap = cap;
+    }
+    x->tstart[x->ntick++] = x->nreq;
     for (size_t off = 0; off < bytes; off += MPI_PIECE) {
         int n = (int)(bytes - off < MPI_PIECE ? bytes - off : MPI_PIECE);
         int rc = is_send
@@ -189,6 +209,8 @@ static ccs_status_t mp_wait(ccs_xport_t *x, ccs_err_t *err)
     int rc, n = x->nreq, flag = 0;
     double t0 = -1;
 
+    x->tbase += (uint64_t)x->ntick;
+    x->ntick = 0;
     if (n == 0)
         return CCS_OK;
     x->nreq = 0;
@@ -212,6 +234,67 @@ static ccs_status_t mp_wait(ccs_xport_t *x, ccs_err_t *err)
                 return timed_out(x, n, err);
         }
     }
+}
+
+static uint64_t mp_ticket(ccs_xport_t *x)
+{
+    return x->tbase + (uint64_t)x->ntick;
+}
+
+/* MPI_Testall over ticket t's pieces (completed ones are
+ * MPI_REQUEST_NULL, which Testall takes as done). */
+static ccs_status_t test1(ccs_xport_t *x, uint64_t t, bool *done,
+                          ccs_err_t *err)
+{
+    uint64_t k = t - x->tbase;
+    int a, b, rc, flag = 0;
+
+    if (t < x->tbase || k >= (uint64_t)x->ntick)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "ticket %llu is not "
+                           "pending", (unsigned long long)t);
+    a = x->tstart[k];
+    b = k + 1 < (uint64_t)x->ntick ? x->tstart[k + 1] : x->nreq;
+    rc = MPI_Testall(b - a, x->reqs + a, &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "MPI_Testall");
+    *done = flag != 0;
+    return CCS_OK;
+}
+
+static ccs_status_t mp_test(ccs_xport_t *x, uint64_t t, bool *done,
+                            ccs_err_t *err)
+{
+    return test1(x, t, done, err);
+}
+
+/* Poll the tickets (each poll drives MPI's progress) until one is done;
+ * under a timeout the clock is read every 64 rounds, as in wait. */
+static ccs_status_t mp_wait_any(ccs_xport_t *x, const uint64_t *t,
+                                uint32_t n, ccs_err_t *err)
+{
+    double t0 = -1;
+
+    for (unsigned i = 0; n > 0; i++) {
+        for (uint32_t j = 0; j < n; j++) {
+            bool done = false;
+            ccs_status_t st = test1(x, t[j], &done, err);
+            if (st != CCS_OK || done)
+                return st;
+        }
+        if (x->timeout_s > 0 && (i & 63) == 63) {
+            double now = ccs_now_s();
+            if (t0 < 0) {
+                t0 = now;
+            } else if (now - t0 >= x->timeout_s) {
+                int m = x->nreq;
+                x->nreq = 0;
+                x->tbase += (uint64_t)x->ntick;
+                x->ntick = 0;
+                return timed_out(x, m, err);
+            }
+        }
+    }
+    return CCS_OK;
 }
 
 static void mp_set_timeout(ccs_xport_t *x, double seconds)
@@ -243,6 +326,7 @@ static void mp_destroy(ccs_xport_t *x)
         MPI_Comm_free(&x->comm);
     free(x->reqs);
     free(x->what);
+    free(x->tstart);
     free(x);
 }
 
@@ -271,6 +355,9 @@ static const ccs_xport_ops_t mpi_ops = {
     .send = mp_send,
     .group_end = ccs_cpu_nop,
     .wait = mp_wait,
+    .ticket = mp_ticket,
+    .test = mp_test,
+    .wait_any = mp_wait_any,
     .drain = mp_drain,
     .set_timeout = mp_set_timeout,
     .abort = NULL,
