@@ -222,7 +222,7 @@ CCS_API ccs_status_t ccs_comm_set_small_bytes(ccs_comm_t *comm,
  * the communicator was made (1..CCS_ISSUE_WINDOW_MAX), else 1.
  * CCS_ERR_INVALID for NULL, 0 or more than CCS_ISSUE_WINDOW_MAX;
  * CCS_ERR_UNSUPPORTED for W > 1 on a transport without per-request
- * completion (cuda, nccl and mpi run step by step). */
+ * completion (threads and mpi have it; cuda and nccl run step by step). */
 #define CCS_ISSUE_WINDOW_MAX 64u
 CCS_API ccs_status_t ccs_comm_set_issue_window(ccs_comm_t *comm,
                                                unsigned window);

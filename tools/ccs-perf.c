@@ -761,7 +761,7 @@ static void usage(FILE *f)
 "  -K, --counts C1,C2,...     element counts instead of -b/-e\n"
 "  -W, --window W             issue window (hazard-ordered issue, 1..64;\n"
 "                             1: step by step; default CCS_ISSUE_WINDOW,\n"
-"                             else 1); threads only\n"
+"                             else 1); threads, mpi\n"
 "  -h, --help                 this text\n"
 "Exit status: 0 correct, 1 wrong elements, 2 usage, 3 runtime error.\n");
 }
