@@ -7,8 +7,8 @@
  * call with window 1; random per-rank delays between transport calls (a
  * wrapping transport) for deadlock freedom, with a timeout so that a bug
  * fails instead of hanging; straggler relabeling and phase 0 without the
- * straggler; the setting's errors and the refusal on a transport without
- * per-request completion.
+ * straggler; ranks with different windows; the setting's errors and the
+ * refusal on a transport without per-request completion.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -58,6 +58,7 @@ typedef struct world_job {
  * ranks drift apart by whole steps and post in every interleaving the
  * window allows. */
 static unsigned g_delay_max_us;    /* 0: no delays */
+static bool g_mixed;               /* even ranks keep window 1 */
 static ccs_xport_ops_t g_delay_ops;
 static const ccs_xport_ops_t *g_inner;
 static _Thread_local unsigned t_seed; /* each rank's thread its stream */
@@ -202,7 +203,9 @@ static int run_world(const char *name, const ccs_plan_t *plan, unsigned W,
             g_delay_ops.test = d_test;
             comms[r]->xops = &g_delay_ops;
         }
-        CHECK_STATUS(ccs_comm_set_issue_window(comms[r], W), CCS_OK);
+        CHECK_STATUS(ccs_comm_set_issue_window(comms[r],
+                                               g_mixed && r % 2 == 0 ? 1 : W),
+                     CCS_OK);
         memset(&jobs[r], 0, sizeof(jobs[r]));
         jobs[r].plan = plan;
         jobs[r].comm = comms[r];
@@ -444,6 +447,40 @@ TEST(random_delays_no_deadlock)
     g_delay_max_us = 0;
 }
 
+/* Ranks with different windows (even ranks step by step): matching is
+ * per pair in step order whatever each side's window. */
+TEST(mixed_windows)
+{
+    static const char *algos[] = { "ring", "stragglar", "dbtree" };
+    fx_entry_t fx[16];
+    int n = fx_all(4, fx, 16);
+    topo_t *t = NULL;
+
+    g_mixed = true;
+    for (int i = 0; i < n; i++)
+        check_sched(fx[i].name, fx[i].s, g_sweep, NSWEEP, false);
+    fx_free(fx, n);
+    CHECK_STATUS(topo_load("switch:5", NULL, &t, NULL), CCS_OK);
+    for (size_t a = 0; t != NULL && a < sizeof(algos) / sizeof(*algos);
+         a++) {
+        algo_params_t p;
+        ccs_sched_t *s = NULL;
+        char name[64];
+        algo_params_init(&p);
+        if (strcmp(algos[a], "stragglar") == 0) {
+            p.straggler = 4;
+            p.pipeline = 4;
+        }
+        CHECK_STATUS(algo_synthesize(algos[a], t, &p, &s, NULL), CCS_OK);
+        snprintf(name, sizeof(name), "%s/r5 mixed windows", algos[a]);
+        if (s != NULL)
+            check_sched(name, s, g_sweep, NSWEEP, false);
+        ccs_sched_destroy(s);
+    }
+    topo_destroy(t);
+    g_mixed = false;
+}
+
 /* Straggler relabeling with a window, and phase 0 finishing before the
  * straggler arrives (30 ms late) on the stragglar algorithm's plans. */
 TEST(stragglar_relabel_phase0)
@@ -600,6 +637,7 @@ int main(void)
     RUN(fixtures_dtype_op_matrix);
     RUN(fixtures_rank_sweep);
     RUN(stragglar_relabel_phase0);
+    RUN(mixed_windows);
     RUN(random_delays_no_deadlock);
     RUN(registry_algorithms);
     return TEST_SUMMARY();
