@@ -628,11 +628,50 @@ TEST(setting_and_refusal)
     unsetenv("CCS_ISSUE_WINDOW");
 }
 
+/* A peer that never calls: the windowed run ends with CCS_ERR_TIMEOUT
+ * after the communicator's timeout, naming the transfer, instead of
+ * hanging -- in the first-call agreement, and (agreement off) in the
+ * window's wait_any, which is bounded as wait is. */
+TEST(absent_peer_times_out)
+{
+    ccs_sched_t *s = fx_ring_allreduce(2, 2);
+    ccs_plan_t *p = NULL;
+    float in[1000], out[1000];
+
+    memset(in, 0, sizeof(in));
+    CHECK(s != NULL);
+    CHECK_STATUS(ccs_plan_from_sched(s, &p, NULL), CCS_OK);
+    for (int agree_off = 0; p != NULL && agree_off <= 1; agree_off++) {
+        ccs_comm_t *comms[2];
+        double t0;
+        CHECK_STATUS(ccs_comm_init_threads(2, comms), CCS_OK);
+        CHECK_STATUS(ccs_comm_set_issue_window(comms[0], 4), CCS_OK);
+        CHECK_STATUS(ccs_comm_set_timeout(comms[0], 0.3), CCS_OK);
+        ccs_comm_set_small_bytes(comms[0], 0);
+        comms[0]->agree_off = agree_off != 0;
+        t0 = ccs_now_s();
+        CHECK_STATUS(ccs_run(p, comms[0], in, out, 1000, CCS_FLOAT32,
+                             CCS_SUM, NULL),
+                     CCS_ERR_TIMEOUT);
+        CHECK(ccs_now_s() - t0 < 10);
+        CHECK_STR_CONTAINS(ccs_comm_last_error(comms[0]), "issue window 4");
+        CHECK_STR_CONTAINS(ccs_comm_last_error(comms[0]), "rank 1");
+        if (agree_off)
+            CHECK_STR_CONTAINS(ccs_comm_last_error(comms[0]),
+                               "rank 1 not matched after 0.3 s");
+        ccs_comm_destroy(comms[0]);
+        ccs_comm_destroy(comms[1]);
+    }
+    ccs_plan_destroy(p);
+    ccs_sched_destroy(s);
+}
+
 int main(void)
 {
     setenv("CCS_TIMEOUT_S", "30", 0); /* a bug fails instead of hanging */
     unsetenv("CCS_ISSUE_WINDOW");
     RUN(setting_and_refusal);
+    RUN(absent_peer_times_out);
     RUN(inplace_with_window);
     RUN(fixtures_dtype_op_matrix);
     RUN(fixtures_rank_sweep);
