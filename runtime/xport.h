@@ -29,6 +29,11 @@
  *   copy (tails back), div (avg)
  *   run_end()
  *
+ * With an issue window above 1 (exec.c, run_flow; transports with ticket,
+ * test and wait_any) the steps instead overlap: each op is posted when
+ * its hazards clear, with a ticket taken just before, completed through
+ * test and wait_any, and the run ends its steps with one wait.
+ *
  * Completion semantics ("complete" in wait):
  *   CPU transports (threads, mpi): host-synchronous.  When wait returns,
  *   received bytes are in place and send buffers may be reused.
