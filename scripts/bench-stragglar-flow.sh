@@ -76,7 +76,7 @@ after_sim() {
 }
 
 printf '# stragglar after the straggler arrives, rank mode against dataflow '
-printf '(simulated only), proto %s\n' "$PROTO"
+printf '(CPU executors only: CUDA and NCCL run steps in order), proto %s\n' "$PROTO"
 printf '%-30s %5s | %-22s %-22s | %9s %9s | %9s %9s | %-12s | %9s | %6s %6s %s\n' \
     "topology, straggler" size "unaware rank" "unaware flow" "sar rank" \
     "sar flow" "--size r" "--size f" "best K flow" LB "x best" "x LB" met

@@ -55,7 +55,7 @@ static void compare_usage(FILE *f)
 "      --root R              root of reduce/broadcast (default 0)\n"
 "  -m, --mode rank|barrier|dataflow\n"
 "                            step semantics (default rank; dataflow:\n"
-"                            hazard-ordered issue, simulated only)\n"
+"                            hazard-ordered issue: CPU executors only)\n"
 "      --window W            dataflow: steps in flight per rank (default\n"
 "                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (also given to the\n"

@@ -74,8 +74,9 @@ const char *sim_mode_str(sim_mode_t m)
 const char *sim_mode_note(sim_mode_t m)
 {
     return m == SIM_MODE_DATAFLOW
-               ? "simulated only: no executor issues ops by hazards (the "
-                 "runtime, CUDA and NCCL executors run steps in order)"
+               ? "CPU executors only: threads and MPI issue ops by hazards "
+                 "with an issue window (CCS_ISSUE_WINDOW); the CUDA and "
+                 "NCCL executors run steps in order"
                : NULL;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `ccsynth sim|compare --mode dataflow`: a what-if no executor runs, so every
-# output of it says "simulated only" (text, CSV, JSON, plot title); tune
+# `ccsynth sim|compare --mode dataflow`: only the CPU executors run it (their
+# issue window), not CUDA or NCCL, so every output of it says "CPU executors
+# only" (text, CSV, JSON, plot title); tune
 # refuses it; --window alone is refused; a window of 1 prints the rank
 # mode's figures; the stragglar schedule gains from it on a NIC cluster.
 set -u
@@ -20,22 +21,22 @@ expect 0 "" -- $C sim "$tmp/s.ccs" --mode dataflow --window 2 --sizes 1M -q
 # the label, in every format of both commands
 for fmt in "" --csv; do
     out=$($C sim "$tmp/s.ccs" --mode dataflow --sizes 1M $fmt)
-    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: simulated only' \
+    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: CPU executors only' \
         || { echo "FAIL: sim $fmt lacks the label: $out"; fail=1; }
     out=$($C compare --topo switch:4 --algos ring,rhd --sizes 1M \
           --mode dataflow $fmt -q)
-    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: simulated only' \
+    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: CPU executors only' \
         || { echo "FAIL: compare $fmt lacks the label: $out"; fail=1; }
 done
 out=$($C sim "$tmp/s.ccs" --mode dataflow --window 3 --sizes 1M --json)
 printf '%s' "$out" | grep -q '"mode": "dataflow"' \
-    && printf '%s' "$out" | grep -q '"window": 3, "mode_note": "simulated only' \
+    && printf '%s' "$out" | grep -q '"window": 3, "mode_note": "CPU executors only' \
     || { echo "FAIL: sim --json lacks the label: $out"; fail=1; }
 out=$($C compare --topo switch:4 --algos ring --sizes 1M --mode dataflow --json -q)
-printf '%s' "$out" | grep -q '"mode_note": "simulated only' \
+printf '%s' "$out" | grep -q '"mode_note": "CPU executors only' \
     || { echo "FAIL: compare --json lacks the label: $out"; fail=1; }
 # the modes the executors follow carry no such note
-$C sim "$tmp/s.ccs" --sizes 1M | grep -q 'simulated only' \
+$C sim "$tmp/s.ccs" --sizes 1M | grep -q 'CPU executors only' \
     && { echo "FAIL: rank mode labelled as a what-if"; fail=1; }
 
 # window 1 is the rank mode; the default window gains on the NIC cluster
