@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The topology-aware stragglar under hazard-ordered issue (the simulator's
-# dataflow mode, docs/simulator.md "Dataflow"; no executor runs it, so
-# every figure here is a simulated what-if) against the straggler-unaware
+# dataflow mode, docs/simulator.md "Dataflow"; the CPU executors run it with
+# an issue window, the CUDA and NCCL executors do not, so on these GPU
+# clusters every figure here is a what-if) against the straggler-unaware
 # algorithms, the rows of docs/stragglar-topo.md's table.
 #
 # Per topology, straggler and size, the time after the straggler's

@@ -588,7 +588,7 @@ int cmd_compare(int argc, char **argv)
         snprintf(title, sizeof(title), "%s on %s (%d ranks), simulated%s",
                  ccs_coll_str(p.coll), topo->name, topo->ngpus,
                  sim_mode_note(o.mode) != NULL
-                     ? " in dataflow mode (no executor runs it)" : "");
+                     ? " in dataflow mode (CPU executors only)" : "");
         rc = plot_with_base(plot, title, ran, nran, sizes, nsizes, algbw,
                             base);
     }

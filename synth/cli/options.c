@@ -710,12 +710,14 @@ int opt_parse(const opt_cmd_t *cmd, int argc, char **argv, cli_opts_t *o)
             return cli_fail(cmd->name, cli_exit_code(st), "%s",
                             ccs_err_msg(&err, st));
     }
-    /* The dataflow mode is a what-if that no executor runs: commands
-     * whose results become plans (tune) must not pick by it, so it goes
-     * with the window option, which only sim and compare take. */
+    /* The GPU executors do not run the dataflow mode: commands whose
+     * results become plans (tune), which any executor may load, must not
+     * pick by it, so it goes with the window option, which only sim and
+     * compare take. */
     if (o->sim.mode == SIM_MODE_DATAFLOW && !take[OPT_WINDOW])
         return cli_fail(cmd->name, CLI_EXIT_USAGE, "--mode dataflow is "
-                        "for sim and compare (no executor runs it)");
+                        "for sim and compare (the CUDA and NCCL executors "
+                        "do not run it)");
     if (o->sim.window != 0 && o->sim.mode != SIM_MODE_DATAFLOW)
         return cli_fail(cmd->name, CLI_EXIT_USAGE, "--window is for "
                         "--mode dataflow");

@@ -57,8 +57,9 @@ typedef enum {
 
 /* "rank", "barrier", "dataflow" */
 const char *sim_mode_str(sim_mode_t m);
-/* What a figure simulated in mode m stands for, when no executor runs
- * schedules that way (dataflow); NULL for the modes an executor follows.
+/* What a figure simulated in mode m stands for, when not every executor
+ * runs schedules that way (dataflow: the CPU executors with an issue
+ * window, not CUDA or NCCL); NULL for the modes every executor follows.
  * Every output of such a figure carries it. */
 const char *sim_mode_note(sim_mode_t m);
 ccs_status_t sim_mode_parse(const char *name, sim_mode_t *out);
