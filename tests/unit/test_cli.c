@@ -495,7 +495,7 @@ TEST(parse_errors)
     }
 }
 
-/* --mode dataflow is a simulated what-if: only the commands that take
+/* --mode dataflow is what the GPU executors do not run: only the commands that take
  * --window (sim, compare) accept it, so tune never picks plans by it; and
  * --window alone means nothing. */
 TEST(parse_dataflow_mode)
@@ -518,8 +518,8 @@ TEST(parse_dataflow_mode)
         { &sim, { "sim", "f.ccs", "--window", "3", NULL }, 2,
           "ccsynth sim: --window is for --mode dataflow\n", 0 },
         { &tune, { "tune", "-m", "dataflow", NULL }, 2,
-          "ccsynth tune: --mode dataflow is for sim and compare (no "
-          "executor runs it)\n", 0 },
+          "ccsynth tune: --mode dataflow is for sim and compare (the CUDA "
+          "and NCCL executors do not run it)\n", 0 },
         { &tune, { "tune", "-m", "barrier", NULL }, 0, "", 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
