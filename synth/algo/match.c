@@ -63,6 +63,12 @@ typedef struct mw {
     int32_t *bestto;        /* [2nv] scratch of add_blossom */
     uint64_t *tbits;        /* [2nv / 64] its entries set (add_blossom) */
     ivec_t queue;           /* S-vertices to scan */
+    int32_t *roots;         /* [nv] this stage's free top-level blossoms,
+                               their leaves not queued yet (grow_trees) */
+    int32_t nroots;
+    uint8_t *seen;          /* [2nv] bit 0: in besl, bit 1: in tlist */
+    ivec_t besl;            /* ids whose bestedge was set this stage */
+    ivec_t tlist;           /* blossoms labeled T this stage */
     ivec_t scratch;         /* leaves of one blossom */
     ivec_t path;            /* blossoms marked by scan_blossom */
     bool oom;
@@ -108,6 +114,27 @@ static inline int32_t endpoint(const mw_t *m, int32_t p)
 static inline int64_t slack(const mw_t *m, int32_t k)
 {
     return m->dual[m->eu[k]] + m->dual[m->ev[k]] - 2 * m->ew[k];
+}
+
+/* The delta step looks only at the ids whose bestedge was set, or that
+ * were labeled T, in the current stage (scanning all 2n ids after every
+ * tree growth cost a large share of a StragglAR round: a stage usually
+ * ends after a few scans).  Both lists are reset at the stage start. */
+static inline void set_best(mw_t *m, int32_t b, int32_t k)
+{
+    m->bestedge[b] = k;
+    if (!(m->seen[b] & 1)) {
+        m->seen[b] |= 1;
+        iv_push(m, &m->besl, b);
+    }
+}
+
+static inline void mark_t(mw_t *m, int32_t b)
+{
+    if (b >= m->nv && !(m->seen[b] & 2)) {
+        m->seen[b] |= 2;
+        iv_push(m, &m->tlist, b);
+    }
 }
 
 /* Python-style index into a blossom's cyclic child list. */
@@ -157,6 +184,8 @@ static void assign_label(mw_t *m, int32_t w, int32_t t, int32_t p)
         m->label[w] = m->label[b] = t;
         m->labelend[w] = m->labelend[b] = p;
         m->bestedge[w] = m->bestedge[b] = -1;
+        if (t == 2)
+            mark_t(m, b);
         if (t == 1) {
             leaves(m, b, &m->queue);
             return;
@@ -298,7 +327,7 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
             iv_push(m, &m->bestlist[b], e);
             if (m->bestedge[b] == -1 ||
                 slack(m, e) < slack(m, m->bestedge[b]))
-                m->bestedge[b] = e;
+                set_best(m, b, e);
         }
     }
 }
@@ -353,6 +382,7 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         }
         bv = ch->a[wrap(j, len)];
         m->label[endpoint(m, p ^ 1)] = m->label[bv] = 2;
+        mark_t(m, bv);
         m->labelend[endpoint(m, p ^ 1)] = m->labelend[bv] = p;
         m->bestedge[bv] = -1;
         j += jstep;
@@ -459,11 +489,24 @@ static void augment_matching(mw_t *m, int32_t k)
     }
 }
 
-/* Scan the queue; returns true after an augmentation. */
+/* Scan the queue; returns true after an augmentation.  The stage's free
+ * roots sit below the queue: the leaves of the next one (highest vertex
+ * first) are queued only when the queue runs dry, which is the order of
+ * queueing them all at the stage start, since a root's blossom cannot
+ * change before its own vertices are scanned (an edge into it from
+ * another tree augments).  Most stages augment after a few scans, so
+ * most roots are never expanded into leaves. */
 static bool grow_trees(mw_t *m)
 {
-    while (m->queue.len > 0 && !m->oom) {
-        int32_t v = m->queue.a[--m->queue.len];
+    while (!m->oom) {
+        int32_t v;
+        if (m->queue.len == 0) {
+            if (m->nroots == 0)
+                break;
+            leaves(m, m->roots[--m->nroots], &m->queue);
+            continue;
+        }
+        v = m->queue.a[--m->queue.len];
         int64_t dv = m->dual[v]; /* duals change only between scans */
         for (int32_t q = m->nb_start[v]; q < m->nb_start[v + 1]; q++) {
             int32_t p = m->nb[q], k = p >> 1, w = m->nbv[q];
@@ -497,10 +540,10 @@ static bool grow_trees(mw_t *m)
             } else if (m->label[m->inblossom[w]] == 1) {
                 int32_t b = m->inblossom[v];
                 if (m->bestedge[b] == -1 || ks < slack(m, m->bestedge[b]))
-                    m->bestedge[b] = k;
+                    set_best(m, b, k);
             } else if (m->label[w] == 0) {
                 if (m->bestedge[w] == -1 || ks < slack(m, m->bestedge[w]))
-                    m->bestedge[w] = k;
+                    set_best(m, w, k);
             }
         }
     }
@@ -517,14 +560,26 @@ static bool solve(mw_t *m, bool maxcard)
 
         memset(m->label, 0, 2 * (size_t)nv * sizeof(*m->label));
         memset(m->bestedge, 0xff, 2 * (size_t)nv * sizeof(*m->bestedge));
+        /* (bestlist[b] is read only while has_best[b] is set.) */
         memset(m->has_best + nv, 0, (size_t)nv);
-        for (int32_t b = nv; b < 2 * nv; b++)
-            m->bestlist[b].len = 0;
         memset(m->allow, 0, (size_t)m->ne);
+        for (int32_t i = 0; i < m->besl.len; i++)
+            m->seen[m->besl.a[i]] = 0;
+        for (int32_t i = 0; i < m->tlist.len; i++)
+            m->seen[m->tlist.a[i]] = 0;
+        m->besl.len = 0;
+        m->tlist.len = 0;
         m->queue.len = 0;
+        m->nroots = 0;
+        /* Label the free roots S (what assign_label does, less queueing
+         * their leaves: see grow_trees). */
         for (int32_t v = 0; v < nv; v++) {
-            if (m->mate[v] == -1 && m->label[m->inblossom[v]] == 0)
-                assign_label(m, v, 1, -1);
+            int32_t b = m->inblossom[v];
+            if (m->mate[v] == -1 && m->label[b] == 0) {
+                m->label[v] = m->label[b] = 1;
+                m->labelend[v] = m->labelend[b] = -1;
+                m->roots[m->nroots++] = b;
+            }
         }
         for (;;) {
             int type = -1;
@@ -542,33 +597,57 @@ static bool solve(mw_t *m, bool maxcard)
                 for (int32_t v = 1; v < nv; v++)
                     delta = m->dual[v] < delta ? m->dual[v] : delta;
             }
-            for (int32_t v = 0; v < nv; v++) {
-                if (m->label[m->inblossom[v]] == 0 && m->bestedge[v] != -1) {
-                    int64_t d = slack(m, m->bestedge[v]);
-                    if (type == -1 || d < delta) {
-                        delta = d;
-                        type = 2;
-                        dedge = m->bestedge[v];
+            /* Each candidate kind in the lists (see set_best): the least
+             * value, the lowest id among equal ones, replacing the kind
+             * before only if strictly less (the order of scanning every
+             * id in increasing order, kind by kind). */
+            {
+                int32_t b2 = -1, b3 = -1, b4 = -1;
+                int64_t d2 = 0, d3 = 0, d4 = 0;
+                for (int32_t i = 0; i < m->besl.len; i++) {
+                    int32_t b = m->besl.a[i];
+                    int64_t d;
+                    if (m->bestedge[b] == -1)
+                        continue;
+                    if (b < nv && m->label[m->inblossom[b]] == 0) {
+                        d = slack(m, m->bestedge[b]);
+                        if (b2 == -1 || d < d2 || (d == d2 && b < b2)) {
+                            d2 = d;
+                            b2 = b;
+                        }
+                    }
+                    if (m->bparent[b] == -1 && m->label[b] == 1) {
+                        d = slack(m, m->bestedge[b]) / 2;
+                        if (b3 == -1 || d < d3 || (d == d3 && b < b3)) {
+                            d3 = d;
+                            b3 = b;
+                        }
                     }
                 }
-            }
-            for (int32_t b = 0; b < 2 * nv; b++) {
-                if (m->bparent[b] == -1 && m->label[b] == 1 &&
-                    m->bestedge[b] != -1) {
-                    int64_t d = slack(m, m->bestedge[b]) / 2;
-                    if (type == -1 || d < delta) {
-                        delta = d;
-                        type = 3;
-                        dedge = m->bestedge[b];
+                for (int32_t i = 0; i < m->tlist.len; i++) {
+                    int32_t b = m->tlist.a[i];
+                    if (m->bbase[b] >= 0 && m->bparent[b] == -1 &&
+                        m->label[b] == 2 &&
+                        (b4 == -1 || m->dual[b] < d4 ||
+                         (m->dual[b] == d4 && b < b4))) {
+                        d4 = m->dual[b];
+                        b4 = b;
                     }
                 }
-            }
-            for (int32_t b = nv; b < 2 * nv; b++) {
-                if (m->bbase[b] >= 0 && m->bparent[b] == -1 &&
-                    m->label[b] == 2 && (type == -1 || m->dual[b] < delta)) {
-                    delta = m->dual[b];
+                if (b2 != -1 && (type == -1 || d2 < delta)) {
+                    delta = d2;
+                    type = 2;
+                    dedge = m->bestedge[b2];
+                }
+                if (b3 != -1 && (type == -1 || d3 < delta)) {
+                    delta = d3;
+                    type = 3;
+                    dedge = m->bestedge[b3];
+                }
+                if (b4 != -1 && (type == -1 || d4 < delta)) {
+                    delta = d4;
                     type = 4;
-                    dblossom = b;
+                    dblossom = b4;
                 }
             }
             if (type == -1) {
@@ -658,6 +737,10 @@ static void mw_free(mw_t *m)
     free(m->bestto);
     free(m->tbits);
     free(m->queue.a);
+    free(m->roots);
+    free(m->seen);
+    free(m->besl.a);
+    free(m->tlist.a);
     free(m->scratch.a);
     free(m->path.a);
 }
@@ -758,11 +841,13 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
     m.tbits = calloc((n2 + 63) / 64, sizeof(*m.tbits));
+    m.roots = malloc((size_t)n * sizeof(*m.roots));
+    m.seen = calloc(n2, 1);
     if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv ||
         !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
-        !m.bestto || !m.tbits) {
+        !m.bestto || !m.tbits || !m.roots || !m.seen) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }

@@ -416,14 +416,27 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
                 key[sigma] = wt > 0 ? ((wt >> 12) << 24) | h2 : -1;
                 hkey[sigma] = wt > 0 ? h2 : -1;
             }
-            for (uint32_t v = 0; v < n; v++) {
-                if (key[v] < 0)
+            /* Most keys lose to full lists: blocks of 16 whose keys are
+             * all at most the lists' last (-1 while a list is not full:
+             * every valid key is >= 0) are skipped without a branch per
+             * key. */
+            for (uint32_t v0 = 0; v0 < n; v0 += 16) {
+                uint32_t v1 = v0 + 16 < n ? v0 + 16 : n;
+                int64_t th = nh < SRCH_TOPK ? -1 : hk[SRCH_TOPK - 1];
+                int64_t tr = nr < SRCH_TOPK ? -1 : rk[SRCH_TOPK - 1];
+                int any = 0;
+                for (uint32_t v = v0; v < v1; v++)
+                    any |= (key[v] > th) | (hkey[v] > tr);
+                if (!any)
                     continue;
-                /* Most keys lose to a full list: test before the call. */
-                if (nh < SRCH_TOPK || key[v] > hk[SRCH_TOPK - 1])
-                    topk_insert(hk, hvx, &nh, key[v], v);
-                if (nr < SRCH_TOPK || hkey[v] > rk[SRCH_TOPK - 1])
-                    topk_insert(rk, rvx, &nr, hkey[v], v);
+                for (uint32_t v = v0; v < v1; v++) {
+                    if (key[v] < 0)
+                        continue;
+                    if (nh < SRCH_TOPK || key[v] > hk[SRCH_TOPK - 1])
+                        topk_insert(hk, hvx, &nh, key[v], v);
+                    if (nr < SRCH_TOPK || hkey[v] > rk[SRCH_TOPK - 1])
+                        topk_insert(rk, rvx, &nr, hkey[v], v);
+                }
             }
             for (uint32_t k = 0; k < nh + nr; k++) {
                 uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
