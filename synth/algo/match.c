@@ -61,14 +61,18 @@ typedef struct mw {
     int32_t *unused;        /* [nv] free blossom ids */
     int32_t nunused;
     int32_t *bestto;        /* [2nv] scratch of add_blossom */
+    int64_t *bestsl;        /* [2nv] slack of each bestto edge */
     uint64_t *tbits;        /* [2nv / 64] its entries set (add_blossom) */
     ivec_t queue;           /* S-vertices to scan */
     int32_t *roots;         /* [nv] this stage's free top-level blossoms,
                                their leaves not queued yet (grow_trees) */
     int32_t nroots;
-    uint8_t *seen;          /* [2nv] bit 0: in besl, bit 1: in tlist */
+    uint8_t *seen;          /* [2nv] bit 0: in besl, 1: tlist, 2: slist */
     ivec_t besl;            /* ids whose bestedge was set this stage */
     ivec_t tlist;           /* blossoms labeled T this stage */
+    ivec_t slist;           /* blossoms labeled S this stage */
+    int32_t *freev;         /* [nv] unmatched vertices, increasing */
+    int32_t nfree;
     ivec_t scratch;         /* leaves of one blossom */
     ivec_t path;            /* blossoms marked by scan_blossom */
     bool oom;
@@ -137,6 +141,15 @@ static inline void mark_t(mw_t *m, int32_t b)
     }
 }
 
+/* Likewise the blossoms labeled S, for the end of the stage. */
+static inline void mark_s(mw_t *m, int32_t b)
+{
+    if (b >= m->nv && !(m->seen[b] & 4)) {
+        m->seen[b] |= 4;
+        iv_push(m, &m->slist, b);
+    }
+}
+
 /* Python-style index into a blossom's cyclic child list. */
 static int32_t wrap(int32_t j, int32_t len)
 {
@@ -187,6 +200,7 @@ static void assign_label(mw_t *m, int32_t w, int32_t t, int32_t p)
         if (t == 2)
             mark_t(m, b);
         if (t == 1) {
+            mark_s(m, b);
             leaves(m, b, &m->queue);
             return;
         }
@@ -230,17 +244,17 @@ static int32_t scan_blossom(mw_t *m, int32_t v, int32_t w)
     return base;
 }
 
-static void consider_best(mw_t *m, int32_t b, int32_t k)
+/* Edge k, of slack ks, from blossom b to the vertex j (outside b or not):
+ * keep it if it is the least-slack edge so far to j's S-blossom. */
+static inline void consider_best(mw_t *m, int32_t b, int32_t k, int32_t j,
+                                 int64_t ks)
 {
-    int32_t i = m->eu[k], j = m->ev[k], bj;
+    int32_t bj = m->inblossom[j];
 
-    if (m->inblossom[j] == b) {
-        j = i;
-    }
-    bj = m->inblossom[j];
     if (bj != b && m->label[bj] == 1 &&
-        (m->bestto[bj] == -1 || slack(m, k) < slack(m, m->bestto[bj]))) {
+        (m->bestto[bj] == -1 || ks < m->bestsl[bj])) {
         m->bestto[bj] = k;
+        m->bestsl[bj] = ks;
         m->tbits[bj >> 6] |= UINT64_C(1) << (bj & 63);
     }
 }
@@ -282,6 +296,7 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     if (m->oom)
         return;
     m->label[b] = 1;
+    mark_s(m, b);
     m->labelend[b] = m->labelend[bb];
     m->dual[b] = 0;
     m->scratch.len = 0;
@@ -298,14 +313,24 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
         if (!m->has_best[sub]) {
             m->scratch.len = 0;
             leaves(m, sub, &m->scratch);
+            /* x is inside b: the far end of each edge is nbv. */
             for (int32_t i = 0; i < m->scratch.len; i++) {
                 int32_t x = m->scratch.a[i];
-                for (int32_t q = m->nb_start[x]; q < m->nb_start[x + 1]; q++)
-                    consider_best(m, b, m->nb[q] >> 1);
+                int64_t dx = m->dual[x];
+                for (int32_t q = m->nb_start[x]; q < m->nb_start[x + 1];
+                     q++) {
+                    int32_t far = m->nbv[q];
+                    consider_best(m, b, m->nb[q] >> 1, far,
+                                  dx + m->dual[far] - m->nbw2[q]);
+                }
             }
         } else {
-            for (int32_t i = 0; i < m->bestlist[sub].len; i++)
-                consider_best(m, b, m->bestlist[sub].a[i]);
+            for (int32_t i = 0; i < m->bestlist[sub].len; i++) {
+                int32_t e = m->bestlist[sub].a[i], j = m->ev[e];
+                if (m->inblossom[j] == b)
+                    j = m->eu[e];
+                consider_best(m, b, e, j, slack(m, e));
+            }
         }
         m->has_best[sub] = 0;
         m->bestlist[sub].len = 0;
@@ -317,17 +342,22 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     /* The blossoms consider_best touched, in increasing id, from the
      * bitset (a scan of all 2n bestto entries per new blossom cost about
      * a tenth of StragglAR's planning: hundreds of blossoms per matching). */
-    for (int32_t wi = 0; wi < (2 * m->nv + 63) / 64; wi++) {
-        uint64_t bits = m->tbits[wi];
-        m->tbits[wi] = 0;
-        while (bits) {
-            int32_t x = wi * 64 + __builtin_ctzll(bits), e = m->bestto[x];
-            bits &= bits - 1;
-            m->bestto[x] = -1;
-            iv_push(m, &m->bestlist[b], e);
-            if (m->bestedge[b] == -1 ||
-                slack(m, e) < slack(m, m->bestedge[b]))
-                set_best(m, b, e);
+    {
+        int64_t bsl = 0;
+        for (int32_t wi = 0; wi < (2 * m->nv + 63) / 64; wi++) {
+            uint64_t bits = m->tbits[wi];
+            m->tbits[wi] = 0;
+            while (bits) {
+                int32_t x = wi * 64 + __builtin_ctzll(bits);
+                int32_t e = m->bestto[x];
+                bits &= bits - 1;
+                m->bestto[x] = -1;
+                iv_push(m, &m->bestlist[b], e);
+                if (m->bestedge[b] == -1 || m->bestsl[x] < bsl) {
+                    set_best(m, b, e);
+                    bsl = m->bestsl[x];
+                }
+            }
         }
     }
 }
@@ -567,19 +597,32 @@ static bool solve(mw_t *m, bool maxcard)
             m->seen[m->besl.a[i]] = 0;
         for (int32_t i = 0; i < m->tlist.len; i++)
             m->seen[m->tlist.a[i]] = 0;
+        for (int32_t i = 0; i < m->slist.len; i++)
+            m->seen[m->slist.a[i]] = 0;
         m->besl.len = 0;
         m->tlist.len = 0;
+        m->slist.len = 0;
         m->queue.len = 0;
         m->nroots = 0;
         /* Label the free roots S (what assign_label does, less queueing
-         * their leaves: see grow_trees). */
-        for (int32_t v = 0; v < nv; v++) {
-            int32_t b = m->inblossom[v];
-            if (m->mate[v] == -1 && m->label[b] == 0) {
-                m->label[v] = m->label[b] = 1;
-                m->labelend[v] = m->labelend[b] = -1;
-                m->roots[m->nroots++] = b;
+         * their leaves: see grow_trees), in increasing vertex order; the
+         * unmatched vertices only shrink, so their list is compacted. */
+        {
+            int32_t nf = 0;
+            for (int32_t i = 0; i < m->nfree; i++) {
+                int32_t v = m->freev[i], b;
+                if (m->mate[v] != -1)
+                    continue;
+                m->freev[nf++] = v;
+                b = m->inblossom[v];
+                if (m->label[b] == 0) {
+                    m->label[v] = m->label[b] = 1;
+                    m->labelend[v] = m->labelend[b] = -1;
+                    m->roots[m->nroots++] = b;
+                    mark_s(m, b);
+                }
             }
+            m->nfree = nf;
         }
         for (;;) {
             int type = -1;
@@ -689,11 +732,34 @@ static bool solve(mw_t *m, bool maxcard)
         }
         if (!augmented)
             break;
-        /* S-blossoms whose dual dropped to 0 are no longer needed. */
-        for (int32_t b = nv; b < 2 * nv; b++) {
-            if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
-                m->label[b] == 1 && m->dual[b] == 0)
-                expand_blossom(m, b, true);
+        /* S-blossoms whose dual dropped to 0 are no longer needed: the
+         * top-level ones among those labeled S this stage, in increasing
+         * id (the order in which their ids return to the free list).
+         * Expanding one does not make another qualify (its children of
+         * dual 0 are expanded with it). */
+        {
+            int32_t nc = 0, *c = m->slist.a;
+            for (int32_t i = 0; i < m->slist.len; i++) {
+                int32_t b = c[i];
+                if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
+                    m->label[b] == 1 && m->dual[b] == 0)
+                    c[nc++] = b;
+                else
+                    m->seen[b] &= (uint8_t)~4u;
+            }
+            for (int32_t i = 1; i < nc; i++) { /* insertion sort: few */
+                int32_t x = c[i], j = i;
+                for (; j > 0 && c[j - 1] > x; j--)
+                    c[j] = c[j - 1];
+                c[j] = x;
+            }
+            m->slist.len = nc;
+            for (int32_t i = 0; i < nc && !m->oom; i++) {
+                int32_t b = c[i];
+                if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
+                    m->label[b] == 1 && m->dual[b] == 0)
+                    expand_blossom(m, b, true);
+            }
         }
         if (m->oom)
             return false;
@@ -735,12 +801,15 @@ static void mw_free(mw_t *m)
     free(m->bestlist);
     free(m->unused);
     free(m->bestto);
+    free(m->bestsl);
     free(m->tbits);
     free(m->queue.a);
     free(m->roots);
     free(m->seen);
     free(m->besl.a);
     free(m->tlist.a);
+    free(m->slist.a);
+    free(m->freev);
     free(m->scratch.a);
     free(m->path.a);
 }
@@ -807,7 +876,15 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
             e[k].v = t;
         }
     }
-    qsort(e, (size_t)nedges, sizeof(*e), cmp_edge);
+    {
+        /* Callers often pass the edges in order already (StragglAR's
+         * rounds do): then the sort is skipped. */
+        bool sorted = true;
+        for (int32_t k = 1; k < nedges && sorted; k++)
+            sorted = cmp_edge(&e[k - 1], &e[k]) <= 0;
+        if (!sorted)
+            qsort(e, (size_t)nedges, sizeof(*e), cmp_edge);
+    }
     for (int32_t k = 0; k < nedges; k++) {
         if (ne > 0 && e[ne - 1].u == e[k].u && e[ne - 1].v == e[k].v)
             continue;
@@ -840,14 +917,17 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.bestlist = calloc(n2, sizeof(*m.bestlist));
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
+    m.bestsl = malloc(n2 * sizeof(*m.bestsl));
     m.tbits = calloc((n2 + 63) / 64, sizeof(*m.tbits));
     m.roots = malloc((size_t)n * sizeof(*m.roots));
     m.seen = calloc(n2, 1);
+    m.freev = malloc((size_t)n * sizeof(*m.freev));
     if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv ||
         !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
-        !m.bestto || !m.tbits || !m.roots || !m.seen) {
+        !m.bestto || !m.bestsl || !m.tbits || !m.roots || !m.seen ||
+        !m.freev) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
@@ -888,7 +968,9 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         m.mate[v] = -1;
         m.inblossom[v] = v;
         m.unused[v] = 2 * n - 1 - v;
+        m.freev[v] = v;
     }
+    m.nfree = n;
     m.nunused = n;
 
     if (!solve(&m, max_cardinality)) {
