@@ -58,6 +58,8 @@ typedef struct mw {
     ivec_t *endps;          /* [2nv] endps[i]: endpoint of childs[i] on the
                                edge to childs[i+1] */
     ivec_t *bestlist;       /* [2nv] least-slack edges to S-blossoms */
+    ivec_t *leafv;          /* [2nv] a blossom's vertices, in leaf order */
+    uint8_t *ldirty;        /* [2nv] leafv[b] is to be rebuilt */
     int32_t *unused;        /* [nv] free blossom ids */
     int32_t nunused;
     int32_t *bestto;        /* [2nv] scratch of add_blossom */
@@ -73,7 +75,6 @@ typedef struct mw {
     ivec_t slist;           /* blossoms labeled S this stage */
     int32_t *freev;         /* [nv] unmatched vertices, increasing */
     int32_t nfree;
-    ivec_t scratch;         /* leaves of one blossom */
     ivec_t path;            /* blossoms marked by scan_blossom */
     bool oom;
 } mw_t;
@@ -166,26 +167,80 @@ static int32_t index_of(const ivec_t *v, int32_t x)
     return -1;
 }
 
-/* Append the vertices inside blossom b to out. */
-static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out);
-
-/* A vertex (the common case) is pushed inline; blossoms recurse. */
-static inline void leaves(mw_t *m, int32_t b, ivec_t *out)
+static void iv_append(mw_t *m, ivec_t *v, const int32_t *x, int32_t len)
 {
-    if (b < m->nv)
-        iv_push(m, out, b);
-    else
-        leaves_blossom(m, b, out);
+    if (v->len + len > v->cap) {
+        int32_t ncap = v->cap ? v->cap : 8;
+        int32_t *na;
+        while (ncap < v->len + len)
+            ncap *= 2;
+        na = realloc(v->a, (size_t)ncap * sizeof(*na));
+        if (na == NULL) {
+            m->oom = true;
+            return;
+        }
+        v->a = na; /* owned by the ivec; freed in mw_free */
+        v->cap = ncap;
+    }
+    memcpy(v->a + v->len, x, (size_t)len * sizeof(*x));
+    v->len += len;
 }
 
-static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out)
+/* The vertices inside blossom b >= nv in leaf order (children in order,
+ * each child's vertices in its own leaf order).  Blossoms nest deeply in
+ * StragglAR's rounds (each new one often holds the previous one and two
+ * more vertices), so walking the children recursively at every use cost
+ * about a tenth of a round; the list is kept per blossom and rebuilt only
+ * after augment_blossom rotated it or a sub-blossom (which marks it:
+ * augmentations enter every enclosing blossom) or it is new.  On
+ * allocation failure the list is short and m->oom is set. */
+static const ivec_t *leafset(mw_t *m, int32_t b)
+{
+    ivec_t *l = &m->leafv[b];
+
+    if (m->ldirty[b]) {
+        const ivec_t *ch = &m->childs[b];
+        l->len = 0;
+        for (int32_t i = 0; i < ch->len && !m->oom; i++) {
+            int32_t c = ch->a[i];
+            if (c < m->nv) {
+                iv_push(m, l, c);
+            } else {
+                const ivec_t *lc = leafset(m, c);
+                iv_append(m, l, lc->a, lc->len);
+            }
+        }
+        m->ldirty[b] = m->oom;
+    }
+    return l;
+}
+
+/* Append the vertices inside b (a vertex or a blossom) to out. */
+static inline void leaves(mw_t *m, int32_t b, ivec_t *out)
 {
     if (b < m->nv) {
         iv_push(m, out, b);
-        return;
+    } else {
+        const ivec_t *l = leafset(m, b);
+        iv_append(m, out, l->a, l->len);
     }
-    for (int32_t i = 0; i < m->childs[b].len; i++)
-        leaves(m, m->childs[b].a[i], out);
+}
+
+/* The vertices inside b without copying them: a vertex is returned in
+ * *one.  Valid until b's own list is rebuilt (after an augmentation). */
+static inline const int32_t *leaf_span(mw_t *m, int32_t b, int32_t *one,
+                                       int32_t *len)
+{
+    const ivec_t *l;
+
+    if (b < m->nv) {
+        *one = b;
+        *len = 1;
+        return one;
+    }
+    l = leafset(m, b);
+    *len = l->len;
+    return l->a;
 }
 
 /* Label the top-level blossom of w with t (1 = S, 2 = T) through endpoint
@@ -299,23 +354,26 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     mark_s(m, b);
     m->labelend[b] = m->labelend[bb];
     m->dual[b] = 0;
-    m->scratch.len = 0;
-    leaves(m, b, &m->scratch);
-    for (int32_t i = 0; i < m->scratch.len && !m->oom; i++) {
-        int32_t x = m->scratch.a[i];
-        if (m->label[m->inblossom[x]] == 2)
-            iv_push(m, &m->queue, x); /* former T-vertices become S */
-        m->inblossom[x] = b;
+    m->ldirty[b] = 1;
+    {
+        int32_t one, nl;
+        const int32_t *lv = leaf_span(m, b, &one, &nl);
+        for (int32_t i = 0; i < nl && !m->oom; i++) {
+            int32_t x = lv[i];
+            if (m->label[m->inblossom[x]] == 2)
+                iv_push(m, &m->queue, x); /* former T-vertices become S */
+            m->inblossom[x] = b;
+        }
     }
     /* Least-slack edges from the new blossom to each other S-blossom. */
     for (int32_t c = 0; c < ch->len && !m->oom; c++) {
         int32_t sub = ch->a[c];
         if (!m->has_best[sub]) {
-            m->scratch.len = 0;
-            leaves(m, sub, &m->scratch);
+            int32_t one, nl;
+            const int32_t *lv = leaf_span(m, sub, &one, &nl);
             /* x is inside b: the far end of each edge is nbv. */
-            for (int32_t i = 0; i < m->scratch.len; i++) {
-                int32_t x = m->scratch.a[i];
+            for (int32_t i = 0; i < nl; i++) {
+                int32_t x = lv[i];
                 int64_t dx = m->dual[x];
                 for (int32_t q = m->nb_start[x]; q < m->nb_start[x + 1];
                      q++) {
@@ -376,10 +434,10 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         } else if (endstage && m->dual[s] == 0) {
             expand_blossom(m, s, endstage);
         } else {
-            m->scratch.len = 0;
-            leaves(m, s, &m->scratch);
-            for (int32_t q = 0; q < m->scratch.len; q++)
-                m->inblossom[m->scratch.a[q]] = s;
+            int32_t one, nl;
+            const int32_t *lv = leaf_span(m, s, &one, &nl);
+            for (int32_t q = 0; q < nl; q++)
+                m->inblossom[lv[q]] = s;
         }
     }
     if (m->oom)
@@ -424,12 +482,14 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
                 j += jstep;
                 continue;
             }
-            m->scratch.len = 0;
-            leaves(m, bv, &m->scratch);
-            for (int32_t q = 0; q < m->scratch.len; q++) {
-                if (m->label[m->scratch.a[q]] != 0) {
-                    found = m->scratch.a[q];
-                    break;
+            {
+                int32_t one, nl;
+                const int32_t *lv = leaf_span(m, bv, &one, &nl);
+                for (int32_t q = 0; q < nl; q++) {
+                    if (m->label[lv[q]] != 0) {
+                        found = lv[q];
+                        break;
+                    }
                 }
             }
             if (found >= 0) {
@@ -456,6 +516,8 @@ static void augment_blossom(mw_t *m, int32_t b, int32_t v)
 {
     ivec_t *ch = &m->childs[b], *ep = &m->endps[b];
     int32_t t = v, i, j, jstep, trick, len = ch->len;
+
+    m->ldirty[b] = 1; /* its children rotate, and maybe theirs */
 
     while (m->bparent[t] != b)
         t = m->bparent[t];
@@ -795,7 +857,11 @@ static void mw_free(mw_t *m)
             free(m->endps[b].a);
         if (m->bestlist != NULL)
             free(m->bestlist[b].a);
+        if (m->leafv != NULL)
+            free(m->leafv[b].a);
     }
+    free(m->leafv);
+    free(m->ldirty);
     free(m->childs);
     free(m->endps);
     free(m->bestlist);
@@ -810,7 +876,6 @@ static void mw_free(mw_t *m)
     free(m->tlist.a);
     free(m->slist.a);
     free(m->freev);
-    free(m->scratch.a);
     free(m->path.a);
 }
 
@@ -915,6 +980,8 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.childs = calloc(n2, sizeof(*m.childs));
     m.endps = calloc(n2, sizeof(*m.endps));
     m.bestlist = calloc(n2, sizeof(*m.bestlist));
+    m.leafv = calloc(n2, sizeof(*m.leafv));
+    m.ldirty = calloc(n2, 1);
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
     m.bestsl = malloc(n2 * sizeof(*m.bestsl));
@@ -927,7 +994,7 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
         !m.bestto || !m.bestsl || !m.tbits || !m.roots || !m.seen ||
-        !m.freev) {
+        !m.freev || !m.leafv || !m.ldirty) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
