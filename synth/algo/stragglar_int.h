@@ -205,7 +205,6 @@ typedef struct srch {
     uint32_t *klo, *khi;  /* [n * SRCH_KEEP] kept edges, lower end first */
     uint32_t *kept;       /* [n * SRCH_KEEP] their upper ends by lower end */
     uint32_t *kstart;     /* [n + 1] where each lower end's run starts */
-    int64_t *rowkey;      /* [2n] one rank's edge keys (sparsifying) */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
     int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */

@@ -61,7 +61,6 @@ void stragglar_srch_free(srch_t *s)
     free(s->klo);
     free(s->khi);
     free(s->kstart);
-    free(s->rowkey);
     free(s->edges);
     free(s->mate);
     free(s->got);
@@ -95,7 +94,6 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->klo = malloc((size_t)n * SRCH_KEEP * sizeof(*s->klo));
     s->khi = malloc((size_t)n * SRCH_KEEP * sizeof(*s->khi));
     s->kstart = malloc((n + 1) * sizeof(*s->kstart));
-    s->rowkey = malloc(2 * (size_t)n * sizeof(*s->rowkey));
     s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
@@ -104,7 +102,7 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     if (!s->sendc || !s->wsig || stragglar_cls_init(&s->cls, n) != CCS_OK ||
         !s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
         !s->rprio || !s->w || !s->ch || !s->kept || !s->klo ||
-        !s->khi || !s->kstart || !s->rowkey || !s->edges ||
+        !s->khi || !s->kstart || !s->edges ||
         !s->mate || !s->got) {
         stragglar_srch_free(s);
         memset(s, 0, sizeof(*s));
@@ -382,61 +380,30 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
             s->khi[nk++] = sigma;
         }
         for (uint32_t u = 0; u < sigma; u++) {
-            /* Two lists (the kernel of a round: n^2 pairs): the
-             * SRCH_TOPK heaviest edges (key: the weight to 1/16 of a
-             * receive, ties broken by a hash of the pair, so that equal
-             * rows do not all pick the same few partners: hubs leave most
-             * vertices unmatched) and SRCH_TOPK random ones (the hash
-             * alone).  The keys are computed first in branch-free loops
-             * (the pair's hash orders its ends, hence two ranges), then
-             * offered to the lists in increasing v, as the lists'
-             * tie-breaking requires. */
+            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
+             * the weight to 1/16 of a receive, ties broken by a hash of
+             * the pair, so that equal rows do not all pick the same few
+             * partners: hubs leave most vertices unmatched) and
+             * SRCH_TOPK random ones (the hash alone). */
             int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
             uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
-            const int64_t *wrow = &s->w[(size_t)of[u] * C];
-            uint32_t vend = busy ? sigma : n, hx = s->salt ^ r * 97u;
-            int64_t *key = s->rowkey, *hkey = s->rowkey + n;
-            for (uint32_t v = 0; v < u; v++) {
-                uint32_t hv = ((v * 40503u + u) ^ hx) * 2654435761u;
-                int64_t wt = wrow[of[v]], h2 = (int64_t)(hv >> 8);
-                key[v] = wt > 0 ? ((wt >> 12) << 24) | h2 : -1;
-                hkey[v] = wt > 0 ? h2 : -1;
-            }
-            for (uint32_t v = u + 1; v < vend; v++) {
-                uint32_t hv = ((u * 40503u + v) ^ hx) * 2654435761u;
-                int64_t wt = wrow[of[v]], h2 = (int64_t)(hv >> 8);
-                key[v] = wt > 0 ? ((wt >> 12) << 24) | h2 : -1;
-                hkey[v] = wt > 0 ? h2 : -1;
-            }
-            key[u] = hkey[u] = -1;
-            if (busy) { /* the straggler edge, u < sigma */
-                int64_t wt = s->wsig[u];
-                uint32_t hv = ((u * 40503u + sigma) ^ hx) * 2654435761u;
-                int64_t h2 = (int64_t)(hv >> 8);
-                key[sigma] = wt > 0 ? ((wt >> 12) << 24) | h2 : -1;
-                hkey[sigma] = wt > 0 ? h2 : -1;
-            }
-            /* Most keys lose to full lists: blocks of 16 whose keys are
-             * all at most the lists' last (-1 while a list is not full:
-             * every valid key is >= 0) are skipped without a branch per
-             * key. */
-            for (uint32_t v0 = 0; v0 < n; v0 += 16) {
-                uint32_t v1 = v0 + 16 < n ? v0 + 16 : n;
-                int64_t th = nh < SRCH_TOPK ? -1 : hk[SRCH_TOPK - 1];
-                int64_t tr = nr < SRCH_TOPK ? -1 : rk[SRCH_TOPK - 1];
-                int any = 0;
-                for (uint32_t v = v0; v < v1; v++)
-                    any |= (key[v] > th) | (hkey[v] > tr);
-                if (!any)
+            for (uint32_t v = 0; v < n; v++) {
+                int64_t wt, key, hk2;
+                uint32_t hv;
+                if (v == u)
                     continue;
-                for (uint32_t v = v0; v < v1; v++) {
-                    if (key[v] < 0)
-                        continue;
-                    if (nh < SRCH_TOPK || key[v] > hk[SRCH_TOPK - 1])
-                        topk_insert(hk, hvx, &nh, key[v], v);
-                    if (nr < SRCH_TOPK || hkey[v] > rk[SRCH_TOPK - 1])
-                        topk_insert(rk, rvx, &nr, hkey[v], v);
-                }
+                wt = PAIR_W(u, v);
+                if (wt <= 0)
+                    continue;
+                hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
+                      s->salt ^ r * 97u) * 2654435761u;
+                hk2 = (int64_t)(hv >> 8);
+                key = ((wt >> 12) << 24) | hk2;
+                /* Most keys lose to a full list: test before the call. */
+                if (nh < SRCH_TOPK || key > hk[SRCH_TOPK - 1])
+                    topk_insert(hk, hvx, &nh, key, v);
+                if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
+                    topk_insert(rk, rvx, &nr, hk2, v);
             }
             for (uint32_t k = 0; k < nh + nr; k++) {
                 uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
