@@ -18,6 +18,15 @@
  * doubled on entry so that every dual variable stays an integer (the
  * S-to-S slack halved by delta3 is then always even).
  *
+ * Speed, on StragglAR's rounds (sparse, many equal weights, n/2 stages
+ * that mostly end after a few scans, blossoms nested dozens deep): the
+ * work outside the trees' scans is kept proportional to what a stage
+ * touched, not to n (lists of the ids set or labeled in the stage, free
+ * roots expanded into their vertices only when reached, a vertex list per
+ * blossom), in every case visiting ids in the order the plain form does,
+ * so the matching returned is the same one (tests/unit/test_match.c
+ * compares it with tests/unit/match_ref.c, the plain form).
+ *
  * Memory: every array lives in one mw_t, allocated in match_max_weight and
  * freed at its cleanup label.  Variable-length lists (children of a
  * blossom, its best edges, the queue) grow on demand; an allocation failure
