@@ -210,8 +210,6 @@ typedef struct srch {
     int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */
     int32_t *got;         /* [n] */
     int32_t cmax;         /* steering target this round, -1 none */
-    bool split;           /* keep the edges on two threads
-                             (srch_keep_split) */
     bool classes;         /* rounds after the ramp by the class
                              b-matching (stragglar_bmatch.c) */
     srch_cls_t cls;

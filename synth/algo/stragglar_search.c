@@ -5,10 +5,8 @@
  * variants and, for odd n just below a power of 2, the beam
  * (stragglar_beam.c).  Deterministic: the same n gives the same plan.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "stragglar_int.h"
 
@@ -336,91 +334,6 @@ static ccs_status_t srch_prepare(srch_t *s, uint32_t r, bool bounded,
     return CCS_OK;
 }
 
-/* The edges ranks u0..u1-1 keep in round r (their lower end first, in
- * klo/khi; returns how many, at most 2 SRCH_TOPK per rank): each rank's
- * two lists in one pass, the SRCH_TOPK heaviest edges (key: the weight to
- * 1/16 of a receive, ties broken by a hash of the pair, so that equal
- * rows do not all pick the same few partners: hubs leave most vertices
- * unmatched) and SRCH_TOPK random ones (the hash alone).  Reads s only. */
-static uint32_t srch_keep_rows(const srch_t *s, uint32_t r, bool busy,
-                               uint32_t u0, uint32_t u1, uint32_t *klo,
-                               uint32_t *khi)
-{
-    uint32_t n = s->n, sigma = n - 1, C = s->cls.C, nk = 0;
-    const uint32_t *of = s->cls.of;
-
-    for (uint32_t u = u0; u < u1; u++) {
-        int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
-        uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
-        for (uint32_t v = 0; v < n; v++) {
-            int64_t wt, key, hk2;
-            uint32_t hv;
-            if (v == u)
-                continue;
-            wt = busy && v == sigma ? s->wsig[u]
-                                    : s->w[(size_t)of[u] * C + of[v]];
-            if (wt <= 0)
-                continue;
-            hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^ s->salt ^
-                  r * 97u) * 2654435761u;
-            hk2 = (int64_t)(hv >> 8);
-            key = ((wt >> 12) << 24) | hk2;
-            /* Most keys lose to a full list: test before the call. */
-            if (nh < SRCH_TOPK || key > hk[SRCH_TOPK - 1])
-                topk_insert(hk, hvx, &nh, key, v);
-            if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
-                topk_insert(rk, rvx, &nr, hk2, v);
-        }
-        for (uint32_t k = 0; k < nh + nr; k++) {
-            uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
-            klo[nk] = u < v ? u : v;
-            khi[nk++] = u < v ? v : u;
-        }
-    }
-    return nk;
-}
-
-typedef struct srch_keep_job {
-    const srch_t *s;
-    uint32_t r, u0, u1, nk;
-    bool busy;
-    uint32_t *klo, *khi;
-} srch_keep_job_t;
-
-static void *srch_keep_work(void *arg)
-{
-    srch_keep_job_t *j = arg;
-
-    j->nk = srch_keep_rows(j->s, j->r, j->busy, j->u0, j->u1, j->klo,
-                           j->khi);
-    return NULL;
-}
-
-/* The kept edges of every non-straggler, in rank order, into klo/khi
- * (room for 2 SRCH_TOPK per rank); returns how many.  With s->split the
- * upper half of the ranks is done by a second thread into the back of
- * the arrays and moved down after it, so the edges (and every plan) are
- * those of one thread; the row scans are about a quarter of a blossom
- * run's time (n = 691).  Without a thread (s->split off, or none could
- * be started) the calling thread does all the rows. */
-static uint32_t srch_keep_split(srch_t *s, uint32_t r, bool busy,
-                                uint32_t *klo, uint32_t *khi)
-{
-    uint32_t m = s->n - 1, half = m / 2, nk;
-    srch_keep_job_t job = { s, r, half, m, 0, busy,
-                            klo + 2 * SRCH_TOPK * (size_t)half,
-                            khi + 2 * SRCH_TOPK * (size_t)half };
-    pthread_t tid;
-
-    if (!s->split || pthread_create(&tid, NULL, srch_keep_work, &job) != 0)
-        return srch_keep_rows(s, r, busy, 0, m, klo, khi);
-    nk = srch_keep_rows(s, r, busy, 0, half, klo, khi);
-    pthread_join(tid, NULL);
-    memmove(klo + nk, job.klo, job.nk * sizeof(*klo));
-    memmove(khi + nk, job.khi, job.nk * sizeof(*khi));
-    return nk + job.nk;
-}
-
 /* Round r by one maximum-weight matching over every pair (sparsified
  * above SRCH_DENSE_N): s->mate and s->sendc. */
 static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
@@ -466,7 +379,38 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
             s->klo[nk] = u;
             s->khi[nk++] = sigma;
         }
-        nk += srch_keep_split(s, r, busy, s->klo + nk, s->khi + nk);
+        for (uint32_t u = 0; u < sigma; u++) {
+            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
+             * the weight to 1/16 of a receive, ties broken by a hash of
+             * the pair, so that equal rows do not all pick the same few
+             * partners: hubs leave most vertices unmatched) and
+             * SRCH_TOPK random ones (the hash alone). */
+            int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
+            uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
+            for (uint32_t v = 0; v < n; v++) {
+                int64_t wt, key, hk2;
+                uint32_t hv;
+                if (v == u)
+                    continue;
+                wt = PAIR_W(u, v);
+                if (wt <= 0)
+                    continue;
+                hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
+                      s->salt ^ r * 97u) * 2654435761u;
+                hk2 = (int64_t)(hv >> 8);
+                key = ((wt >> 12) << 24) | hk2;
+                /* Most keys lose to a full list: test before the call. */
+                if (nh < SRCH_TOPK || key > hk[SRCH_TOPK - 1])
+                    topk_insert(hk, hvx, &nh, key, v);
+                if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
+                    topk_insert(rk, rvx, &nr, hk2, v);
+            }
+            for (uint32_t k = 0; k < nh + nr; k++) {
+                uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
+                s->klo[nk] = u < v ? u : v;
+                s->khi[nk++] = u < v ? v : u;
+            }
+        }
         for (uint32_t u = 0; u <= n; u++)
             s->kstart[u] = 0;
         for (uint32_t k = 0; k < nk; k++)
@@ -792,10 +736,6 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
     st = stragglar_srch_init(&s, n, err);
     if (st != CCS_OK)
         return st;
-    /* Above the beam's range a run is a single thread's work (the beam
-     * runs its states on threads of its own): its row scans take a
-     * second CPU where there is one. */
-    s.split = n > SRCH_BEAM_MAX_N && sysconf(_SC_NPROCESSORS_ONLN) > 1;
     tmp = calloc(1, sizeof(*tmp)); /* owned here: the run's scratch plan */
     if (tmp == NULL) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
