@@ -18,6 +18,15 @@
  * doubled on entry so that every dual variable stays an integer (the
  * S-to-S slack halved by delta3 is then always even).
  *
+ * Speed, on StragglAR's rounds (sparse, many equal weights, n/2 stages
+ * that mostly end after a few scans, blossoms nested dozens deep): the
+ * work outside the trees' scans is kept proportional to what a stage
+ * touched, not to n (lists of the ids set or labeled in the stage, free
+ * roots expanded into their vertices only when reached, a vertex list per
+ * blossom), in every case visiting ids in the order the plain form does,
+ * so the matching returned is the same one (tests/unit/test_match.c
+ * compares it with tests/unit/match_ref.c, the plain form).
+ *
  * Memory: every array lives in one mw_t, allocated in match_max_weight and
  * freed at its cleanup label.  Variable-length lists (children of a
  * blossom, its best edges, the queue) grow on demand; an allocation failure
@@ -58,12 +67,23 @@ typedef struct mw {
     ivec_t *endps;          /* [2nv] endps[i]: endpoint of childs[i] on the
                                edge to childs[i+1] */
     ivec_t *bestlist;       /* [2nv] least-slack edges to S-blossoms */
+    ivec_t *leafv;          /* [2nv] a blossom's vertices, in leaf order */
+    uint8_t *ldirty;        /* [2nv] leafv[b] is to be rebuilt */
     int32_t *unused;        /* [nv] free blossom ids */
     int32_t nunused;
     int32_t *bestto;        /* [2nv] scratch of add_blossom */
+    int64_t *bestsl;        /* [2nv] slack of each bestto edge */
     uint64_t *tbits;        /* [2nv / 64] its entries set (add_blossom) */
     ivec_t queue;           /* S-vertices to scan */
-    ivec_t scratch;         /* leaves of one blossom */
+    int32_t *roots;         /* [nv] this stage's free top-level blossoms,
+                               their leaves not queued yet (grow_trees) */
+    int32_t nroots;
+    uint8_t *seen;          /* [2nv] bit 0: in besl, 1: tlist, 2: slist */
+    ivec_t besl;            /* ids whose bestedge was set this stage */
+    ivec_t tlist;           /* blossoms labeled T this stage */
+    ivec_t slist;           /* blossoms labeled S this stage */
+    int32_t *freev;         /* [nv] unmatched vertices, increasing */
+    int32_t nfree;
     ivec_t path;            /* blossoms marked by scan_blossom */
     bool oom;
 } mw_t;
@@ -110,6 +130,36 @@ static inline int64_t slack(const mw_t *m, int32_t k)
     return m->dual[m->eu[k]] + m->dual[m->ev[k]] - 2 * m->ew[k];
 }
 
+/* The delta step looks only at the ids whose bestedge was set, or that
+ * were labeled T, in the current stage (scanning all 2n ids after every
+ * tree growth cost a large share of a StragglAR round: a stage usually
+ * ends after a few scans).  Both lists are reset at the stage start. */
+static inline void set_best(mw_t *m, int32_t b, int32_t k)
+{
+    m->bestedge[b] = k;
+    if (!(m->seen[b] & 1)) {
+        m->seen[b] |= 1;
+        iv_push(m, &m->besl, b);
+    }
+}
+
+static inline void mark_t(mw_t *m, int32_t b)
+{
+    if (b >= m->nv && !(m->seen[b] & 2)) {
+        m->seen[b] |= 2;
+        iv_push(m, &m->tlist, b);
+    }
+}
+
+/* Likewise the blossoms labeled S, for the end of the stage. */
+static inline void mark_s(mw_t *m, int32_t b)
+{
+    if (b >= m->nv && !(m->seen[b] & 4)) {
+        m->seen[b] |= 4;
+        iv_push(m, &m->slist, b);
+    }
+}
+
 /* Python-style index into a blossom's cyclic child list. */
 static int32_t wrap(int32_t j, int32_t len)
 {
@@ -126,26 +176,80 @@ static int32_t index_of(const ivec_t *v, int32_t x)
     return -1;
 }
 
-/* Append the vertices inside blossom b to out. */
-static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out);
-
-/* A vertex (the common case) is pushed inline; blossoms recurse. */
-static inline void leaves(mw_t *m, int32_t b, ivec_t *out)
+static void iv_append(mw_t *m, ivec_t *v, const int32_t *x, int32_t len)
 {
-    if (b < m->nv)
-        iv_push(m, out, b);
-    else
-        leaves_blossom(m, b, out);
+    if (v->len + len > v->cap) {
+        int32_t ncap = v->cap ? v->cap : 8;
+        int32_t *na;
+        while (ncap < v->len + len)
+            ncap *= 2;
+        na = realloc(v->a, (size_t)ncap * sizeof(*na));
+        if (na == NULL) {
+            m->oom = true;
+            return;
+        }
+        v->a = na; /* owned by the ivec; freed in mw_free */
+        v->cap = ncap;
+    }
+    memcpy(v->a + v->len, x, (size_t)len * sizeof(*x));
+    v->len += len;
 }
 
-static void leaves_blossom(mw_t *m, int32_t b, ivec_t *out)
+/* The vertices inside blossom b >= nv in leaf order (children in order,
+ * each child's vertices in its own leaf order).  Blossoms nest deeply in
+ * StragglAR's rounds (each new one often holds the previous one and two
+ * more vertices), so walking the children recursively at every use cost
+ * about a tenth of a round; the list is kept per blossom and rebuilt only
+ * after augment_blossom rotated it or a sub-blossom (which marks it:
+ * augmentations enter every enclosing blossom) or it is new.  On
+ * allocation failure the list is short and m->oom is set. */
+static const ivec_t *leafset(mw_t *m, int32_t b)
+{
+    ivec_t *l = &m->leafv[b];
+
+    if (m->ldirty[b]) {
+        const ivec_t *ch = &m->childs[b];
+        l->len = 0;
+        for (int32_t i = 0; i < ch->len && !m->oom; i++) {
+            int32_t c = ch->a[i];
+            if (c < m->nv) {
+                iv_push(m, l, c);
+            } else {
+                const ivec_t *lc = leafset(m, c);
+                iv_append(m, l, lc->a, lc->len);
+            }
+        }
+        m->ldirty[b] = m->oom;
+    }
+    return l;
+}
+
+/* Append the vertices inside b (a vertex or a blossom) to out. */
+static inline void leaves(mw_t *m, int32_t b, ivec_t *out)
 {
     if (b < m->nv) {
         iv_push(m, out, b);
-        return;
+    } else {
+        const ivec_t *l = leafset(m, b);
+        iv_append(m, out, l->a, l->len);
     }
-    for (int32_t i = 0; i < m->childs[b].len; i++)
-        leaves(m, m->childs[b].a[i], out);
+}
+
+/* The vertices inside b without copying them: a vertex is returned in
+ * *one.  Valid until b's own list is rebuilt (after an augmentation). */
+static inline const int32_t *leaf_span(mw_t *m, int32_t b, int32_t *one,
+                                       int32_t *len)
+{
+    const ivec_t *l;
+
+    if (b < m->nv) {
+        *one = b;
+        *len = 1;
+        return one;
+    }
+    l = leafset(m, b);
+    *len = l->len;
+    return l->a;
 }
 
 /* Label the top-level blossom of w with t (1 = S, 2 = T) through endpoint
@@ -157,7 +261,10 @@ static void assign_label(mw_t *m, int32_t w, int32_t t, int32_t p)
         m->label[w] = m->label[b] = t;
         m->labelend[w] = m->labelend[b] = p;
         m->bestedge[w] = m->bestedge[b] = -1;
+        if (t == 2)
+            mark_t(m, b);
         if (t == 1) {
+            mark_s(m, b);
             leaves(m, b, &m->queue);
             return;
         }
@@ -201,17 +308,17 @@ static int32_t scan_blossom(mw_t *m, int32_t v, int32_t w)
     return base;
 }
 
-static void consider_best(mw_t *m, int32_t b, int32_t k)
+/* Edge k, of slack ks, from blossom b to the vertex j (outside b or not):
+ * keep it if it is the least-slack edge so far to j's S-blossom. */
+static inline void consider_best(mw_t *m, int32_t b, int32_t k, int32_t j,
+                                 int64_t ks)
 {
-    int32_t i = m->eu[k], j = m->ev[k], bj;
+    int32_t bj = m->inblossom[j];
 
-    if (m->inblossom[j] == b) {
-        j = i;
-    }
-    bj = m->inblossom[j];
     if (bj != b && m->label[bj] == 1 &&
-        (m->bestto[bj] == -1 || slack(m, k) < slack(m, m->bestto[bj]))) {
+        (m->bestto[bj] == -1 || ks < m->bestsl[bj])) {
         m->bestto[bj] = k;
+        m->bestsl[bj] = ks;
         m->tbits[bj >> 6] |= UINT64_C(1) << (bj & 63);
     }
 }
@@ -253,30 +360,44 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     if (m->oom)
         return;
     m->label[b] = 1;
+    mark_s(m, b);
     m->labelend[b] = m->labelend[bb];
     m->dual[b] = 0;
-    m->scratch.len = 0;
-    leaves(m, b, &m->scratch);
-    for (int32_t i = 0; i < m->scratch.len && !m->oom; i++) {
-        int32_t x = m->scratch.a[i];
-        if (m->label[m->inblossom[x]] == 2)
-            iv_push(m, &m->queue, x); /* former T-vertices become S */
-        m->inblossom[x] = b;
+    m->ldirty[b] = 1;
+    {
+        int32_t one, nl;
+        const int32_t *lv = leaf_span(m, b, &one, &nl);
+        for (int32_t i = 0; i < nl && !m->oom; i++) {
+            int32_t x = lv[i];
+            if (m->label[m->inblossom[x]] == 2)
+                iv_push(m, &m->queue, x); /* former T-vertices become S */
+            m->inblossom[x] = b;
+        }
     }
     /* Least-slack edges from the new blossom to each other S-blossom. */
     for (int32_t c = 0; c < ch->len && !m->oom; c++) {
         int32_t sub = ch->a[c];
         if (!m->has_best[sub]) {
-            m->scratch.len = 0;
-            leaves(m, sub, &m->scratch);
-            for (int32_t i = 0; i < m->scratch.len; i++) {
-                int32_t x = m->scratch.a[i];
-                for (int32_t q = m->nb_start[x]; q < m->nb_start[x + 1]; q++)
-                    consider_best(m, b, m->nb[q] >> 1);
+            int32_t one, nl;
+            const int32_t *lv = leaf_span(m, sub, &one, &nl);
+            /* x is inside b: the far end of each edge is nbv. */
+            for (int32_t i = 0; i < nl; i++) {
+                int32_t x = lv[i];
+                int64_t dx = m->dual[x];
+                for (int32_t q = m->nb_start[x]; q < m->nb_start[x + 1];
+                     q++) {
+                    int32_t far = m->nbv[q];
+                    consider_best(m, b, m->nb[q] >> 1, far,
+                                  dx + m->dual[far] - m->nbw2[q]);
+                }
             }
         } else {
-            for (int32_t i = 0; i < m->bestlist[sub].len; i++)
-                consider_best(m, b, m->bestlist[sub].a[i]);
+            for (int32_t i = 0; i < m->bestlist[sub].len; i++) {
+                int32_t e = m->bestlist[sub].a[i], j = m->ev[e];
+                if (m->inblossom[j] == b)
+                    j = m->eu[e];
+                consider_best(m, b, e, j, slack(m, e));
+            }
         }
         m->has_best[sub] = 0;
         m->bestlist[sub].len = 0;
@@ -288,17 +409,22 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     /* The blossoms consider_best touched, in increasing id, from the
      * bitset (a scan of all 2n bestto entries per new blossom cost about
      * a tenth of StragglAR's planning: hundreds of blossoms per matching). */
-    for (int32_t wi = 0; wi < (2 * m->nv + 63) / 64; wi++) {
-        uint64_t bits = m->tbits[wi];
-        m->tbits[wi] = 0;
-        while (bits) {
-            int32_t x = wi * 64 + __builtin_ctzll(bits), e = m->bestto[x];
-            bits &= bits - 1;
-            m->bestto[x] = -1;
-            iv_push(m, &m->bestlist[b], e);
-            if (m->bestedge[b] == -1 ||
-                slack(m, e) < slack(m, m->bestedge[b]))
-                m->bestedge[b] = e;
+    {
+        int64_t bsl = 0;
+        for (int32_t wi = 0; wi < (2 * m->nv + 63) / 64; wi++) {
+            uint64_t bits = m->tbits[wi];
+            m->tbits[wi] = 0;
+            while (bits) {
+                int32_t x = wi * 64 + __builtin_ctzll(bits);
+                int32_t e = m->bestto[x];
+                bits &= bits - 1;
+                m->bestto[x] = -1;
+                iv_push(m, &m->bestlist[b], e);
+                if (m->bestedge[b] == -1 || m->bestsl[x] < bsl) {
+                    set_best(m, b, e);
+                    bsl = m->bestsl[x];
+                }
+            }
         }
     }
 }
@@ -317,10 +443,10 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         } else if (endstage && m->dual[s] == 0) {
             expand_blossom(m, s, endstage);
         } else {
-            m->scratch.len = 0;
-            leaves(m, s, &m->scratch);
-            for (int32_t q = 0; q < m->scratch.len; q++)
-                m->inblossom[m->scratch.a[q]] = s;
+            int32_t one, nl;
+            const int32_t *lv = leaf_span(m, s, &one, &nl);
+            for (int32_t q = 0; q < nl; q++)
+                m->inblossom[lv[q]] = s;
         }
     }
     if (m->oom)
@@ -353,6 +479,7 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         }
         bv = ch->a[wrap(j, len)];
         m->label[endpoint(m, p ^ 1)] = m->label[bv] = 2;
+        mark_t(m, bv);
         m->labelend[endpoint(m, p ^ 1)] = m->labelend[bv] = p;
         m->bestedge[bv] = -1;
         j += jstep;
@@ -364,12 +491,14 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
                 j += jstep;
                 continue;
             }
-            m->scratch.len = 0;
-            leaves(m, bv, &m->scratch);
-            for (int32_t q = 0; q < m->scratch.len; q++) {
-                if (m->label[m->scratch.a[q]] != 0) {
-                    found = m->scratch.a[q];
-                    break;
+            {
+                int32_t one, nl;
+                const int32_t *lv = leaf_span(m, bv, &one, &nl);
+                for (int32_t q = 0; q < nl; q++) {
+                    if (m->label[lv[q]] != 0) {
+                        found = lv[q];
+                        break;
+                    }
                 }
             }
             if (found >= 0) {
@@ -396,6 +525,8 @@ static void augment_blossom(mw_t *m, int32_t b, int32_t v)
 {
     ivec_t *ch = &m->childs[b], *ep = &m->endps[b];
     int32_t t = v, i, j, jstep, trick, len = ch->len;
+
+    m->ldirty[b] = 1; /* its children rotate, and maybe theirs */
 
     while (m->bparent[t] != b)
         t = m->bparent[t];
@@ -459,11 +590,24 @@ static void augment_matching(mw_t *m, int32_t k)
     }
 }
 
-/* Scan the queue; returns true after an augmentation. */
+/* Scan the queue; returns true after an augmentation.  The stage's free
+ * roots sit below the queue: the leaves of the next one (highest vertex
+ * first) are queued only when the queue runs dry, which is the order of
+ * queueing them all at the stage start, since a root's blossom cannot
+ * change before its own vertices are scanned (an edge into it from
+ * another tree augments).  Most stages augment after a few scans, so
+ * most roots are never expanded into leaves. */
 static bool grow_trees(mw_t *m)
 {
-    while (m->queue.len > 0 && !m->oom) {
-        int32_t v = m->queue.a[--m->queue.len];
+    while (!m->oom) {
+        int32_t v;
+        if (m->queue.len == 0) {
+            if (m->nroots == 0)
+                break;
+            leaves(m, m->roots[--m->nroots], &m->queue);
+            continue;
+        }
+        v = m->queue.a[--m->queue.len];
         int64_t dv = m->dual[v]; /* duals change only between scans */
         for (int32_t q = m->nb_start[v]; q < m->nb_start[v + 1]; q++) {
             int32_t p = m->nb[q], k = p >> 1, w = m->nbv[q];
@@ -497,10 +641,10 @@ static bool grow_trees(mw_t *m)
             } else if (m->label[m->inblossom[w]] == 1) {
                 int32_t b = m->inblossom[v];
                 if (m->bestedge[b] == -1 || ks < slack(m, m->bestedge[b]))
-                    m->bestedge[b] = k;
+                    set_best(m, b, k);
             } else if (m->label[w] == 0) {
                 if (m->bestedge[w] == -1 || ks < slack(m, m->bestedge[w]))
-                    m->bestedge[w] = k;
+                    set_best(m, w, k);
             }
         }
     }
@@ -517,14 +661,39 @@ static bool solve(mw_t *m, bool maxcard)
 
         memset(m->label, 0, 2 * (size_t)nv * sizeof(*m->label));
         memset(m->bestedge, 0xff, 2 * (size_t)nv * sizeof(*m->bestedge));
+        /* (bestlist[b] is read only while has_best[b] is set.) */
         memset(m->has_best + nv, 0, (size_t)nv);
-        for (int32_t b = nv; b < 2 * nv; b++)
-            m->bestlist[b].len = 0;
         memset(m->allow, 0, (size_t)m->ne);
+        for (int32_t i = 0; i < m->besl.len; i++)
+            m->seen[m->besl.a[i]] = 0;
+        for (int32_t i = 0; i < m->tlist.len; i++)
+            m->seen[m->tlist.a[i]] = 0;
+        for (int32_t i = 0; i < m->slist.len; i++)
+            m->seen[m->slist.a[i]] = 0;
+        m->besl.len = 0;
+        m->tlist.len = 0;
+        m->slist.len = 0;
         m->queue.len = 0;
-        for (int32_t v = 0; v < nv; v++) {
-            if (m->mate[v] == -1 && m->label[m->inblossom[v]] == 0)
-                assign_label(m, v, 1, -1);
+        m->nroots = 0;
+        /* Label the free roots S (what assign_label does, less queueing
+         * their leaves: see grow_trees), in increasing vertex order; the
+         * unmatched vertices only shrink, so their list is compacted. */
+        {
+            int32_t nf = 0;
+            for (int32_t i = 0; i < m->nfree; i++) {
+                int32_t v = m->freev[i], b;
+                if (m->mate[v] != -1)
+                    continue;
+                m->freev[nf++] = v;
+                b = m->inblossom[v];
+                if (m->label[b] == 0) {
+                    m->label[v] = m->label[b] = 1;
+                    m->labelend[v] = m->labelend[b] = -1;
+                    m->roots[m->nroots++] = b;
+                    mark_s(m, b);
+                }
+            }
+            m->nfree = nf;
         }
         for (;;) {
             int type = -1;
@@ -542,33 +711,57 @@ static bool solve(mw_t *m, bool maxcard)
                 for (int32_t v = 1; v < nv; v++)
                     delta = m->dual[v] < delta ? m->dual[v] : delta;
             }
-            for (int32_t v = 0; v < nv; v++) {
-                if (m->label[m->inblossom[v]] == 0 && m->bestedge[v] != -1) {
-                    int64_t d = slack(m, m->bestedge[v]);
-                    if (type == -1 || d < delta) {
-                        delta = d;
-                        type = 2;
-                        dedge = m->bestedge[v];
+            /* Each candidate kind in the lists (see set_best): the least
+             * value, the lowest id among equal ones, replacing the kind
+             * before only if strictly less (the order of scanning every
+             * id in increasing order, kind by kind). */
+            {
+                int32_t b2 = -1, b3 = -1, b4 = -1;
+                int64_t d2 = 0, d3 = 0, d4 = 0;
+                for (int32_t i = 0; i < m->besl.len; i++) {
+                    int32_t b = m->besl.a[i];
+                    int64_t d;
+                    if (m->bestedge[b] == -1)
+                        continue;
+                    if (b < nv && m->label[m->inblossom[b]] == 0) {
+                        d = slack(m, m->bestedge[b]);
+                        if (b2 == -1 || d < d2 || (d == d2 && b < b2)) {
+                            d2 = d;
+                            b2 = b;
+                        }
+                    }
+                    if (m->bparent[b] == -1 && m->label[b] == 1) {
+                        d = slack(m, m->bestedge[b]) / 2;
+                        if (b3 == -1 || d < d3 || (d == d3 && b < b3)) {
+                            d3 = d;
+                            b3 = b;
+                        }
                     }
                 }
-            }
-            for (int32_t b = 0; b < 2 * nv; b++) {
-                if (m->bparent[b] == -1 && m->label[b] == 1 &&
-                    m->bestedge[b] != -1) {
-                    int64_t d = slack(m, m->bestedge[b]) / 2;
-                    if (type == -1 || d < delta) {
-                        delta = d;
-                        type = 3;
-                        dedge = m->bestedge[b];
+                for (int32_t i = 0; i < m->tlist.len; i++) {
+                    int32_t b = m->tlist.a[i];
+                    if (m->bbase[b] >= 0 && m->bparent[b] == -1 &&
+                        m->label[b] == 2 &&
+                        (b4 == -1 || m->dual[b] < d4 ||
+                         (m->dual[b] == d4 && b < b4))) {
+                        d4 = m->dual[b];
+                        b4 = b;
                     }
                 }
-            }
-            for (int32_t b = nv; b < 2 * nv; b++) {
-                if (m->bbase[b] >= 0 && m->bparent[b] == -1 &&
-                    m->label[b] == 2 && (type == -1 || m->dual[b] < delta)) {
-                    delta = m->dual[b];
+                if (b2 != -1 && (type == -1 || d2 < delta)) {
+                    delta = d2;
+                    type = 2;
+                    dedge = m->bestedge[b2];
+                }
+                if (b3 != -1 && (type == -1 || d3 < delta)) {
+                    delta = d3;
+                    type = 3;
+                    dedge = m->bestedge[b3];
+                }
+                if (b4 != -1 && (type == -1 || d4 < delta)) {
+                    delta = d4;
                     type = 4;
-                    dblossom = b;
+                    dblossom = b4;
                 }
             }
             if (type == -1) {
@@ -610,11 +803,34 @@ static bool solve(mw_t *m, bool maxcard)
         }
         if (!augmented)
             break;
-        /* S-blossoms whose dual dropped to 0 are no longer needed. */
-        for (int32_t b = nv; b < 2 * nv; b++) {
-            if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
-                m->label[b] == 1 && m->dual[b] == 0)
-                expand_blossom(m, b, true);
+        /* S-blossoms whose dual dropped to 0 are no longer needed: the
+         * top-level ones among those labeled S this stage, in increasing
+         * id (the order in which their ids return to the free list).
+         * Expanding one does not make another qualify (its children of
+         * dual 0 are expanded with it). */
+        {
+            int32_t nc = 0, *c = m->slist.a;
+            for (int32_t i = 0; i < m->slist.len; i++) {
+                int32_t b = c[i];
+                if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
+                    m->label[b] == 1 && m->dual[b] == 0)
+                    c[nc++] = b;
+                else
+                    m->seen[b] &= (uint8_t)~4u;
+            }
+            for (int32_t i = 1; i < nc; i++) { /* insertion sort: few */
+                int32_t x = c[i], j = i;
+                for (; j > 0 && c[j - 1] > x; j--)
+                    c[j] = c[j - 1];
+                c[j] = x;
+            }
+            m->slist.len = nc;
+            for (int32_t i = 0; i < nc && !m->oom; i++) {
+                int32_t b = c[i];
+                if (m->bparent[b] == -1 && m->bbase[b] >= 0 &&
+                    m->label[b] == 1 && m->dual[b] == 0)
+                    expand_blossom(m, b, true);
+            }
         }
         if (m->oom)
             return false;
@@ -650,15 +866,25 @@ static void mw_free(mw_t *m)
             free(m->endps[b].a);
         if (m->bestlist != NULL)
             free(m->bestlist[b].a);
+        if (m->leafv != NULL)
+            free(m->leafv[b].a);
     }
+    free(m->leafv);
+    free(m->ldirty);
     free(m->childs);
     free(m->endps);
     free(m->bestlist);
     free(m->unused);
     free(m->bestto);
+    free(m->bestsl);
     free(m->tbits);
     free(m->queue.a);
-    free(m->scratch.a);
+    free(m->roots);
+    free(m->seen);
+    free(m->besl.a);
+    free(m->tlist.a);
+    free(m->slist.a);
+    free(m->freev);
     free(m->path.a);
 }
 
@@ -724,7 +950,15 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
             e[k].v = t;
         }
     }
-    qsort(e, (size_t)nedges, sizeof(*e), cmp_edge);
+    {
+        /* Callers often pass the edges in order already (StragglAR's
+         * rounds do): then the sort is skipped. */
+        bool sorted = true;
+        for (int32_t k = 1; k < nedges && sorted; k++)
+            sorted = cmp_edge(&e[k - 1], &e[k]) <= 0;
+        if (!sorted)
+            qsort(e, (size_t)nedges, sizeof(*e), cmp_edge);
+    }
     for (int32_t k = 0; k < nedges; k++) {
         if (ne > 0 && e[ne - 1].u == e[k].u && e[ne - 1].v == e[k].v)
             continue;
@@ -755,14 +989,21 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.childs = calloc(n2, sizeof(*m.childs));
     m.endps = calloc(n2, sizeof(*m.endps));
     m.bestlist = calloc(n2, sizeof(*m.bestlist));
+    m.leafv = calloc(n2, sizeof(*m.leafv));
+    m.ldirty = calloc(n2, 1);
     m.unused = malloc((size_t)n * sizeof(*m.unused));
     m.bestto = malloc(n2 * sizeof(*m.bestto));
+    m.bestsl = malloc(n2 * sizeof(*m.bestsl));
     m.tbits = calloc((n2 + 63) / 64, sizeof(*m.tbits));
+    m.roots = malloc((size_t)n * sizeof(*m.roots));
+    m.seen = calloc(n2, 1);
+    m.freev = malloc((size_t)n * sizeof(*m.freev));
     if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv ||
         !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
-        !m.bestto || !m.tbits) {
+        !m.bestto || !m.bestsl || !m.tbits || !m.roots || !m.seen ||
+        !m.freev || !m.leafv || !m.ldirty) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
@@ -803,7 +1044,9 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         m.mate[v] = -1;
         m.inblossom[v] = v;
         m.unused[v] = 2 * n - 1 - v;
+        m.freev[v] = v;
     }
+    m.nfree = n;
     m.nunused = n;
 
     if (!solve(&m, max_cardinality)) {

@@ -1,9 +1,11 @@
-/* test_match.c - blossom matching against brute force and hand cases. */
+/* test_match.c - blossom matching against brute force, hand cases and
+ * the reference matcher (match_ref.c). */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "match.h"
 #include "harness.h"
+#include "match_ref.c"
 
 #define MAXV 10
 
@@ -330,6 +332,76 @@ TEST(relabel_invariant_large)
     CHECK_EQ_INT(cases, 200);
 }
 
+/* The matcher against the reference (the matcher before its speed
+ * changes) on random graphs: the same status and the same partner for
+ * every vertex, not only the same weight, since StragglAR's plans depend
+ * on which of several optimal matchings comes back.  Sizes up to 700
+ * vertices; weights with many ties (1..3, and StragglAR-like: a few
+ * multiples of 2^16 plus small bonuses), wide (1..2^20), with negative
+ * ones, or zero; both modes; edges in sorted order (the matcher then
+ * skips its sort), shuffled, or with parallel copies. */
+TEST(same_matching_as_reference)
+{
+    enum { NMAX = 700, EMAX = NMAX * 16 };
+    static match_edge_t e[EMAX];
+    static int32_t mate[NMAX], mref[NMAX];
+    uint64_t rs = UINT64_C(0x7A3C5E1F90B2D468);
+    int fails = 0, cases = 0, differ = 0;
+
+    for (int i = 0; i < 3000; i++, cases++) {
+        int n = i % 10 == 9 ? 400 + (int)(rng_next(&rs) % (NMAX - 399))
+                            : 2 + (int)(rng_next(&rs) % 199);
+        int deg = 1 + (int)(rng_next(&rs) % 12), kind = i % 5, ne = 0;
+        int order = (i / 5) % 3;
+        bool maxcard = (i / 15) % 2 == 1;
+        ccs_status_t s1, s2;
+        for (int u = 0; u < n && ne < EMAX; u++) {
+            for (int v = u + 1; v < n && ne < EMAX; v++) {
+                uint64_t x;
+                int64_t w;
+                if ((int)(rng_next(&rs) % (uint64_t)n) >= deg)
+                    continue;
+                x = rng_next(&rs);
+                switch (kind) {
+                case 0: w = 1 + (int64_t)(x % 3); break;
+                case 1: w = (int64_t)(1 + x % 3) * 65536 +
+                            (int64_t)((x >> 8) % 4) * 16384; break;
+                case 2: w = 1 + (int64_t)(x % (UINT64_C(1) << 20)); break;
+                case 3: w = (int64_t)(x % 101) - 50; break;
+                default: w = (int64_t)(x % 2); break;
+                }
+                e[ne++] = (match_edge_t){ u, v, w };
+                if (order == 2 && ne < EMAX && x % 7 == 0)
+                    e[ne++] = (match_edge_t){ v, u, w / 2 };
+            }
+        }
+        if (order == 1) {
+            for (int k = ne - 1; k > 0; k--) {
+                int j = (int)(rng_next(&rs) % (uint64_t)(k + 1));
+                match_edge_t t = e[k];
+                e[k] = e[j];
+                e[j] = t;
+            }
+        }
+        s1 = match_max_weight(n, e, ne, maxcard, mate, NULL);
+        s2 = match_ref_max_weight(n, e, ne, maxcard, mref, NULL);
+        differ = s1 != s2;
+        for (int v = 0; v < n && !differ; v++)
+            differ = mate[v] != mref[v];
+        if (differ) {
+            if (fails < 5)
+                FAIL_AT("graph %d (n=%d, %d edges, kind %d, order %d, "
+                        "maxcard %d): weight %lld, reference %lld", i, n,
+                        ne, kind, order, (int)maxcard,
+                        (long long)match_weight(n, e, ne, mate),
+                        (long long)match_weight(n, e, ne, mref));
+            fails++;
+        }
+    }
+    CHECK_EQ_INT(fails, 0);
+    CHECK_EQ_INT(cases, 3000);
+}
+
 int main(void)
 {
     RUN(random_against_brute_force);
@@ -337,5 +409,6 @@ int main(void)
     RUN(rejects_bad_input);
     RUN(dense_graph_perfect);
     RUN(relabel_invariant_large);
+    RUN(same_matching_as_reference);
     return TEST_SUMMARY();
 }
