@@ -20,37 +20,10 @@
 #include "../../runtime/ccs_int.h"
 #include "algo.h"
 #include "../../tools/ccs_check.h"
-
-typedef struct combo {
-    ccs_dtype_t dt;
-    ccs_redop_t op;
-    size_t count;
-    bool inplace;
-} combo_t;
-
-#define MAX_COMBOS 64
-#define MAX_R 8
+#include "rt_world.h"
 
 static const unsigned windows[] = { 2, 4, 8 };
 #define NWIN (sizeof(windows) / sizeof(windows[0]))
-
-typedef struct world_job {
-    const ccs_plan_t *plan;
-    ccs_comm_t *comm;
-    int rank, R;
-    const combo_t *combos;
-    int ncombos;
-    int straggler;            /* -1: the plan's own */
-    int delay_rank;           /* sleeps delay_us before each run, or -1 */
-    unsigned delay_us;
-    /* results */
-    ccs_status_t st[MAX_COMBOS];
-    size_t wrong[MAX_COMBOS];
-    uint8_t *out[MAX_COMBOS];   /* owned; the output bytes */
-    size_t out_len[MAX_COMBOS];
-    ccs_run_stats_t stats[MAX_COMBOS];
-    char msg[256];
-} world_job_t;
 
 /* ---- a transport that sleeps at random before its calls ----
  * The threads transport's table with send, recv, recv_reduce and test
@@ -110,148 +83,55 @@ static ccs_status_t d_test(ccs_xport_t *x, uint64_t t, bool *done,
     return g_inner->test(x, t, done, err);
 }
 
-static void *rank_main(void *arg)
+typedef struct df_setup {
+    unsigned W;
+    bool delayed;             /* through the jittering transport */
+} df_setup_t;
+
+static void df_setup(ccs_comm_t *comm, int r, void *arg)
 {
-    world_job_t *j = arg;
-    ccs_coll_t coll = ccs_plan_coll(j->plan);
-    int root = ccs_plan_root(j->plan);
+    const df_setup_t *d = arg;
 
-    for (int k = 0; k < j->ncombos; k++) {
-        const combo_t *c = &j->combos[k];
-        size_t es = ccs_dtype_size(c->dt);
-        size_t in_n = chk_in_elems(coll, j->R, c->count);
-        size_t out_n = chk_out_elems(coll, j->R, c->count);
-        size_t big = in_n > out_n ? in_n : out_n;
-        uint8_t *a = malloc(big * es + 1), *b = NULL;
-        uint8_t *send, *recv;
-        ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
-
-        if (c->inplace) {
-            send = recv = a;
-            if (coll == CCS_COLL_REDUCESCATTER)
-                recv = a + (size_t)j->rank * c->count * es;
-            if (coll == CCS_COLL_ALLGATHER)
-                send = a + (size_t)j->rank * c->count * es;
-        } else {
-            b = malloc(out_n * es + 1);
-            send = a;
-            recv = b;
-        }
-        memset(a, 0xA5, big * es);
-        if (b)
-            memset(b, 0x5A, out_n * es);
-        chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count, send);
-        o.straggler = j->straggler;
-        o.stats = &j->stats[k];
-        if (j->rank == j->delay_rank)
-            usleep(j->delay_us);
-        j->st[k] = ccs_run_ex(j->plan, j->comm, send, recv, c->count, c->dt,
-                              c->op, NULL, &o);
-        if (j->st[k] != CCS_OK) {
-            snprintf(j->msg, sizeof(j->msg), "%s",
-                     ccs_comm_last_error(j->comm));
-            free(a);
-            free(b);
-            break;
-        }
-        j->wrong[k] = chk_wrong(coll, c->dt, c->op, j->rank, j->R, root,
-                                c->count, recv);
-        j->out_len[k] = out_n * es;
-        j->out[k] = malloc(out_n * es + 1);
-        if (j->out[k] != NULL)
-            memcpy(j->out[k], recv, out_n * es);
-        free(a);
-        free(b);
+    if (d->delayed) {
+        g_inner = comm->xops;
+        g_delay_ops = *g_inner;
+        g_delay_ops.send = d_send;
+        g_delay_ops.recv = d_recv;
+        g_delay_ops.recv_reduce = d_recv_reduce;
+        g_delay_ops.test = d_test;
+        comm->xops = &g_delay_ops;
     }
-    return NULL;
+    CHECK_STATUS(ccs_comm_set_issue_window(comm,
+                                           g_mixed && r % 2 == 0 ? 1 : d->W),
+                 CCS_OK);
 }
 
-static void free_outputs(world_job_t *jobs, int R)
-{
-    for (int r = 0; r < R; r++)
-        for (int k = 0; k < MAX_COMBOS; k++) {
-            free(jobs[r].out[k]);
-            jobs[r].out[k] = NULL;
-        }
-}
-
-/* Run combos on a threads world with issue window W (delayed: through the
- * jittering transport); returns the failures (each reported). */
+/* Run combos on a threads world with issue window W, keeping each call's
+ * output; returns the failures (each reported). */
 static int run_world(const char *name, const ccs_plan_t *plan, unsigned W,
-                     bool delayed, const combo_t *combos, int ncombos,
+                     bool delayed, const rt_combo_t *combos, int ncombos,
                      int straggler, int delay_rank, unsigned delay_us,
-                     world_job_t *jobs)
+                     rt_job_t *jobs)
 {
-    int R = ccs_plan_nranks(plan), bad = 0;
-    ccs_comm_t *comms[MAX_R];
-    pthread_t th[MAX_R];
+    df_setup_t d = { W, delayed };
+    char nm[192];
 
-    if (ccs_comm_init_threads(R, comms) != CCS_OK) {
-        FAIL_AT("%s: comm init failed", name);
-        return 1;
-    }
-    for (int r = 0; r < R; r++) {
-        /* The plans' steps at every count (test_small covers the
-         * exchange, which no window changes). */
-        ccs_comm_set_small_bytes(comms[r], 0);
-        if (delayed) {
-            g_inner = comms[r]->xops;
-            g_delay_ops = *g_inner;
-            g_delay_ops.send = d_send;
-            g_delay_ops.recv = d_recv;
-            g_delay_ops.recv_reduce = d_recv_reduce;
-            g_delay_ops.test = d_test;
-            comms[r]->xops = &g_delay_ops;
-        }
-        CHECK_STATUS(ccs_comm_set_issue_window(comms[r],
-                                               g_mixed && r % 2 == 0 ? 1 : W),
-                     CCS_OK);
-        memset(&jobs[r], 0, sizeof(jobs[r]));
-        jobs[r].plan = plan;
-        jobs[r].comm = comms[r];
-        jobs[r].rank = r;
-        jobs[r].R = R;
-        jobs[r].combos = combos;
-        jobs[r].ncombos = ncombos;
-        jobs[r].straggler = straggler;
-        jobs[r].delay_rank = delay_rank;
-        jobs[r].delay_us = delay_us;
-        for (int k = 0; k < ncombos; k++)
-            jobs[r].st[k] = CCS_ERR_INTERNAL;
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-    }
-    for (int r = 0; r < R; r++)
-        pthread_join(th[r], NULL);
-    for (int r = 0; r < R; r++) {
-        for (int k = 0; k < ncombos && bad < 5; k++) {
-            const combo_t *c = &combos[k];
-            if (jobs[r].st[k] != CCS_OK || jobs[r].wrong[k] != 0) {
-                FAIL_AT("%s W=%u rank %d: %s %s count %zu %s: status %s, "
-                        "%zu wrong %s", name, W, r, ccs_dtype_str(c->dt),
-                        ccs_redop_str(c->op), c->count,
-                        c->inplace ? "in-place" : "out-of-place",
-                        ccs_status_name(jobs[r].st[k]), jobs[r].wrong[k],
-                        jobs[r].msg);
-                bad++;
-                break;
-            }
-        }
-        ccs_comm_destroy(comms[r]);
-    }
-    return bad;
+    snprintf(nm, sizeof(nm), "%s W=%u", name, W);
+    return rt_run_world(nm, plan, df_setup, &d, true, combos, ncombos,
+                        straggler, delay_rank, delay_us, jobs);
 }
 
-static world_job_t g_ref[MAX_R], g_jobs[MAX_R]; /* large: off the stack */
+static rt_job_t g_ref[RT_MAX_R], g_jobs[RT_MAX_R]; /* large: off the stack */
 
 /* The plan with window 1, then with each window of the table: right
  * against the reference, and the same bytes as window 1. */
 static void check_plan(const char *name, const ccs_plan_t *plan,
-                       const combo_t *combos, int nc, bool delayed)
+                       const rt_combo_t *combos, int nc, bool delayed)
 {
     int R = ccs_plan_nranks(plan);
 
     if (run_world(name, plan, 1, false, combos, nc, -1, -1, 0, g_ref) != 0) {
-        free_outputs(g_ref, R);
+        rt_free_outputs(g_ref, R);
         return;
     }
     for (size_t w = 0; w < NWIN; w++) {
@@ -269,13 +149,13 @@ static void check_plan(const char *name, const ccs_plan_t *plan,
                 if (!same)
                     break;
             }
-        free_outputs(g_jobs, R);
+        rt_free_outputs(g_jobs, R);
     }
-    free_outputs(g_ref, R);
+    rt_free_outputs(g_ref, R);
 }
 
 static void check_sched(const char *name, const ccs_sched_t *s,
-                        const combo_t *combos, int nc, bool delayed)
+                        const rt_combo_t *combos, int nc, bool delayed)
 {
     ccs_plan_t *plan = NULL;
     ccs_err_t e;
@@ -290,25 +170,8 @@ static void check_sched(const char *name, const ccs_sched_t *s,
     ccs_plan_destroy(plan);
 }
 
-static int full_matrix(combo_t *c, const size_t *counts, int ncounts)
-{
-    int n = 0;
-    for (int ci = 0; ci < ncounts; ci++)
-        for (int d = 0; d < CCS_DTYPE_COUNT; d++)
-            for (int o = 0; o < CCS_REDOP_COUNT; o++) {
-                if (n == MAX_COMBOS)
-                    return n;
-                c[n].dt = (ccs_dtype_t)d;
-                c[n].op = (ccs_redop_t)o;
-                c[n].count = counts[ci];
-                c[n].inplace = ((d + o + ci) % 2) == 1;
-                n++;
-            }
-    return n;
-}
-
 /* A few types, ops and counts in both placements: what the sweeps run. */
-static const combo_t g_sweep[] = {
+static const rt_combo_t g_sweep[] = {
     { CCS_FLOAT32, CCS_SUM, 1, false },
     { CCS_FLOAT32, CCS_SUM, 7, true },
     { CCS_INT32, CCS_MAX, 1000, false },
@@ -324,8 +187,8 @@ static const combo_t g_sweep[] = {
 TEST(fixtures_dtype_op_matrix)
 {
     static const size_t counts[] = { 7, 1000 };
-    combo_t combos[MAX_COMBOS];
-    int nc = full_matrix(combos, counts, 2);
+    rt_combo_t combos[RT_MAX_COMBOS];
+    int nc = rt_full_matrix(combos, RT_MAX_COMBOS, counts, 2);
     fx_entry_t fx[16];
     int n = fx_all(4, fx, 16);
 
@@ -338,7 +201,7 @@ TEST(fixtures_dtype_op_matrix)
 /* Every fixture at 2..8 ranks, the sweep's combos. */
 TEST(fixtures_rank_sweep)
 {
-    for (uint32_t R = 2; R <= MAX_R; R++) {
+    for (uint32_t R = 2; R <= RT_MAX_R; R++) {
         fx_entry_t fx[16];
         int n = fx_all(R, fx, 16);
         CHECK(n > 0);
@@ -485,7 +348,7 @@ TEST(mixed_windows)
  * straggler arrives (30 ms late) on the stragglar algorithm's plans. */
 TEST(stragglar_relabel_phase0)
 {
-    static const combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1000, false },
+    static const rt_combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1000, false },
                                  { CCS_BFLOAT16, CCS_AVG, 7, true } };
     static const uint32_t Rs[] = { 4, 5, 8 };
 
@@ -524,7 +387,7 @@ TEST(stragglar_relabel_phase0)
                           st->phase_end_s[0],
                           g_jobs[strag].stats[0].t_start_s);
             }
-            free_outputs(g_jobs, (int)R);
+            rt_free_outputs(g_jobs, (int)R);
         }
         ccs_plan_destroy(plan);
         ccs_sched_destroy(s);
@@ -536,7 +399,7 @@ TEST(stragglar_relabel_phase0)
  * when the plan allows (no input copy), else the input is copied. */
 TEST(inplace_with_window)
 {
-    static const combo_t c[] = { { CCS_INT32, CCS_SUM, 7, true } };
+    static const rt_combo_t c[] = { { CCS_INT32, CCS_SUM, 7, true } };
     static const struct {
         const char *name;
         ccs_sched_t *(*make)(uint32_t R, uint32_t x);
@@ -559,7 +422,7 @@ TEST(inplace_with_window)
             CHECK_EQ_INT(run_world(cases[i].name, p, 4, false, c, 1, -1, -1,
                                    0, g_jobs), 0);
             CHECK_EQ_INT(g_jobs[1].stats[0].staged_input, cases[i].staged);
-            free_outputs(g_jobs, 4);
+            rt_free_outputs(g_jobs, 4);
         }
         ccs_plan_destroy(p);
         ccs_sched_destroy(s);

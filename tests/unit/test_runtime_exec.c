@@ -22,157 +22,21 @@
 #include "../../runtime/format.h"
 #include "algo.h"
 #include "../../tools/ccs_check.h"
+#include "rt_world.h"
 
-typedef struct combo {
-    ccs_dtype_t dt;
-    ccs_redop_t op;
-    size_t count;
-    bool inplace;
-} combo_t;
-
-#define MAX_COMBOS 256
-#define MAX_R 8
-
-typedef struct world_job {
-    const ccs_plan_t *plan;
-    ccs_comm_t *comm;
-    int rank, R;
-    const combo_t *combos;
-    int ncombos;
-    int straggler;            /* -1: the plan's own */
-    int delay_rank;           /* sleeps delay_us before each run, or -1 */
-    unsigned delay_us;
-    /* results */
-    ccs_status_t st[MAX_COMBOS];
-    size_t wrong[MAX_COMBOS];
-    ccs_run_stats_t stats[MAX_COMBOS];
-    char msg[256];
-} world_job_t;
-
-static void *rank_main(void *arg)
-{
-    world_job_t *j = arg;
-    ccs_coll_t coll = ccs_plan_coll(j->plan);
-    int root = ccs_plan_root(j->plan);
-
-    for (int k = 0; k < j->ncombos; k++) {
-        const combo_t *c = &j->combos[k];
-        size_t es = ccs_dtype_size(c->dt);
-        size_t in_n = chk_in_elems(coll, j->R, c->count);
-        size_t out_n = chk_out_elems(coll, j->R, c->count);
-        size_t big = in_n > out_n ? in_n : out_n;
-        uint8_t *a = malloc(big * es + 1), *b = NULL;
-        uint8_t *send, *recv;
-        ccs_run_opts_t o = CCS_RUN_OPTS_INIT;
-
-        if (c->inplace) {
-            send = recv = a;
-            if (coll == CCS_COLL_REDUCESCATTER)
-                recv = a + (size_t)j->rank * c->count * es;
-            if (coll == CCS_COLL_ALLGATHER)
-                send = a + (size_t)j->rank * c->count * es;
-        } else {
-            b = malloc(out_n * es + 1);
-            send = a;
-            recv = b;
-        }
-        memset(a, 0xA5, big * es);
-        if (b)
-            memset(b, 0x5A, out_n * es);
-        chk_fill(coll, c->dt, c->op, j->rank, j->R, root, c->count, send);
-        o.straggler = j->straggler;
-        o.stats = &j->stats[k];
-        if (j->rank == j->delay_rank)
-            usleep(j->delay_us);
-        j->st[k] = ccs_run_ex(j->plan, j->comm, send, recv, c->count, c->dt,
-                              c->op, NULL, &o);
-        if (j->st[k] != CCS_OK) {
-            snprintf(j->msg, sizeof(j->msg), "%s",
-                     ccs_comm_last_error(j->comm));
-            free(a);
-            free(b);
-            break;
-        }
-        j->wrong[k] = chk_wrong(coll, c->dt, c->op, j->rank, j->R, root,
-                                c->count, recv);
-        free(a);
-        free(b);
-    }
-    return NULL;
-}
-
-/* Run combos on a threads world; returns 0 when every rank of every combo
- * succeeded with no wrong element (failures are reported). */
+/* The plans' steps on a threads world, no window, nothing kept. */
 static int run_world(const char *name, const ccs_plan_t *plan,
-                     const combo_t *combos, int ncombos, int straggler,
-                     int delay_rank, unsigned delay_us, world_job_t *jobs)
+                     const rt_combo_t *combos, int ncombos, int straggler,
+                     int delay_rank, unsigned delay_us, rt_job_t *jobs)
 {
-    int R = ccs_plan_nranks(plan), bad = 0;
-    ccs_comm_t *comms[MAX_R];
-    pthread_t th[MAX_R];
-
-    if (ccs_comm_init_threads(R, comms) != CCS_OK) {
-        FAIL_AT("%s: comm init failed", name);
-        return 1;
-    }
-    for (int r = 0; r < R; r++) {
-        /* These tests are of the plans, replayed step by step at every
-         * count: no small-message exchange (test_small covers that). */
-        ccs_comm_set_small_bytes(comms[r], 0);
-        memset(&jobs[r], 0, sizeof(jobs[r]));
-        jobs[r].plan = plan;
-        jobs[r].comm = comms[r];
-        jobs[r].rank = r;
-        jobs[r].R = R;
-        jobs[r].combos = combos;
-        jobs[r].ncombos = ncombos;
-        jobs[r].straggler = straggler;
-        jobs[r].delay_rank = delay_rank;
-        jobs[r].delay_us = delay_us;
-        for (int k = 0; k < ncombos; k++)
-            jobs[r].st[k] = CCS_ERR_INTERNAL;
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-    }
-    for (int r = 0; r < R; r++)
-        pthread_join(th[r], NULL);
-    for (int r = 0; r < R; r++) {
-        for (int k = 0; k < ncombos && bad < 5; k++) {
-            const combo_t *c = &combos[k];
-            if (jobs[r].st[k] != CCS_OK || jobs[r].wrong[k] != 0) {
-                FAIL_AT("%s rank %d: %s %s count %zu %s: status %s, %zu "
-                        "wrong %s", name, r, ccs_dtype_str(c->dt),
-                        ccs_redop_str(c->op), c->count,
-                        c->inplace ? "in-place" : "out-of-place",
-                        ccs_status_name(jobs[r].st[k]), jobs[r].wrong[k],
-                        jobs[r].msg);
-                bad++;
-                break;
-            }
-        }
-        ccs_comm_destroy(comms[r]);
-    }
-    return bad;
+    return rt_run_world(name, plan, NULL, NULL, false, combos, ncombos,
+                        straggler, delay_rank, delay_us, jobs);
 }
 
-static int full_matrix(combo_t *c, const size_t *counts, int ncounts)
-{
-    int n = 0;
-    for (int ci = 0; ci < ncounts; ci++)
-        for (int d = 0; d < CCS_DTYPE_COUNT; d++)
-            for (int o = 0; o < CCS_REDOP_COUNT; o++) {
-                c[n].dt = (ccs_dtype_t)d;
-                c[n].op = (ccs_redop_t)o;
-                c[n].count = counts[ci];
-                c[n].inplace = ((d + o + ci) % 2) == 1;
-                n++;
-            }
-    return n;
-}
-
-static world_job_t g_jobs[MAX_R];   /* large: kept off the stack */
+static rt_job_t g_jobs[RT_MAX_R];   /* large: kept off the stack */
 
 static void check_sched(const char *name, const ccs_sched_t *s,
-                        const combo_t *combos, int ncombos)
+                        const rt_combo_t *combos, int ncombos)
 {
     ccs_plan_t *plan = NULL;
     ccs_err_t e;
@@ -200,8 +64,8 @@ static void check_sched(const char *name, const ccs_sched_t *s,
 TEST(fixtures_full_matrix)
 {
     static const size_t counts[] = { 1, 7, 1000 };
-    combo_t combos[MAX_COMBOS];
-    int nc = full_matrix(combos, counts, 3);
+    rt_combo_t combos[RT_MAX_COMBOS];
+    int nc = rt_full_matrix(combos, RT_MAX_COMBOS, counts, 3);
 
     for (uint32_t R = 3; R <= 4; R++) {
         fx_entry_t fx[16];
@@ -216,7 +80,7 @@ TEST(fixtures_full_matrix)
 /* Every fixture at 2..8 ranks, a few types, both placements. */
 TEST(fixtures_rank_sweep)
 {
-    static const combo_t combos[] = {
+    static const rt_combo_t combos[] = {
         { CCS_FLOAT32, CCS_SUM, 1, false },
         { CCS_FLOAT32, CCS_SUM, 7, true },
         { CCS_INT32, CCS_MAX, 1000, false },
@@ -224,7 +88,7 @@ TEST(fixtures_rank_sweep)
         { CCS_UINT8, CCS_PROD, 64, false },
         { CCS_FLOAT16, CCS_MIN, 33, true },
     };
-    for (uint32_t R = 2; R <= MAX_R; R++) {
+    for (uint32_t R = 2; R <= RT_MAX_R; R++) {
         fx_entry_t fx[16];
         int n = fx_all(R, fx, 16);
         CHECK(n > 0);
@@ -237,7 +101,7 @@ TEST(fixtures_rank_sweep)
 /* The odd large count: 1000003 elements, uneven chunks everywhere. */
 TEST(fixtures_large_odd_count)
 {
-    static const combo_t combos[] = {
+    static const rt_combo_t combos[] = {
         { CCS_FLOAT32, CCS_SUM, 1000003, false },
         { CCS_BFLOAT16, CCS_AVG, 1000003, true },
     };
@@ -256,7 +120,7 @@ TEST(fixtures_large_odd_count)
  * every run and failed with out of memory; the fuzzer found it. */
 TEST(scratch_is_sized_by_use_not_declaration)
 {
-    static const combo_t combos[] = {
+    static const rt_combo_t combos[] = {
         { CCS_FLOAT32, CCS_SUM, 100000, false },
         { CCS_INT32, CCS_MAX, 1000, true },
     };
@@ -267,7 +131,7 @@ TEST(scratch_is_sized_by_use_not_declaration)
         uint8_t *buf = NULL;
         size_t len = 0;
         char msg[256], name[64];
-        uint32_t used[MAX_R] = { 0 };
+        uint32_t used[RT_MAX_R] = { 0 };
 
         CHECK(s != NULL);
         if (s == NULL)
@@ -305,7 +169,7 @@ TEST(scratch_is_sized_by_use_not_declaration)
 /* In-place staging happens exactly for the plans that need it. */
 TEST(inplace_staging_decision)
 {
-    static const combo_t c[] = { { CCS_INT32, CCS_SUM, 7, true } };
+    static const rt_combo_t c[] = { { CCS_INT32, CCS_SUM, 7, true } };
     ccs_sched_t *safe = fx_ring_allreduce(4, 1);
     ccs_sched_t *unsafe = fx_direct_hazard(4, 3);
     ccs_plan_t *p1 = NULL, *p2 = NULL;
@@ -331,7 +195,7 @@ TEST(inplace_staging_decision)
  * straggler arrives. */
 TEST(straggler_relabel_and_phase0)
 {
-    static const combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1001, false },
+    static const rt_combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1001, false },
                                  { CCS_INT64, CCS_MAX, 7, true } };
     const int R = 4;
     ccs_sched_t *s = fx_straggler((uint32_t)R, (uint32_t)(R - 1));
@@ -368,7 +232,7 @@ TEST(straggler_relabel_and_phase0)
  * late one entered ccs_run. */
 TEST(stragglar_plans_phase0_before_straggler)
 {
-    static const combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1000, false },
+    static const rt_combo_t c[] = { { CCS_FLOAT32, CCS_SUM, 1000, false },
                                  { CCS_BFLOAT16, CCS_AVG, 7, true } };
     static const uint32_t Rs[] = { 4, 5, 8 };
 
@@ -425,14 +289,16 @@ TEST(registry_algorithms)
 {
     static const size_t counts[] = { 1, 7, 1000 };
     static const uint32_t Rs[] = { 2, 3, 4, 5, 8 };
-    static const combo_t large[] = {
+    static const rt_combo_t large[] = {
         { CCS_FLOAT32, CCS_SUM, 1000003, false },
         { CCS_BFLOAT16, CCS_AVG, 1000003, true },
     };
     static const size_t counts_big_r[] = { 1000 };
-    combo_t combos[MAX_COMBOS], combos_big_r[MAX_COMBOS];
-    int nc = full_matrix(combos, counts, 3), ran = 0, want = 0;
-    int nc_big_r = full_matrix(combos_big_r, counts_big_r, 1);
+    rt_combo_t combos[RT_MAX_COMBOS], combos_big_r[RT_MAX_COMBOS];
+    int nc = rt_full_matrix(combos, RT_MAX_COMBOS, counts, 3);
+    int nc_big_r = rt_full_matrix(combos_big_r, RT_MAX_COMBOS,
+                                  counts_big_r, 1);
+    int ran = 0, want = 0;
     bool seen[16][CCS_COLL_COUNT];
 
     memset(seen, 0, sizeof(seen));
@@ -501,7 +367,7 @@ TEST(registry_algorithms)
 static int write_plans(const char *dir)
 {
     int bad = 0;
-    for (uint32_t R = 2; R <= MAX_R; R++) {
+    for (uint32_t R = 2; R <= RT_MAX_R; R++) {
         fx_entry_t fx[16];
         int n = fx_all(R, fx, 16);
         for (int i = 0; i < n; i++) {
