@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ccs.h"
+#include "algo.h"
 #include "../../tools/ccs_check.h"
 
 typedef struct rt_combo {
@@ -192,6 +193,62 @@ static inline int rt_full_matrix(rt_combo_t *c, int cap,
                 n++;
             }
     return n;
+}
+
+/* What a test does with one registry plan: `name` is "algo/coll/rR",
+ * `algo` the algorithm's index in the registry. */
+typedef void (*rt_sched_fn)(const char *name, int algo, uint32_t R,
+                            const ccs_sched_t *s, void *arg);
+
+/* Every registered algorithm x every collective it declares, synthesized
+ * on switch:R with NVLS on (the in-switch algorithm runs too; the others
+ * ignore it), handed to fn.  A declared collective that does not
+ * synthesize is a failure, not a skip.  Adds the declared plans to *want
+ * and returns how many fn got. */
+static inline int rt_registry_scheds(uint32_t R, rt_sched_fn fn, void *arg,
+                                     int *want)
+{
+    char spec[32];
+    topo_t *t = NULL;
+    int ran = 0;
+
+    snprintf(spec, sizeof(spec), "switch:%u,nvls=on", R);
+    CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
+    if (t == NULL)
+        return 0;
+    for (int a = 0; a < algo_count(); a++) {
+        const algo_desc_t *d = algo_at(a);
+        for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
+            algo_params_t p;
+            ccs_sched_t *s = NULL;
+            ccs_status_t st;
+            ccs_err_t e;
+            char name[96];
+
+            if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
+                continue;
+            (*want)++;
+            algo_params_init(&p);
+            p.coll = (ccs_coll_t)coll;
+            if (strcmp(d->name, "stragglar") == 0)
+                p.straggler = (int32_t)R - 1;
+            snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
+                     ccs_coll_str((ccs_coll_t)coll), R);
+            ccs_err_clear(&e);
+            st = algo_synthesize(d->name, t, &p, &s, &e);
+            if (st != CCS_OK) {
+                FAIL_AT("%s: declared but not synthesized: %s", name,
+                        ccs_err_msg(&e, st));
+                ccs_sched_destroy(s);
+                continue;
+            }
+            fn(name, a, R, s, arg);
+            ccs_sched_destroy(s);
+            ran++;
+        }
+    }
+    topo_destroy(t);
+    return ran;
 }
 
 #endif /* RT_WORLD_H */

@@ -211,6 +211,15 @@ TEST(fixtures_rank_sweep)
     }
 }
 
+static void reg_check(const char *name, int algo, uint32_t R,
+                      const ccs_sched_t *s, void *arg)
+{
+    (void)algo;
+    (void)R;
+    (void)arg;
+    check_sched(name, s, g_sweep, NSWEEP, false);
+}
+
 /* Every registered algorithm x every collective it declares, at 2, 3, 4,
  * 5 and 8 ranks on switch:R (pipelined stragglar too: many steps, so the
  * window fills). */
@@ -219,48 +228,8 @@ TEST(registry_algorithms)
     static const uint32_t Rs[] = { 2, 3, 4, 5, 8 };
     int ran = 0, want = 0;
 
-    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
-        uint32_t R = Rs[ri];
-        char spec[32];
-        topo_t *t = NULL;
-
-        snprintf(spec, sizeof(spec), "switch:%u,nvls=on", R);
-        CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
-        if (t == NULL)
-            continue;
-        for (int a = 0; a < algo_count(); a++) {
-            const algo_desc_t *d = algo_at(a);
-            for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
-                algo_params_t p;
-                ccs_sched_t *s = NULL;
-                ccs_status_t st;
-                ccs_err_t e;
-                char name[96];
-
-                if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
-                    continue;
-                want++;
-                algo_params_init(&p);
-                p.coll = (ccs_coll_t)coll;
-                if (strcmp(d->name, "stragglar") == 0)
-                    p.straggler = (int32_t)R - 1;
-                snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
-                         ccs_coll_str((ccs_coll_t)coll), R);
-                ccs_err_clear(&e);
-                st = algo_synthesize(d->name, t, &p, &s, &e);
-                if (st != CCS_OK) {
-                    FAIL_AT("%s: not synthesized: %s", name,
-                            ccs_err_msg(&e, st));
-                    ccs_sched_destroy(s);
-                    continue;
-                }
-                check_sched(name, s, g_sweep, NSWEEP, false);
-                ccs_sched_destroy(s);
-                ran++;
-            }
-        }
-        topo_destroy(t);
-    }
+    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++)
+        ran += rt_registry_scheds(Rs[ri], reg_check, NULL, &want);
     CHECK_EQ_INT(ran, want);
     printf("registry_algorithms: %d algorithm plans x %zu windows\n", ran,
            NWIN);

@@ -280,11 +280,33 @@ TEST(stragglar_plans_phase0_before_straggler)
     }
 }
 
+/* What registry_algorithms runs each plan with. */
+typedef struct reg_arg {
+    const rt_combo_t *combos, *combos_big_r, *large;
+    int nc, nc_big_r, nlarge;
+    bool seen[16][CCS_COLL_COUNT];
+} reg_arg_t;
+
+static void reg_check(const char *name, int algo, uint32_t R,
+                      const ccs_sched_t *s, void *arg)
+{
+    reg_arg_t *g = arg;
+
+    if (R <= 4)
+        check_sched(name, s, g->combos, g->nc);
+    else
+        check_sched(name, s, g->combos_big_r, g->nc_big_r);
+    if (R == 4)
+        check_sched(name, s, g->large, g->nlarge);
+    if (algo < 16)
+        g->seen[algo][s->coll] = true;
+}
+
 /* Plans from every registered algorithm (milp included) x every collective
  * it declares, at ranks 2..5 and 8 on switch:R: every dtype x op x counts
  * 1, 7, 1000 in both placements (count 1000 only at 5 and 8 ranks), plus
- * the odd large count 1000003 at 4 ranks.  An algorithm that declares a collective
- * but cannot synthesize it here is a failure, not a skip. */
+ * the odd large count 1000003 at 4 ranks.  An algorithm that declares a
+ * collective but cannot synthesize it here is a failure, not a skip. */
 TEST(registry_algorithms)
 {
     static const size_t counts[] = { 1, 7, 1000 };
@@ -294,70 +316,26 @@ TEST(registry_algorithms)
         { CCS_BFLOAT16, CCS_AVG, 1000003, true },
     };
     static const size_t counts_big_r[] = { 1000 };
-    rt_combo_t combos[RT_MAX_COMBOS], combos_big_r[RT_MAX_COMBOS];
-    int nc = rt_full_matrix(combos, RT_MAX_COMBOS, counts, 3);
-    int nc_big_r = rt_full_matrix(combos_big_r, RT_MAX_COMBOS,
-                                  counts_big_r, 1);
+    static rt_combo_t combos[RT_MAX_COMBOS], combos_big_r[RT_MAX_COMBOS];
+    reg_arg_t g;
     int ran = 0, want = 0;
-    bool seen[16][CCS_COLL_COUNT];
 
-    memset(seen, 0, sizeof(seen));
+    memset(&g, 0, sizeof(g));
+    g.combos = combos;
+    g.combos_big_r = combos_big_r;
+    g.large = large;
+    g.nc = rt_full_matrix(combos, RT_MAX_COMBOS, counts, 3);
+    g.nc_big_r = rt_full_matrix(combos_big_r, RT_MAX_COMBOS, counts_big_r, 1);
+    g.nlarge = 2;
     CHECK(algo_count() <= 16);
-    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
-        uint32_t R = Rs[ri];
-        char spec[32];
-        topo_t *t = NULL;
-
-        /* nvls=on: the in-switch algorithm runs too; the others ignore it */
-        snprintf(spec, sizeof(spec), "switch:%u,nvls=on", R);
-        CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
-        if (t == NULL)
-            continue;
-        for (int a = 0; a < algo_count() && a < 16; a++) {
-            const algo_desc_t *d = algo_at(a);
-            for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
-                algo_params_t p;
-                ccs_sched_t *s = NULL;
-                ccs_status_t st;
-                ccs_err_t e;
-                char name[96];
-
-                if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
-                    continue;
-                want++;
-                algo_params_init(&p);
-                p.coll = (ccs_coll_t)coll;
-                if (strcmp(d->name, "stragglar") == 0)
-                    p.straggler = (int32_t)R - 1;
-                snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
-                         ccs_coll_str((ccs_coll_t)coll), R);
-                ccs_err_clear(&e);
-                st = algo_synthesize(d->name, t, &p, &s, &e);
-                if (st != CCS_OK) {
-                    FAIL_AT("%s: declared but not synthesized: %s", name,
-                            ccs_err_msg(&e, st));
-                    ccs_sched_destroy(s);
-                    continue;
-                }
-                if (R <= 4)
-                    check_sched(name, s, combos, nc);
-                else
-                    check_sched(name, s, combos_big_r, nc_big_r);
-                if (R == 4)
-                    check_sched(name, s, large, 2);
-                ccs_sched_destroy(s);
-                seen[a][coll] = true;
-                ran++;
-            }
-        }
-        topo_destroy(t);
-    }
+    for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++)
+        ran += rt_registry_scheds(Rs[ri], reg_check, &g, &want);
     CHECK_EQ_INT(ran, want);
     /* Every algorithm of the registry ran at least one collective. */
     for (int a = 0; a < algo_count() && a < 16; a++) {
         bool any = false;
         for (int coll = 0; coll < CCS_COLL_COUNT; coll++)
-            any |= seen[a][coll];
+            any |= g.seen[a][coll];
         CHECK_MSG(any, "algorithm %s: no plan replayed", algo_at(a)->name);
     }
     printf("registry_algorithms: %d algorithm plans replayed (%d "
