@@ -259,6 +259,17 @@ void stragglar_srch_reset(srch_t *s, stragglar_plan_t *p);
 ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
                                 bool *ok, ccs_err_t *err);
 
+/* ---- One short of a power of 2 (stragglar_hole.c) ---- */
+
+/* n = 2^K - 1: Algorithm 1's structure with one hole for rounds
+ * 0..upto-1 (upto <= n - 1), then the search's rounds (target s->T,
+ * bounded, noise-free) to the end; plan in p in the search's labels (not
+ * yet renamed).  *ok when it finished within s->T; otherwise *died is
+ * the round where it stopped. */
+ccs_status_t stragglar_plan_hole(srch_t *s, stragglar_plan_t *p,
+                                 uint32_t upto, bool *ok, uint32_t *died,
+                                 ccs_err_t *err);
+
 /* ---- The beam (stragglar_beam.c) ---- */
 
 /* Beam search for target s->T (see stragglar_beam.c). */

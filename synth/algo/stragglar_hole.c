@@ -1,0 +1,293 @@
+/*
+ * stragglar_hole.c - StragglAR's phase 1 for n = 2^K - 1 (one rank short
+ * of a power of 2): Algorithm 1's structure with one hole, then the
+ * matching search for the rounds after the straggler is free.
+ *
+ * Why this shape (docs/stragglar.md, "One short of a power of 2"): at
+ * LB + 1 the counting budget of n = 2^K - 1 is K + 1 wasted receives, so
+ * nearly every round must be at capacity.  With m = 2^K - 2
+ * non-stragglers, Algorithm 1's chunk counts 2^(K-1), .., 2, 1 sum to one
+ * more than m: one chunk is always one holder short (the hole).  A round
+ * wastes nothing if the hole sits in the chunk that expires this round:
+ * then its holders P (minus the straggler's partner) are one fewer than
+ * the rest Q, every P-Q pair exchanges usefully both ways and one Q-rank
+ * idles, which the capacity already counts.  If that Q-rank holds the
+ * chunk that expires next round, the hole moves there, and so on every
+ * round; the idle rank misses the expiring chunk (a "debt": an old chunk
+ * that it never forwards, so it can get it at the end).  A rank can carry
+ * at most one debt into the last K + 1 rounds (it must receive in every
+ * one of them), so the idle rank is always one without a debt, and ranks
+ * without one are steered to hold the chunk that expires next.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stragglar_int.h"
+
+/* The structured prefix: rounds 0..upto-1 (upto <= m) for n = 2^K - 1,
+ * canonical labels (round r's straggler partner is rank r).  Returns
+ * CCS_ERR_INTERNAL (without a message) when the structure cannot go on,
+ * which the caller treats as "not this way". */
+static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
+                                stragglar_plan_t *p, ccs_err_t *err)
+{
+    uint32_t m = n - 1, sigma = n - 1, K = stragglar_ceil_log2(n);
+    int32_t *act = NULL, *pl = NULL, *ql = NULL, *recv_act = NULL;
+    uint8_t *used = NULL, *debt = NULL;
+    uint32_t *cov = NULL;
+    ccs_status_t st = CCS_OK;
+
+    /* All owned here. */
+    act = malloc(n * sizeof(*act));
+    pl = malloc(n * sizeof(*pl));
+    ql = malloc(n * sizeof(*ql));
+    recv_act = malloc(n * sizeof(*recv_act));
+    used = malloc(n);
+    debt = calloc(n, 1);
+    cov = calloc(n + K, sizeof(*cov));
+    if (!act || !pl || !ql || !recv_act || !used || !debt || !cov) {
+        st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
+        goto cleanup;
+    }
+    for (uint32_t g = 0; g < n; g++)
+        act[g] = -1;
+
+    for (uint32_t r = 0; r < upto; r++) {
+        uint32_t rr, np = 0, nq = 0;
+
+        st = stragglar_plan_add_round(p, &rr, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        memset(used, 0, n);
+        stragglar_plan_pair(p, r, (int32_t)r, (int32_t)r, (int32_t)sigma,
+                            (int32_t)r);
+        used[r] = used[sigma] = 1;
+        if (r < K) {
+            /* Algorithm 1's ramp; in its last round one holder of c_0
+             * stays idle (one receiver fewer than holders), which puts
+             * the hole in c_0, the chunk that expires in round K. */
+            uint32_t next = 2 * (K - 1) + 1;
+            int32_t skip = -1;
+            for (uint32_t g = 0; g < n; g++)
+                recv_act[g] = -1;
+            if (r > 0) {
+                uint32_t to = r - 1 + K;
+                stragglar_plan_pair(p, r, (int32_t)(r - 1), (int32_t)(r - 1),
+                                    (int32_t)to, -1);
+                used[r - 1] = used[to] = 1;
+                recv_act[to] = (int32_t)(r - 1);
+            }
+            if (r == K - 1) {
+                for (uint32_t g = m; g-- > 0;) {
+                    if (!used[g] && act[g] == 0) {
+                        skip = (int32_t)g;
+                        break;
+                    }
+                }
+            }
+            for (uint32_t g = 0; g < m; g++) {
+                if (used[g] || act[g] < 0 || (int32_t)g == skip)
+                    continue;
+                while (next < m && (act[next] >= 0 || used[next]))
+                    next++;
+                if (next >= m) {
+                    st = CCS_ERR_INTERNAL;
+                    goto cleanup;
+                }
+                stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next,
+                                    -1);
+                used[g] = used[next] = 1;
+                recv_act[next] = act[g];
+            }
+            for (uint32_t g = 0; g < m; g++) {
+                if (recv_act[g] >= 0)
+                    act[g] = recv_act[g];
+            }
+            act[r] = (int32_t)r;
+            continue;
+        }
+
+        for (uint32_t g = 0; g < m; g++) {
+            if (used[g])
+                continue;
+            if (act[g] == (int32_t)(r - K))
+                pl[np++] = (int32_t)g;
+            else
+                ql[nq++] = (int32_t)g;
+        }
+        if (act[r] != (int32_t)(r - K) || np + 1 != nq) {
+            st = CCS_ERR_INTERNAL;
+            goto cleanup;
+        }
+        /* The idle Q-rank: a holder of the next chunk to expire, without
+         * a debt (the last such in rank order; a debtor only if none). */
+        {
+            int32_t idle = -1;
+            for (uint32_t k = nq; k-- > 0 && idle < 0;) {
+                int32_t q = ql[k];
+                if (act[q] == (int32_t)(r - K + 1) && !debt[q])
+                    idle = q;
+            }
+            if (idle < 0) {
+                st = CCS_ERR_INTERNAL;
+                goto cleanup;
+            }
+            used[idle] = 1;
+            debt[idle] = 1;
+        }
+        /* Critical window (as Algorithm 1): a P-rank l with
+         * r < l <= r + K must end with c_{l-K} or older, so that it
+         * holds c_{l-K} when it meets the straggler. */
+        for (uint32_t i = 0; i < np; i++) {
+            uint32_t l = (uint32_t)pl[i];
+            int32_t best = -1;
+            if (l <= r || l > r + K || l >= m)
+                continue;
+            for (uint32_t k = 0; k < nq; k++) {
+                int32_t q = ql[k];
+                if (used[q] || act[q] > (int32_t)l - (int32_t)K)
+                    continue;
+                if (best < 0 || act[q] < act[best])
+                    best = q;
+            }
+            if (best < 0) {
+                st = CCS_ERR_INTERNAL;
+                goto cleanup;
+            }
+            stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
+            used[l] = used[best] = 1;
+        }
+        /* Ranks without a debt: coverage of the coming slots (the round
+         * before c_b expires is c_b's slot, b + K - 1), then each free
+         * P-rank without a debt takes the chunk whose slot has the
+         * fewest, the nearest first. */
+        for (uint32_t b = r - K + 2; b <= r; b++)
+            cov[b] = 0;
+        for (uint32_t g = 0; g < m; g++) {
+            if (!debt[g] && act[g] > (int32_t)(r - K + 1))
+                cov[act[g]]++;
+        }
+        if (!debt[r])
+            cov[r]++;
+        for (uint32_t i = 0; i < np; i++) {
+            int32_t u = pl[i], best = -1;
+            if (used[u] || debt[u])
+                continue;
+            for (uint32_t k = 0; k < nq; k++) {
+                int32_t q = ql[k];
+                if (used[q] || act[q] < (int32_t)(r - K + 2))
+                    continue;
+                if (best < 0 || cov[act[q]] < cov[act[best]] ||
+                    (cov[act[q]] == cov[act[best]] && act[q] < act[best]))
+                    best = q;
+            }
+            if (best < 0)
+                continue;
+            stragglar_plan_pair(p, r, u, act[u], best, act[best]);
+            used[u] = used[best] = 1;
+            cov[act[best]]++;
+        }
+        {
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < np; i++) {
+                int32_t u = pl[i];
+                if (used[u])
+                    continue;
+                while (k < nq && used[ql[k]])
+                    k++;
+                if (k == nq) {
+                    st = CCS_ERR_INTERNAL;
+                    goto cleanup;
+                }
+                stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
+                used[u] = used[ql[k]] = 1;
+            }
+        }
+        for (uint32_t i = 0; i < np; i++) {
+            int32_t u = pl[i];
+            act[u] = act[p->peer[(size_t)r * n + (size_t)u]];
+        }
+        act[r] = (int32_t)r;
+    }
+
+cleanup:
+    free(act);
+    free(pl);
+    free(ql);
+    free(recv_act);
+    free(used);
+    free(debt);
+    free(cov);
+    return st;
+}
+
+/* Load the state after plan p's rounds (canonical labels) into s. */
+static void hole_load(srch_t *s, const stragglar_plan_t *p)
+{
+    uint32_t n = s->n, m = s->m, sigma = n - 1;
+
+    memset(s->h.bits, 0, (size_t)n * s->h.words * sizeof(*s->h.bits));
+    memset(s->h.count, 0, m * sizeof(*s->h.count));
+    memset(s->h.nhave, 0, n * sizeof(*s->h.nhave));
+    for (uint32_t u = 0; u < m; u++)
+        s->xround[u] = -1;
+    for (uint32_t r = 0; r < p->nrounds; r++) {
+        const int32_t *peer = &p->peer[(size_t)r * n];
+        const int32_t *snd = &p->send[(size_t)r * n];
+        for (uint32_t g = 0; g < n; g++)
+            s->got[g] = -1;
+        for (uint32_t g = 0; g < n; g++) {
+            int32_t q = peer[g];
+            if (q < 0 || snd[g] < 0 || (r < m && (g == sigma ||
+                                                  (uint32_t)q == sigma)))
+                continue;
+            s->got[q] = snd[g];
+        }
+        if (r < m) {
+            s->xround[r] = (int32_t)r;
+            stragglar_hold_add(&s->h, r, r);
+            stragglar_hold_add(&s->h, sigma, r);
+        }
+        for (uint32_t g = 0; g < n; g++) {
+            if (s->got[g] >= 0)
+                stragglar_hold_add(&s->h, g, (uint32_t)s->got[g]);
+        }
+    }
+}
+
+ccs_status_t stragglar_plan_hole(srch_t *s, stragglar_plan_t *p,
+                                 uint32_t upto, bool *ok, uint32_t *died,
+                                 ccs_err_t *err)
+{
+    ccs_status_t st;
+
+    *ok = false;
+    *died = 0;
+    p->nrounds = 0;
+    st = hole_prefix(s->n, upto, p, err);
+    if (st == CCS_ERR_INTERNAL) {
+        *died = p->nrounds;
+        return CCS_OK;
+    }
+    if (st != CCS_OK)
+        return st;
+    hole_load(s, p);
+    s->rng = 0;
+    s->noise = 0;
+    s->wrel = 4 * SRCH_WR;
+    s->salt = 0;
+    for (uint32_t r = upto;; r++) {
+        srch_next_t next;
+        st = stragglar_srch_round(s, p, r, true, &next, err);
+        if (st != CCS_OK)
+            return st;
+        if (next == SRCH_STOP) {
+            *died = r;
+            return CCS_OK;
+        }
+        if (next == SRCH_DONE)
+            break;
+    }
+    *ok = p->nrounds <= s->T;
+    return CCS_OK;
+}
