@@ -28,10 +28,11 @@
  * canonical labels (round r's straggler partner is rank r).  Returns
  * CCS_ERR_INTERNAL (without a message) when the structure cannot go on,
  * which the caller treats as "not this way". */
-static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
+static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                                 stragglar_plan_t *p, ccs_err_t *err)
 {
     uint32_t m = n - 1, sigma = n - 1, K = stragglar_ceil_log2(n);
+    uint32_t lead = K - 1 - s; /* the idle holds c_{r - lead} */
     int32_t *act = NULL, *pl = NULL, *ql = NULL, *recv_act = NULL;
     uint8_t *used = NULL, *debt = NULL;
     uint32_t *cov = NULL;
@@ -67,7 +68,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
              * stays idle (one receiver fewer than holders), which puts
              * the hole in c_0, the chunk that expires in round K. */
             uint32_t next = 2 * (K - 1) + 1;
-            int32_t skip = -1;
+            uint32_t left;
             for (uint32_t g = 0; g < n; g++)
                 recv_act[g] = -1;
             if (r > 0) {
@@ -78,15 +79,24 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
                 recv_act[to] = (int32_t)(r - 1);
             }
             if (r == K - 1) {
-                for (uint32_t g = m; g-- > 0;) {
-                    if (!used[g] && act[g] == 0) {
-                        skip = (int32_t)g;
-                        break;
+                /* 2^(s-b) holders of c_b idle, b = 0..s: each such hole
+                 * has doubled to 2^s when c_b expires. */
+                for (uint32_t b = 0; b <= s; b++) {
+                    left = UINT32_C(1) << (s - b);
+                    for (uint32_t g = m; g-- > 0 && left > 0;) {
+                        if (!used[g] && act[g] == (int32_t)b) {
+                            used[g] = 1;
+                            left--;
+                        }
+                    }
+                    if (left > 0) {
+                        st = CCS_ERR_INTERNAL;
+                        goto cleanup;
                     }
                 }
             }
             for (uint32_t g = 0; g < m; g++) {
-                if (used[g] || act[g] < 0 || (int32_t)g == skip)
+                if (used[g] || act[g] < 0)
                     continue;
                 while (next < m && (act[next] >= 0 || used[next]))
                     next++;
@@ -125,7 +135,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
             int32_t idle = -1;
             for (uint32_t k = nq; k-- > 0 && idle < 0;) {
                 int32_t q = ql[k];
-                if (act[q] == (int32_t)(r - K + 1) && !debt[q])
+                if (act[q] == (int32_t)(r - lead) && !debt[q])
                     idle = q;
             }
             if (idle < 0) {
@@ -161,10 +171,10 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
          * before c_b expires is c_b's slot, b + K - 1), then each free
          * P-rank without a debt takes the chunk whose slot has the
          * fewest, the nearest first. */
-        for (uint32_t b = r - K + 2; b <= r; b++)
+        for (uint32_t b = r - lead + 1; b <= r; b++)
             cov[b] = 0;
         for (uint32_t g = 0; g < m; g++) {
-            if (!debt[g] && act[g] > (int32_t)(r - K + 1))
+            if (!debt[g] && act[g] > (int32_t)(r - lead))
                 cov[act[g]]++;
         }
         if (!debt[r])
@@ -175,7 +185,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t upto,
                 continue;
             for (uint32_t k = 0; k < nq; k++) {
                 int32_t q = ql[k];
-                if (used[q] || act[q] < (int32_t)(r - K + 2))
+                if (used[q] || act[q] < (int32_t)(r - lead + 1))
                     continue;
                 if (best < 0 || cov[act[q]] < cov[act[best]] ||
                     (cov[act[q]] == cov[act[best]] && act[q] < act[best]))
@@ -255,39 +265,128 @@ static void hole_load(srch_t *s, const stragglar_plan_t *p)
     }
 }
 
-ccs_status_t stragglar_plan_hole(srch_t *s, stragglar_plan_t *p,
-                                 uint32_t upto, bool *ok, uint32_t *died,
-                                 ccs_err_t *err)
+/* The form the hole fits: n = 2^K + 1 - 2^(s+1), returns s (-1: not). */
+static int32_t hole_shift(uint32_t n)
+{
+    uint32_t K = stragglar_ceil_log2(n), x = (UINT32_C(1) << K) + 1 - n;
+    int32_t sh = 0;
+
+    if (n < 3 || n % 2 == 0 || x < 2 || !stragglar_is_pow2(x))
+        return -1;
+    while ((UINT32_C(2) << sh) < x)
+        sh++;
+    /* The ramp's idles need 2^(s-b) holders of c_b in round K - 1. */
+    return (uint32_t)sh + 3 <= K ? sh : -1;
+}
+
+bool stragglar_hole_fits(uint32_t n)
+{
+    return hole_shift(n) >= 0;
+}
+
+/* One hole run: the structured prefix for rounds 0..upto-1, then the
+ * search's rounds, noise-free and bounded by s->T. */
+static ccs_status_t hole_run(srch_t *s, stragglar_plan_t *p, uint32_t upto,
+                             bool *ok, ccs_err_t *err)
 {
     ccs_status_t st;
 
     *ok = false;
-    *died = 0;
     p->nrounds = 0;
-    st = hole_prefix(s->n, upto, p, err);
-    if (st == CCS_ERR_INTERNAL) {
-        *died = p->nrounds;
+    if (hole_shift(s->n) < 0)
         return CCS_OK;
-    }
+    st = hole_prefix(s->n, (uint32_t)hole_shift(s->n), upto, p, err);
+    if (st == CCS_ERR_INTERNAL) /* the structure broke: not this way */
+        return CCS_OK;
     if (st != CCS_OK)
         return st;
     hole_load(s, p);
     s->rng = 0;
     s->noise = 0;
     s->wrel = 4 * SRCH_WR;
+    s->rpct = 100;
     s->salt = 0;
     for (uint32_t r = upto;; r++) {
         srch_next_t next;
         st = stragglar_srch_round(s, p, r, true, &next, err);
-        if (st != CCS_OK)
+        if (st != CCS_OK || next == SRCH_STOP)
             return st;
-        if (next == SRCH_STOP) {
-            *died = r;
-            return CCS_OK;
-        }
         if (next == SRCH_DONE)
             break;
     }
     *ok = p->nrounds <= s->T;
     return CCS_OK;
+}
+
+/* Check a finished hole plan (search labels) as stragglar_plan will
+ * after the renaming: renamed into scratch, replayed by
+ * stragglar_plan_check.  *good false when the checker rejects it, so the
+ * search goes on without it instead of failing the synthesis. */
+static ccs_status_t hole_check(const srch_t *s, const stragglar_plan_t *src,
+                               bool *good, ccs_err_t *err)
+{
+    uint32_t n = s->n, sigma = n - 1;
+    stragglar_plan_t dst = { .n = n };  /* arrays owned here */
+    ccs_err_t cerr;
+    ccs_status_t st = CCS_OK;
+
+    *good = false;
+    for (uint32_t u = 0; u < s->m; u++) {
+        if (s->xround[u] < 0)
+            return CCS_OK;
+    }
+    for (uint32_t r = 0; r < src->nrounds; r++) {
+        uint32_t rr;
+        st = stragglar_plan_add_round(&dst, &rr, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        for (uint32_t g = 0; g < n; g++) {
+            int32_t q = src->peer[(size_t)r * n + g];
+            int32_t c = src->send[(size_t)r * n + g];
+            uint32_t pg = g == sigma ? sigma : (uint32_t)s->xround[g];
+            dst.peer[(size_t)r * n + pg] =
+                q < 0 ? -1
+                      : ((uint32_t)q == sigma ? (int32_t)sigma
+                                              : s->xround[q]);
+            dst.send[(size_t)r * n + pg] = c < 0 ? -1 : s->xround[c];
+        }
+    }
+    st = stragglar_plan_check(&dst, &cerr);
+    if (st == CCS_ERR_NOMEM)
+        ccs_err_set(err, st, "stragglar: out of memory");
+    else {
+        *good = st == CCS_OK;
+        st = CCS_OK;
+    }
+cleanup:
+    free(dst.peer);
+    free(dst.send);
+    return st;
+}
+
+ccs_status_t stragglar_srch_hole(srch_t *s, stragglar_plan_t *p, uint32_t T,
+                                 bool *ok, ccs_err_t *err)
+{
+    /* Rounds before the straggler's last exchange at which the search
+     * takes over.  The search's greedy rounds sometimes end one round
+     * late (n = 1021, 1017, 993 from m; 511 from m - 2), from another
+     * handover they do not: every n of this form in 258..1023 reached
+     * LB + 1 from one of these (docs/stragglar.md). */
+    static const uint32_t back[] = { 0, 2, 4, 8, 14, 20, 30 };
+    uint32_t T0 = s->T, m = s->m;
+    ccs_status_t st = CCS_OK;
+
+    *ok = false;
+    s->T = T;
+    for (size_t i = 0; i < sizeof(back) / sizeof(back[0]) && !*ok; i++) {
+        if (back[i] + stragglar_ceil_log2(s->n) >= m)
+            break;
+        st = hole_run(s, p, m - back[i], ok, err);
+        if (st == CCS_OK && *ok)
+            st = hole_check(s, p, ok, err);
+        if (st != CCS_OK)
+            break;
+    }
+    s->T = T0;
+    return st;
 }

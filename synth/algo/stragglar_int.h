@@ -261,14 +261,15 @@ ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
 
 /* ---- One short of a power of 2 (stragglar_hole.c) ---- */
 
-/* n = 2^K - 1: Algorithm 1's structure with one hole for rounds
- * 0..upto-1 (upto <= n - 1), then the search's rounds (target s->T,
- * bounded, noise-free) to the end; plan in p in the search's labels (not
- * yet renamed).  *ok when it finished within s->T; otherwise *died is
- * the round where it stopped. */
-ccs_status_t stragglar_plan_hole(srch_t *s, stragglar_plan_t *p,
-                                 uint32_t upto, bool *ok, uint32_t *died,
-                                 ccs_err_t *err);
+/* Whether n has the form the hole structure fits: n = 2^K + 1 - 2^(s+1)
+ * (odd, s + 3 <= K: 511, 509, 505, 497, .., 1023, 1021, ..). */
+bool stragglar_hole_fits(uint32_t n);
+/* Runs for target T (noise-free, bounded): Algorithm 1's structure with
+ * the hole up to a few rounds before the straggler's last exchange, then
+ * the search's rounds; *ok with the plan in p (the search's labels, not
+ * yet renamed) when one finished within T. */
+ccs_status_t stragglar_srch_hole(srch_t *s, stragglar_plan_t *p, uint32_t T,
+                                 bool *ok, ccs_err_t *err);
 
 /* ---- The beam (stragglar_beam.c) ---- */
 

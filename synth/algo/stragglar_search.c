@@ -670,9 +670,11 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
     bool died = true;
     ccs_status_t st = CCS_OK;
 
-    if (s->n <= SRCH_VARIANTS_MAX_N)
+    if (s->n > SRCH_BEAM_MAX_N && stragglar_hole_fits(s->n))
+        st = stragglar_srch_hole(s, tmp, T, ok, err);
+    if (st == CCS_OK && !*ok && s->n <= SRCH_VARIANTS_MAX_N)
         st = srch_variants(s, tmp, T, 2, ok, err);
-    else if (s->n > SRCH_BEAM_MAX_N)
+    else if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N)
         st = srch_variants(s, tmp, T, 1, ok, err);
     if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N) {
         s->T = T;
