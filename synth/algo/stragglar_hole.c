@@ -1,35 +1,45 @@
 /*
- * stragglar_hole.c - StragglAR's phase 1 for n = 2^K - 1 (one rank short
- * of a power of 2): Algorithm 1's structure with one hole, then the
- * matching search for the rounds after the straggler is free.
+ * stragglar_hole.c - StragglAR's phase 1 for odd n = 2^K + 1 - 2^(s+1)
+ * (511, 509, 505, 497, .., 1023, 1021, 1017, ..): Algorithm 1's structure
+ * with a hole, then the matching search for the last rounds.
  *
- * Why this shape (docs/stragglar.md, "One short of a power of 2"): at
- * LB + 1 the counting budget of n = 2^K - 1 is K + 1 wasted receives, so
- * nearly every round must be at capacity.  With m = 2^K - 2
- * non-stragglers, Algorithm 1's chunk counts 2^(K-1), .., 2, 1 sum to one
- * more than m: one chunk is always one holder short (the hole).  A round
- * wastes nothing if the hole sits in the chunk that expires this round:
- * then its holders P (minus the straggler's partner) are one fewer than
- * the rest Q, every P-Q pair exchanges usefully both ways and one Q-rank
- * idles, which the capacity already counts.  If that Q-rank holds the
- * chunk that expires next round, the hole moves there, and so on every
- * round; the idle rank misses the expiring chunk (a "debt": an old chunk
- * that it never forwards, so it can get it at the end).  A rank can carry
- * at most one debt into the last K + 1 rounds (it must receive in every
- * one of them), so the idle rank is always one without a debt, and ranks
- * without one are steered to hold the chunk that expires next.
+ * Why this shape (docs/stragglar.md, "Odd n just below a power of 2: the
+ * hole"): at LB + 1 the counting budget of these n is 2^(s+1) - 1 + K
+ * wasted receives, so nearly every round must be at capacity.  With
+ * m = 2^K - 2^(s+1) non-stragglers, Algorithm 1's chunk counts
+ * 2^(K-1), .., 2, 1 sum to 2^(s+1) - 1 more than m.  If that deficit is
+ * 2^s in the chunk that expires this round, its holders P (minus the
+ * straggler's partner) are one fewer than the rest Q, every P-Q pair
+ * exchanges usefully both ways (P sends the expiring chunk, Q its only
+ * active one) and one Q-rank idles, which the capacity already counts.
+ * The idle rank's chunk misses one doubling, so its deficit is 2^s when
+ * it expires if it is the chunk that expires s + 1 rounds later; so the
+ * idle rank is always a holder of that chunk.  The ramp's last round
+ * has 2^(s+1) - 1 more holders than chunk-less ranks; the idle ones hold
+ * c_0..c_s (2^(s-b) of c_b), which puts 2^s in each of the first s + 1
+ * chunks to expire.  The idle rank misses the expiring chunk (a "debt":
+ * a chunk it never forwards, so it can get it at the end); in the last K
+ * rounds every rank must receive in every round, so a rank can carry at
+ * most one debt there: the idle rank is always one without a debt, and
+ * ranks without one are steered to hold the chunk of a coming idle slot.
+ * Why only these n: a chunk born with one holder doubles K - 1 times
+ * before it expires, and each idle event t rounds before its expiry takes
+ * 2^(t-1) holders off it; with one idle per round every chunk's deficit
+ * at expiry must be the same power of 2 (docs/stragglar.md).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "stragglar_int.h"
 
-/* The structured prefix: rounds 0..upto-1 (upto <= m) for n = 2^K - 1,
- * canonical labels (round r's straggler partner is rank r).  Returns
- * CCS_ERR_INTERNAL (without a message) when the structure cannot go on,
- * which the caller treats as "not this way". */
+/* The structured prefix for hole shift s: rounds 0..upto-1 (upto <= m)
+ * appended to p, canonical labels (round r's straggler partner is rank
+ * r).  *held false when the structure cannot go on (no rank without a
+ * debt in the idle slot, or the counts off), which is "not this way",
+ * not an error. */
 static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
-                                stragglar_plan_t *p, ccs_err_t *err)
+                                stragglar_plan_t *p, bool *held,
+                                ccs_err_t *err)
 {
     uint32_t m = n - 1, sigma = n - 1, K = stragglar_ceil_log2(n);
     uint32_t lead = K - 1 - s; /* the idle holds c_{r - lead} */
@@ -38,6 +48,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
     uint32_t *cov = NULL;
     ccs_status_t st = CCS_OK;
 
+    *held = false;
     /* All owned here. */
     act = malloc(n * sizeof(*act));
     pl = malloc(n * sizeof(*pl));
@@ -89,10 +100,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                             left--;
                         }
                     }
-                    if (left > 0) {
-                        st = CCS_ERR_INTERNAL;
+                    if (left > 0)
                         goto cleanup;
-                    }
                 }
             }
             for (uint32_t g = 0; g < m; g++) {
@@ -101,7 +110,6 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                 while (next < m && (act[next] >= 0 || used[next]))
                     next++;
                 if (next >= m) {
-                    st = CCS_ERR_INTERNAL;
                     goto cleanup;
                 }
                 stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next,
@@ -126,11 +134,11 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                 ql[nq++] = (int32_t)g;
         }
         if (act[r] != (int32_t)(r - K) || np + 1 != nq) {
-            st = CCS_ERR_INTERNAL;
             goto cleanup;
         }
-        /* The idle Q-rank: a holder of the next chunk to expire, without
-         * a debt (the last such in rank order; a debtor only if none). */
+        /* The idle Q-rank: a holder of the chunk that expires s + 1
+         * rounds from now, without a debt (the last such in rank
+         * order). */
         {
             int32_t idle = -1;
             for (uint32_t k = nq; k-- > 0 && idle < 0;) {
@@ -139,7 +147,6 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                     idle = q;
             }
             if (idle < 0) {
-                st = CCS_ERR_INTERNAL;
                 goto cleanup;
             }
             used[idle] = 1;
@@ -161,16 +168,15 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                     best = q;
             }
             if (best < 0) {
-                st = CCS_ERR_INTERNAL;
                 goto cleanup;
             }
             stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
             used[l] = used[best] = 1;
         }
-        /* Ranks without a debt: coverage of the coming slots (the round
-         * before c_b expires is c_b's slot, b + K - 1), then each free
-         * P-rank without a debt takes the chunk whose slot has the
-         * fewest, the nearest first. */
+        /* Ranks without a debt: how many hold the chunk of each coming
+         * idle slot (c_b's slot is round b + lead), then each free P-rank
+         * without a debt takes the chunk whose slot has the fewest, the
+         * nearest first, so that every slot finds one. */
         for (uint32_t b = r - lead + 1; b <= r; b++)
             cov[b] = 0;
         for (uint32_t g = 0; g < m; g++) {
@@ -206,7 +212,6 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                 while (k < nq && used[ql[k]])
                     k++;
                 if (k == nq) {
-                    st = CCS_ERR_INTERNAL;
                     goto cleanup;
                 }
                 stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
@@ -219,6 +224,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
         }
         act[r] = (int32_t)r;
     }
+    *held = true;
 
 cleanup:
     free(act);
@@ -275,7 +281,8 @@ static int32_t hole_shift(uint32_t n)
         return -1;
     while ((UINT32_C(2) << sh) < x)
         sh++;
-    /* The ramp's idles need 2^(s-b) holders of c_b in round K - 1. */
+    /* s = K - 2 (n = 2^(K-1) + 1: 257, 513) did not get through:
+     * the ramp then idles every holder of c_0. */
     return (uint32_t)sh + 3 <= K ? sh : -1;
 }
 
@@ -290,15 +297,14 @@ static ccs_status_t hole_run(srch_t *s, stragglar_plan_t *p, uint32_t upto,
                              bool *ok, ccs_err_t *err)
 {
     ccs_status_t st;
+    bool held;
 
     *ok = false;
     p->nrounds = 0;
     if (hole_shift(s->n) < 0)
         return CCS_OK;
-    st = hole_prefix(s->n, (uint32_t)hole_shift(s->n), upto, p, err);
-    if (st == CCS_ERR_INTERNAL) /* the structure broke: not this way */
-        return CCS_OK;
-    if (st != CCS_OK)
+    st = hole_prefix(s->n, (uint32_t)hole_shift(s->n), upto, p, &held, err);
+    if (st != CCS_OK || !held)
         return st;
     hole_load(s, p);
     s->rng = 0;

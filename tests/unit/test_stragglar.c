@@ -4,6 +4,7 @@
 
 #include "algo.h"
 #include "stragglar.h"
+#include "stragglar_int.h"
 #include "verify.h"
 #include "harness.h"
 
@@ -254,6 +255,63 @@ TEST(odd_above_256_dive)
     check_excess(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Which n the hole structure fits: odd n = 2^K + 1 - 2^(s+1) with
+ * s <= K - 3 (stragglar_hole.c); the other odd n just below 512 and 1024
+ * cannot have its one-hole-per-round shape (docs/stragglar.md). */
+TEST(hole_fits)
+{
+    static const struct { uint32_t n; bool fits; } cases[] = {
+        { 7, true },     { 63, true },    { 255, true },  { 385, true },
+        { 449, true },   { 481, true },   { 497, true },  { 505, true },
+        { 509, true },   { 511, true },   { 769, true },  { 961, true },
+        { 1023, true },  { 3, false },    { 257, false }, { 489, false },
+        { 499, false },  { 507, false },  { 510, false }, { 512, false },
+        { 513, false },  { 953, false },  { 1019, false }, { 1024, false },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK_MSG(stragglar_hole_fits(cases[i].n) == cases[i].fits,
+                  "n=%u: fits %d", cases[i].n,
+                  (int)stragglar_hole_fits(cases[i].n));
+}
+
+/* The hole structure on its own (stragglar_srch_hole, whose plans pass
+ * stragglar_plan_check after the renaming before it reports them): LB + 1
+ * for n it fits below 256 too, where the planner uses the beam instead
+ * (n = 255 from the second handover). */
+TEST(hole_direct)
+{
+    static const uint32_t ns[] = { 7, 15, 31, 63, 127, 255 };
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        uint32_t n = ns[i];
+        srch_t s;
+        stragglar_plan_t p = { .n = n };
+        bool ok = false;
+        CHECK_STATUS(stragglar_srch_init(&s, n, NULL), CCS_OK);
+        CHECK_STATUS(stragglar_srch_hole(&s, &p, stragglar_lower_bound(n) + 1,
+                                         &ok, NULL),
+                     CCS_OK);
+        CHECK_MSG(ok && p.nrounds == stragglar_lower_bound(n) + 1,
+                  "n=%u: ok %d, %u rounds, LB %u", n, (int)ok, p.nrounds,
+                  stragglar_lower_bound(n));
+        free(p.peer);
+        free(p.send);
+        stragglar_srch_free(&s);
+    }
+}
+
+/* Odd n above 256 of the hole's form whose runs die in the transition:
+ * the structure takes them from LB + 2 to LB + 1 (docs/stragglar.md,
+ * "the hole"); 481 was at LB + 1 before (its second
+ * chance) and stays there, with another plan. */
+TEST(odd_above_256_hole)
+{
+    static const struct excess_case cases[] = {
+        { 481, 1 }, { 497, 1 }, { 505, 1 }, { 509, 1 }, { 511, 1 },
+        { 1023, 1 },
+    };
+    check_excess(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
 /* The symbolic verifier passes for every n in 2..64, one-port, and the
  * phase-1 step count equals the planned rounds. */
 TEST(verified_2_to_64)
@@ -456,6 +514,9 @@ int main(void)
     RUN(class_bmatch_even);
     RUN(odd_above_256_lb_plus_1);
     RUN(odd_above_256_dive);
+    RUN(hole_fits);
+    RUN(hole_direct);
+    RUN(odd_above_256_hole);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
