@@ -32,37 +32,51 @@
 
 #include "stragglar_int.h"
 
+/* Most hosts tried (hole_params). */
+#define HOLE_MAX_HOSTS 64u
+
 /* The structured prefix for hole shift s: rounds 0..upto-1 (upto <= m)
  * appended to p, canonical labels (round r's straggler partner is rank
  * r).  *held false when the structure cannot go on (no rank without a
  * debt in the idle slot, or the counts off), which is "not this way",
  * not an error. */
-static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
-                                stragglar_plan_t *p, bool *held,
-                                ccs_err_t *err)
+static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
+                                uint32_t upto, stragglar_plan_t *p,
+                                bool *held, ccs_err_t *err)
 {
     uint32_t m = n - 1, sigma = n - 1, K = stragglar_ceil_log2(n);
     uint32_t lead = K - 1 - s; /* the idle holds c_{r - lead} */
-    int32_t *act = NULL, *pl = NULL, *ql = NULL, *recv_act = NULL;
-    uint8_t *used = NULL, *debt = NULL;
+    int32_t *act = NULL, *act2 = NULL, *pl = NULL, *ql = NULL;
+    int32_t *recv_act = NULL;
+    uint8_t *used = NULL, *debt = NULL, *host = NULL;
     uint32_t *cov = NULL;
     ccs_status_t st = CCS_OK;
 
     *held = false;
     /* All owned here. */
     act = malloc(n * sizeof(*act));
+    act2 = malloc(n * sizeof(*act2));
+    host = calloc(n, 1);
     pl = malloc(n * sizeof(*pl));
     ql = malloc(n * sizeof(*ql));
     recv_act = malloc(n * sizeof(*recv_act));
     used = malloc(n);
     debt = calloc(n, 1);
     cov = calloc(n + K, sizeof(*cov));
-    if (!act || !pl || !ql || !recv_act || !used || !debt || !cov) {
+    if (!act || !act2 || !host || !pl || !ql || !recv_act || !used ||
+        !debt || !cov) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
     for (uint32_t g = 0; g < n; g++)
-        act[g] = -1;
+        act[g] = act2[g] = -1;
+    /* Hosts: the top H labels (they meet the straggler last, after the
+     * structured rounds); the first half gets c_0 in the ramp, the second
+     * half c_1. */
+    if (H > 0 && m < H + 2 * K)
+        goto cleanup;
+    for (uint32_t i = 0; i < H; i++)
+        host[m - 1 - i] = 1;
 
     for (uint32_t r = 0; r < upto; r++) {
         uint32_t rr, np = 0, nq = 0;
@@ -89,13 +103,33 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                 used[r - 1] = used[to] = 1;
                 recv_act[to] = (int32_t)(r - 1);
             }
+            if (H > 0 && r + 1 < K) {
+                /* Holders of c_0 and c_1 feed the hosts first. */
+                for (uint32_t g = 0; g < m; g++) {
+                    uint32_t lo, hi;
+                    if (used[g] || (act[g] != 0 && act[g] != 1))
+                        continue;
+                    lo = act[g] == 0 ? m - H / 2 : m - H;
+                    hi = act[g] == 0 ? m : m - H / 2;
+                    for (uint32_t h = lo; h < hi; h++) {
+                        if (!used[h] && act[h] < 0 && recv_act[h] < 0) {
+                            stragglar_plan_pair(p, r, (int32_t)g, act[g],
+                                                (int32_t)h, -1);
+                            used[g] = used[h] = 1;
+                            recv_act[h] = act[g];
+                            break;
+                        }
+                    }
+                }
+            }
             if (r == K - 1) {
-                /* 2^(s-b) holders of c_b idle, b = 0..s: each such hole
-                 * has doubled to 2^s when c_b expires. */
+                /* 2^(s-b) holders of c_b idle, b = 0..s, and H more of
+                 * c_0: each such hole has doubled to 2^s when c_b
+                 * expires, and the hosts add H to each. */
                 for (uint32_t b = 0; b <= s; b++) {
-                    left = UINT32_C(1) << (s - b);
+                    left = (UINT32_C(1) << (s - b)) + (b == 0 ? H : 0);
                     for (uint32_t g = m; g-- > 0 && left > 0;) {
-                        if (!used[g] && act[g] == (int32_t)b) {
+                        if (!used[g] && !host[g] && act[g] == (int32_t)b) {
                             used[g] = 1;
                             left--;
                         }
@@ -103,11 +137,22 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
                     if (left > 0)
                         goto cleanup;
                 }
+                /* Host pairs exchange c_0 and c_1: both hold both. */
+                for (uint32_t i = 0; i < H / 2; i++) {
+                    uint32_t a = m - 1 - i, b = m - 1 - H / 2 - i;
+                    if (used[a] || used[b] || act[a] != 0 || act[b] != 1)
+                        goto cleanup;
+                    stragglar_plan_pair(p, r, (int32_t)a, 0, (int32_t)b, 1);
+                    used[a] = used[b] = 1;
+                    act2[a] = act2[b] = 1;
+                    act[b] = 0;
+                }
             }
             for (uint32_t g = 0; g < m; g++) {
                 if (used[g] || act[g] < 0)
                     continue;
-                while (next < m && (act[next] >= 0 || used[next]))
+                while (next < m &&
+                       (act[next] >= 0 || used[next] || host[next]))
                     next++;
                 if (next >= m) {
                     goto cleanup;
@@ -152,6 +197,25 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
             used[idle] = 1;
             debt[idle] = 1;
         }
+        /* Hosts hold c_{r-K} and c_{r+1-K}; each sends c_{r-K} and takes
+         * c_{r+2-K}, so it never sends c_{r+1-K}: one hole in the
+         * chunk that expires next round. */
+        for (uint32_t i = 0; i < np; i++) {
+            int32_t h = pl[i], best = -1;
+            if (!host[h])
+                continue;
+            if (act2[h] != (int32_t)(r - K + 1))
+                goto cleanup;
+            for (uint32_t k = 0; k < nq && best < 0; k++) {
+                int32_t q = ql[k];
+                if (!used[q] && act[q] == (int32_t)(r - K + 2))
+                    best = q;
+            }
+            if (best < 0)
+                goto cleanup;
+            stragglar_plan_pair(p, r, h, act[h], best, act[best]);
+            used[h] = used[best] = 1;
+        }
         /* Critical window (as Algorithm 1): a P-rank l with
          * r < l <= r + K must end with c_{l-K} or older, so that it
          * holds c_{l-K} when it meets the straggler. */
@@ -180,7 +244,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
         for (uint32_t b = r - lead + 1; b <= r; b++)
             cov[b] = 0;
         for (uint32_t g = 0; g < m; g++) {
-            if (!debt[g] && act[g] > (int32_t)(r - lead))
+            if (!debt[g] && !host[g] && act[g] > (int32_t)(r - lead))
                 cov[act[g]]++;
         }
         if (!debt[r])
@@ -219,8 +283,13 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
             }
         }
         for (uint32_t i = 0; i < np; i++) {
-            int32_t u = pl[i];
-            act[u] = act[p->peer[(size_t)r * n + (size_t)u]];
+            int32_t u = pl[i], got = act[p->peer[(size_t)r * n + (size_t)u]];
+            if (host[u]) {
+                act[u] = act2[u];
+                act2[u] = got;
+            } else {
+                act[u] = got;
+            }
         }
         act[r] = (int32_t)r;
     }
@@ -228,6 +297,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t upto,
 
 cleanup:
     free(act);
+    free(act2);
+    free(host);
     free(pl);
     free(ql);
     free(recv_act);
@@ -271,24 +342,36 @@ static void hole_load(srch_t *s, const stragglar_plan_t *p)
     }
 }
 
-/* The form the hole fits: n = 2^K + 1 - 2^(s+1), returns s (-1: not). */
-static int32_t hole_shift(uint32_t n)
+/* The structure's shape for n: x = 2^K + 1 - n non-stragglers short of
+ * Algorithm 1's 2^K - 1, so each expiring chunk must be x / 2 holders
+ * short: 2^s from the idle ranks (one per round, s + 1 rounds ahead) and
+ * H from the hosts (one each per round, one round ahead), H even since
+ * hosts come in pairs.  x / 2 a power of 2: s = log2(x / 2), no hosts;
+ * x / 2 odd: s = 0, H = x / 2 - 1; otherwise the largest power of 2
+ * below x / 2 and H the rest.  false: not for this n (even n, or s too
+ * large for the ramp: s = K - 2, n = 2^(K-1) + 1 such as 257 and 513,
+ * did not get through; or more hosts than HOLE_MAX_HOSTS). */
+static bool hole_params(uint32_t n, uint32_t *s, uint32_t *H)
 {
     uint32_t K = stragglar_ceil_log2(n), x = (UINT32_C(1) << K) + 1 - n;
-    int32_t sh = 0;
+    uint32_t h = x / 2;
 
-    if (n < 3 || n % 2 == 0 || x < 2 || !stragglar_is_pow2(x))
-        return -1;
-    while ((UINT32_C(2) << sh) < x)
-        sh++;
-    /* s = K - 2 (n = 2^(K-1) + 1: 257, 513) did not get through:
-     * the ramp then idles every holder of c_0. */
-    return (uint32_t)sh + 3 <= K ? sh : -1;
+    if (n < 3 || n % 2 == 0 || h < 1)
+        return false;
+    *s = 0;
+    while ((UINT32_C(2) << *s) <= h)
+        (*s)++;
+    if (h % 2 == 1 && !stragglar_is_pow2(h))
+        *s = 0;
+    *H = h - (UINT32_C(1) << *s);
+    return *s + 3 <= K && *H <= HOLE_MAX_HOSTS;
 }
 
 bool stragglar_hole_fits(uint32_t n)
 {
-    return hole_shift(n) >= 0;
+    uint32_t sh, H;
+
+    return hole_params(n, &sh, &H);
 }
 
 /* One hole run: the structured prefix for rounds 0..upto-1, then the
@@ -297,13 +380,14 @@ static ccs_status_t hole_run(srch_t *s, stragglar_plan_t *p, uint32_t upto,
                              bool *ok, ccs_err_t *err)
 {
     ccs_status_t st;
+    uint32_t sh, H;
     bool held;
 
     *ok = false;
     p->nrounds = 0;
-    if (hole_shift(s->n) < 0)
+    if (!hole_params(s->n, &sh, &H))
         return CCS_OK;
-    st = hole_prefix(s->n, (uint32_t)hole_shift(s->n), upto, p, &held, err);
+    st = hole_prefix(s->n, sh, H, upto, p, &held, err);
     if (st != CCS_OK || !held)
         return st;
     hole_load(s, p);
