@@ -463,15 +463,19 @@ ccs_status_t stragglar_srch_hole(srch_t *s, stragglar_plan_t *p, uint32_t T,
      * handover they do not: every n of this form in 258..1023 reached
      * LB + 1 from one of these (docs/stragglar.md). */
     static const uint32_t back[] = { 0, 2, 4, 8, 14, 20, 30 };
-    uint32_t T0 = s->T, m = s->m;
+    uint32_t T0 = s->T, m = s->m, sh, H;
     ccs_status_t st = CCS_OK;
 
     *ok = false;
+    if (!hole_params(s->n, &sh, &H))
+        return CCS_OK;
     s->T = T;
     for (size_t i = 0; i < sizeof(back) / sizeof(back[0]) && !*ok; i++) {
-        if (back[i] + stragglar_ceil_log2(s->n) >= m)
+        /* The hosts meet the straggler in the last H rounds before m,
+         * which ends their pattern: the search takes over before. */
+        if (H + back[i] + stragglar_ceil_log2(s->n) >= m)
             break;
-        st = hole_run(s, p, m - back[i], ok, err);
+        st = hole_run(s, p, m - H - back[i], ok, err);
         if (st == CCS_OK && *ok)
             st = hole_check(s, p, ok, err);
         if (st != CCS_OK)
