@@ -1,31 +1,38 @@
 /*
- * stragglar_hole.c - StragglAR's phase 1 for odd n = 2^K + 1 - 2^(s+1)
- * (511, 509, 505, 497, .., 1023, 1021, 1017, ..): Algorithm 1's structure
- * with a hole, then the matching search for the last rounds.
+ * stragglar_hole.c - StragglAR's phase 1 for odd n a little below a power
+ * of 2 (489..511, 953..1023 among others): Algorithm 1's structure with
+ * holes, then the matching search for the last rounds.
  *
- * Why this shape (docs/stragglar.md, "Odd n just below a power of 2: the
- * hole"): at LB + 1 the counting budget of these n is 2^(s+1) - 1 + K
- * wasted receives, so nearly every round must be at capacity.  With
- * m = 2^K - 2^(s+1) non-stragglers, Algorithm 1's chunk counts
- * 2^(K-1), .., 2, 1 sum to 2^(s+1) - 1 more than m.  If that deficit is
- * 2^s in the chunk that expires this round, its holders P (minus the
- * straggler's partner) are one fewer than the rest Q, every P-Q pair
- * exchanges usefully both ways (P sends the expiring chunk, Q its only
- * active one) and one Q-rank idles, which the capacity already counts.
- * The idle rank's chunk misses one doubling, so its deficit is 2^s when
- * it expires if it is the chunk that expires s + 1 rounds later; so the
- * idle rank is always a holder of that chunk.  The ramp's last round
- * has 2^(s+1) - 1 more holders than chunk-less ranks; the idle ones hold
- * c_0..c_s (2^(s-b) of c_b), which puts 2^s in each of the first s + 1
- * chunks to expire.  The idle rank misses the expiring chunk (a "debt":
- * a chunk it never forwards, so it can get it at the end); in the last K
+ * Why this shape (docs/stragglar.md, "Odd n below a power of 2: the
+ * hole"): at LB + 1 the counting budget of odd n is x - 1 + K wasted
+ * receives (K = ceil(log2 n), x = 2^K + 1 - n), so nearly every round
+ * must be at capacity.  Algorithm 1's chunk counts 2^(K-1), .., 2, 1 sum
+ * to 2^K - 1, x - 1 more than the m = n - 1 non-stragglers.  A round
+ * wastes nothing if the chunk that expires (every rank gets it) is
+ * exactly x / 2 holders short: then its holders P (minus the straggler's
+ * partner) are one fewer than the rest Q, every P-Q pair exchanges
+ * usefully both ways (P sends the expiring chunk, Q its active one) and
+ * one Q-rank idles, which the capacity already counts.  A chunk is born
+ * with one holder and doubles every round until it expires, so a holder
+ * that does not send its chunk t rounds before the expiry leaves it
+ * 2^(t-1) short.  Two kinds of such holes keep every expiring chunk x / 2
+ * short, x / 2 = 2^s + H:
+ *   - the idle rank holds the chunk that expires s + 1 rounds later
+ *     (2^s short each); it misses the expiring chunk (a "debt": a chunk
+ *     it never forwards, so it can get it at the end);
+ *   - H hosts (H even) hold two active chunks, the one expiring now and
+ *     the next; they send the first and take the one after the next from
+ *     a Q-rank, so they never send the second (1 short each).  They are
+ *     made in pairs in the ramp's last round, by two holders of c_0 and
+ *     c_1 exchanging, and are the last ranks to meet the straggler (that
+ *     meeting ends their pattern, so the search takes over before).
+ * With idles alone (H = 0) x / 2 must be a power of 2: one idle per round
+ * means one hole per expiring chunk.  The ramp's last round has x - 1
+ * more holders than chunk-less ranks: 2^(s-b) holders of c_b (b <= s)
+ * and H more of c_0 idle, and H make the host pairs.  In the last K
  * rounds every rank must receive in every round, so a rank can carry at
  * most one debt there: the idle rank is always one without a debt, and
  * ranks without one are steered to hold the chunk of a coming idle slot.
- * Why only these n: a chunk born with one holder doubles K - 1 times
- * before it expires, and each idle event t rounds before its expiry takes
- * 2^(t-1) holders off it; with one idle per round every chunk's deficit
- * at expiry must be the same power of 2 (docs/stragglar.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +42,7 @@
 /* Most hosts tried (hole_params). */
 #define HOLE_MAX_HOSTS 64u
 
-/* The structured prefix for hole shift s: rounds 0..upto-1 (upto <= m)
+/* The structured prefix for idle shift s and H hosts: rounds 0..upto-1
  * appended to p, canonical labels (round r's straggler partner is rank
  * r).  *held false when the structure cannot go on (no rank without a
  * debt in the idle slot, or the counts off), which is "not this way",
