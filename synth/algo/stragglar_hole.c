@@ -56,7 +56,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
     int32_t *act = NULL, *act2 = NULL, *pl = NULL, *ql = NULL;
     int32_t *recv_act = NULL;
     uint8_t *used = NULL, *debt = NULL, *host = NULL;
-    uint32_t *cov = NULL;
+    uint32_t *cov = NULL, *bs = NULL, *be = NULL;
+    int32_t *qs = NULL;
     ccs_status_t st = CCS_OK;
 
     *held = false;
@@ -70,8 +71,11 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
     used = malloc(n);
     debt = calloc(n, 1);
     cov = calloc(n + K, sizeof(*cov));
+    bs = malloc((K + 1) * sizeof(*bs));
+    be = malloc((K + 1) * sizeof(*be));
+    qs = malloc(n * sizeof(*qs));
     if (!act || !act2 || !host || !pl || !ql || !recv_act || !used ||
-        !debt || !cov) {
+        !debt || !cov || !bs || !be || !qs) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "stragglar: out of memory");
         goto cleanup;
     }
@@ -256,20 +260,45 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
         }
         if (!debt[r])
             cov[r]++;
+        /* The free Q-ranks by chunk (bucket c_b - c_{r-K+1}), in rank
+         * order within a bucket: each pick takes the first of the best
+         * bucket, K buckets to look at instead of every Q-rank. */
+        for (uint32_t k = 0; k <= K; k++)
+            bs[k] = 0;
+        for (uint32_t k = 0; k < nq; k++) {
+            int32_t q = ql[k];
+            if (used[q])
+                continue;
+            if (act[q] < (int32_t)(r - K + 1) || act[q] >= (int32_t)r)
+                goto cleanup;
+            bs[(uint32_t)act[q] - (r - K + 1) + 1]++;
+        }
+        for (uint32_t k = 1; k <= K; k++)
+            bs[k] += bs[k - 1];
+        for (uint32_t k = 0; k < K; k++)
+            be[k] = bs[k];
+        for (uint32_t k = 0; k < nq; k++) {
+            int32_t q = ql[k];
+            if (!used[q])
+                qs[be[(uint32_t)act[q] - (r - K + 1)]++] = q;
+        }
         for (uint32_t i = 0; i < np; i++) {
             int32_t u = pl[i], best = -1;
+            uint32_t bk = 0;
             if (used[u] || debt[u])
                 continue;
-            for (uint32_t k = 0; k < nq; k++) {
-                int32_t q = ql[k];
-                if (used[q] || act[q] < (int32_t)(r - lead + 1))
+            for (uint32_t k = K - 1 - lead + 1; k + 1 < K; k++) {
+                uint32_t b = k + r - K + 1;
+                if (bs[k] == be[k])
                     continue;
-                if (best < 0 || cov[act[q]] < cov[act[best]] ||
-                    (cov[act[q]] == cov[act[best]] && act[q] < act[best]))
-                    best = q;
+                if (best < 0 || cov[b] < cov[best]) {
+                    best = (int32_t)b;
+                    bk = k;
+                }
             }
             if (best < 0)
                 continue;
+            best = qs[bs[bk]++];
             stragglar_plan_pair(p, r, u, act[u], best, act[best]);
             used[u] = used[best] = 1;
             cov[act[best]]++;
@@ -312,6 +341,9 @@ cleanup:
     free(used);
     free(debt);
     free(cov);
+    free(bs);
+    free(be);
+    free(qs);
     return st;
 }
 
