@@ -233,7 +233,7 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
         for (uint32_t i = 0; i < np; i++) {
             uint32_t l = (uint32_t)pl[i];
             int32_t best = -1;
-            if (l <= r || l > r + K || l >= m)
+            if (used[l] || l <= r || l > r + K || l >= m)
                 continue;
             for (uint32_t k = 0; k < nq; k++) {
                 int32_t q = ql[k];
