@@ -403,7 +403,14 @@ static bool hole_params(uint32_t n, uint32_t *s, uint32_t *H)
     if (h % 2 == 1 && !stragglar_is_pow2(h))
         *s = 0;
     *H = h - (UINT32_C(1) << *s);
-    return *s + 3 <= K && *H <= HOLE_MAX_HOSTS;
+    if (*s + 3 > K || *H > HOLE_MAX_HOSTS)
+        return false;
+    /* The ramp's last round idles 2^s + H holders of c_0 and 2^(s-1) of
+     * c_1, and the hosts take H / 2 of each: c_0 has 2^(K-2) holders
+     * then, c_1 2^(K-3). */
+    return (UINT32_C(1) << *s) + *H + *H / 2 <= (UINT32_C(1) << (K - 2)) &&
+           (*s ? UINT32_C(1) << (*s - 1) : 0) + *H / 2 <=
+               (UINT32_C(1) << (K - 3));
 }
 
 bool stragglar_hole_fits(uint32_t n)
