@@ -634,10 +634,13 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
     return st;
 }
 
-/* Odd n whose runs missed target T (or skipped it, first_target): the
- * variants (both up to SRCH_VARIANTS_MAX_N, the first above
- * SRCH_BEAM_MAX_N), then the beam (n <= SRCH_BEAM_MAX_N), all aiming at
- * T.
+/* Odd n whose runs missed target T (or skipped it, first_target): above
+ * SRCH_BEAM_MAX_N first Algorithm 1's structure with holes where it
+ * applies (stragglar_hole.c: every odd n it takes in 257..1023 reaches
+ * LB + 1 that way, the 43 just below 512 and 1024 that were at LB + 2
+ * among them; docs/stragglar.md, "the hole"), then the variants (both up
+ * to SRCH_VARIANTS_MAX_N, the first above SRCH_BEAM_MAX_N), then the beam
+ * (n <= SRCH_BEAM_MAX_N), all aiming at T.
  * Above SRCH_BEAM_MAX_N, after the variant, a single dive (beam_dive's
  * backtracking completion of the noise-free ramp, no beam): the runs
  * there die in the transition after the ramp (rounds 12..60), and the
