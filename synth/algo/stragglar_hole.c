@@ -100,9 +100,9 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                             (int32_t)r);
         used[r] = used[sigma] = 1;
         if (r < K) {
-            /* Algorithm 1's ramp; in its last round one holder of c_0
-             * stays idle (one receiver fewer than holders), which puts
-             * the hole in c_0, the chunk that expires in round K. */
+            /* Algorithm 1's ramp, but the hosts get c_0 or c_1 early,
+             * and in its last round the x - 1 holders too many for the
+             * chunk-less ranks idle or pair as hosts (below). */
             uint32_t next = 2 * (K - 1) + 1;
             uint32_t left;
             for (uint32_t g = 0; g < n; g++)
