@@ -145,12 +145,12 @@ TEST(round_capacity_bound)
     }
 }
 
-/* The beam search with diving completions: odd n where the restarts stay
- * at LB + 2 reach LB + 1 -- the plain beam (111, 127, 213), the steered
- * one above 233 (235..239), and 241..255, where every plain completion
- * died in the steady state before the dives.  Every plan passes plan_check
- * inside stragglar_plan; the schedules of `verified` are also verified
- * (each plan costs up to about 1.5 s, so not all of them). */
+/* Odd n where the restarts stay at LB + 2 reach LB + 1.  The beam got
+ * them there (plain: 111, 127, 213; steered: 235..239; with its dives:
+ * 241..255); the hole structure now comes first in the second chance and
+ * plans all of them (beam_direct keeps the beam tested).  Every plan
+ * passes plan_check inside stragglar_plan; the schedules of `verified`
+ * are also verified. */
 TEST(beam_odd_lb_plus_1)
 {
     static const struct { uint32_t n; bool verified; } cases[] = {
@@ -181,6 +181,36 @@ TEST(beam_odd_lb_plus_1)
                   err.msg);
         CHECK(rep.one_port);
         ccs_sched_destroy(s);
+    }
+}
+
+/* The beam on its own (stragglar_srch_beam; the planner reaches it only
+ * where the runs, the hole and the variants fail): LB + 1 for n = 63
+ * (plain beam) and 243 (steered, with the dives), as before the hole.
+ * Its plans are in the search's labels; stragglar_plan checks them once
+ * renamed, so only the round count is asserted here. */
+TEST(beam_direct)
+{
+    static const struct { uint32_t n; beam_cfg_t cfg; } cases[] = {
+        { 63, { SRCH_BEAM_W, SRCH_BEAM_B, SRCH_BEAM_ROUNDS, 0 } },
+        { 243, { SRCH_STEER_W, SRCH_BEAM_B, SRCH_BEAM_ROUNDS, SRCH_STEER } },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint32_t n = cases[i].n;
+        srch_t s;
+        stragglar_plan_t p = { .n = n };
+        bool ok = false, died = true;
+        CHECK_STATUS(stragglar_srch_init(&s, n, NULL), CCS_OK);
+        s.T = stragglar_lower_bound(n) + 1;
+        CHECK_STATUS(stragglar_srch_beam(&s, &p, &cases[i].cfg, &ok, &died,
+                                         NULL),
+                     CCS_OK);
+        CHECK_MSG(ok && p.nrounds <= stragglar_lower_bound(n) + 1,
+                  "n=%u: ok %d, %u rounds, LB %u", n, (int)ok, p.nrounds,
+                  stragglar_lower_bound(n));
+        free(p.peer);
+        free(p.send);
+        stragglar_srch_free(&s);
     }
 }
 
@@ -512,6 +542,7 @@ int main(void)
     RUN(lower_bound_formula);
     RUN(round_capacity_bound);
     RUN(beam_odd_lb_plus_1);
+    RUN(beam_direct);
     RUN(round_counts);
     RUN(pow2_large);
     RUN(class_bmatch_even);
