@@ -39,9 +39,6 @@
 
 #include "stragglar_int.h"
 
-/* Most hosts tried (hole_params). */
-#define HOLE_MAX_HOSTS 64u
-
 /* The structured prefix for idle shift s and H hosts: rounds 0..upto-1
  * appended to p, canonical labels (round r's straggler partner is rank
  * r).  *held false when the structure cannot go on (no rank without a
@@ -387,9 +384,10 @@ static void hole_load(srch_t *s, const stragglar_plan_t *p)
  * H from the hosts (one each per round, one round ahead), H even since
  * hosts come in pairs.  x / 2 a power of 2: s = log2(x / 2), no hosts;
  * x / 2 odd: s = 0, H = x / 2 - 1; otherwise the largest power of 2
- * below x / 2 and H the rest.  false: not for this n (even n, or s too
+ * below x / 2 and H the rest.  false: not for this n (even n, s too
  * large for the ramp: s = K - 2, n = 2^(K-1) + 1 such as 257 and 513,
- * did not get through; or more hosts than HOLE_MAX_HOSTS). */
+ * did not get through; or more idle ranks and hosts than the chunks they
+ * need have holders). */
 static bool hole_params(uint32_t n, uint32_t *s, uint32_t *H)
 {
     uint32_t K = stragglar_ceil_log2(n), x = (UINT32_C(1) << K) + 1 - n;
@@ -403,14 +401,19 @@ static bool hole_params(uint32_t n, uint32_t *s, uint32_t *H)
     if (h % 2 == 1 && !stragglar_is_pow2(h))
         *s = 0;
     *H = h - (UINT32_C(1) << *s);
-    if (*s + 3 > K || *H > HOLE_MAX_HOSTS)
+    if (*s + 3 > K)
         return false;
     /* The ramp's last round idles 2^s + H holders of c_0 and 2^(s-1) of
      * c_1, and the hosts take H / 2 of each: c_0 has 2^(K-2) holders
-     * then, c_1 2^(K-3). */
+     * then, c_1 2^(K-3).  With s = 0 (x / 2 odd, H = x / 2 - 1 can be
+     * large) every round each host takes the chunk that expires two
+     * rounds later from one of its 2^(K-3) holders (n = 383, 64 hosts,
+     * gets through; 739, 142 hosts, does not); with s > 0, H < 2^s is
+     * small. */
     return (UINT32_C(1) << *s) + *H + *H / 2 <= (UINT32_C(1) << (K - 2)) &&
            (*s ? UINT32_C(1) << (*s - 1) : 0) + *H / 2 <=
-               (UINT32_C(1) << (K - 3));
+               (UINT32_C(1) << (K - 3)) &&
+           (*s > 0 || *H <= (UINT32_C(1) << (K - 3)));
 }
 
 bool stragglar_hole_fits(uint32_t n)

@@ -286,10 +286,11 @@ TEST(odd_above_256_dive)
 }
 
 /* Which n the hole structure takes (stragglar_hole.c): odd n, x = 2^K + 1
- * - n, x / 2 = 2^s + H with H even (hosts), s <= K - 3 and at most 64
- * hosts.  489: x / 2 = 12 = 8 + 4; 507: 3 = 1 + 2; 379: 67 = 1 + 66
- * hosts, too many; 257, 513: s = K - 2; 297: 108 = 64 + 44 needs more
- * holders of c_0 in the ramp than there are. */
+ * - n, x / 2 = 2^s + H with H even (hosts), s <= K - 3, enough holders
+ * of c_0 and c_1 in the ramp, and with s = 0 at most 2^(K-3) hosts.
+ * 489: x / 2 = 12 = 8 + 4; 507: 3 = 1 + 2; 379: 67 = 1 + 66 hosts, more
+ * than 64; 771: 127 = 1 + 126, at most 128; 257, 513: s = K - 2; 297:
+ * 108 = 64 + 44 needs more holders of c_0 in the ramp than there are. */
 TEST(hole_fits)
 {
     static const struct { uint32_t n; bool fits; } cases[] = {
@@ -298,7 +299,7 @@ TEST(hole_fits)
         { 511, true },   { 953, true },   { 963, true },  { 1019, true },
         { 1023, true },  { 3, false },    { 257, false }, { 379, false },
         { 297, false },  { 510, false },  { 512, false }, { 513, false },
-        { 1024, false },
+        { 739, false },  { 1024, false }, { 771, true },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         CHECK_MSG(stragglar_hole_fits(cases[i].n) == cases[i].fits,
