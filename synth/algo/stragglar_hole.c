@@ -162,9 +162,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                 while (next < m &&
                        (act[next] >= 0 || used[next] || host[next]))
                     next++;
-                if (next >= m) {
+                if (next >= m)
                     goto cleanup;
-                }
                 stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next,
                                     -1);
                 used[g] = used[next] = 1;
@@ -186,9 +185,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
             else
                 ql[nq++] = (int32_t)g;
         }
-        if (act[r] != (int32_t)(r - K) || np + 1 != nq) {
+        if (act[r] != (int32_t)(r - K) || np + 1 != nq)
             goto cleanup;
-        }
         /* The idle Q-rank: a holder of the chunk that expires s + 1
          * rounds from now, without a debt (the last such in rank
          * order). */
@@ -199,9 +197,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                 if (act[q] == (int32_t)(r - lead) && !debt[q])
                     idle = q;
             }
-            if (idle < 0) {
+            if (idle < 0)
                 goto cleanup;
-            }
             used[idle] = 1;
             debt[idle] = 1;
         }
@@ -239,9 +236,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                 if (best < 0 || act[q] < act[best])
                     best = q;
             }
-            if (best < 0) {
+            if (best < 0)
                 goto cleanup;
-            }
             stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
             used[l] = used[best] = 1;
         }
@@ -280,25 +276,22 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                 qs[be[(uint32_t)act[q] - (r - K + 1)]++] = q;
         }
         for (uint32_t i = 0; i < np; i++) {
-            int32_t u = pl[i], best = -1;
-            uint32_t bk = 0;
+            int32_t u = pl[i], q;
+            uint32_t bk = K;
             if (used[u] || debt[u])
                 continue;
-            for (uint32_t k = K - 1 - lead + 1; k + 1 < K; k++) {
-                uint32_t b = k + r - K + 1;
-                if (bs[k] == be[k])
-                    continue;
-                if (best < 0 || cov[b] < cov[best]) {
-                    best = (int32_t)b;
+            /* Chunks c_{r-lead+1}..c_{r-1}: buckets K - lead..K - 2. */
+            for (uint32_t k = K - lead; k + 1 < K; k++) {
+                if (bs[k] < be[k] &&
+                    (bk == K || cov[k + r - K + 1] < cov[bk + r - K + 1]))
                     bk = k;
-                }
             }
-            if (best < 0)
+            if (bk == K)
                 continue;
-            best = qs[bs[bk]++];
-            stragglar_plan_pair(p, r, u, act[u], best, act[best]);
-            used[u] = used[best] = 1;
-            cov[act[best]]++;
+            q = qs[bs[bk]++];
+            stragglar_plan_pair(p, r, u, act[u], q, act[q]);
+            used[u] = used[q] = 1;
+            cov[act[q]]++;
         }
         {
             uint32_t k = 0;
@@ -308,9 +301,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                     continue;
                 while (k < nq && used[ql[k]])
                     k++;
-                if (k == nq) {
+                if (k == nq)
                     goto cleanup;
-                }
                 stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
                 used[u] = used[ql[k]] = 1;
             }
