@@ -259,6 +259,22 @@ void stragglar_srch_reset(srch_t *s, stragglar_plan_t *p);
 ccs_status_t stragglar_srch_run(srch_t *s, stragglar_plan_t *p, bool bounded,
                                 bool *ok, ccs_err_t *err);
 
+/* ---- Odd n below a power of 2: the hole (stragglar_hole.c) ---- */
+
+/* Whether the hole structure takes n: odd, x = 2^K + 1 - n with x / 2 =
+ * 2^s + H (H even hosts), s <= K - 3, enough holders of c_0 and c_1 in
+ * the ramp and, with s = 0, at most 2^(K-3) hosts (489..511, 953..1023
+ * and 257 of the 384 odd n in 257..1023). */
+bool stragglar_hole_fits(uint32_t n);
+/* Runs for target T (noise-free, bounded): Algorithm 1's structure with
+ * idle ranks and hosts as holes up to a few rounds before the hosts meet
+ * the straggler, then the search's rounds; *ok with the plan in p (the
+ * search's labels, not yet renamed, already accepted by
+ * stragglar_plan_check once renamed) when one finished within T.  Sets
+ * the run parameters of s (noise, bonus, salt) for its runs. */
+ccs_status_t stragglar_srch_hole(srch_t *s, stragglar_plan_t *p, uint32_t T,
+                                 bool *ok, ccs_err_t *err);
+
 /* ---- The beam (stragglar_beam.c) ---- */
 
 /* Beam search for target s->T (see stragglar_beam.c). */

@@ -634,10 +634,14 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
     return st;
 }
 
-/* Odd n whose runs missed target T (or skipped it, first_target): the
- * variants (both up to SRCH_VARIANTS_MAX_N, the first above
- * SRCH_BEAM_MAX_N), then the beam (n <= SRCH_BEAM_MAX_N), all aiming at
- * T.
+/* Odd n whose runs missed target T (or skipped it, first_target): first
+ * Algorithm 1's structure with holes where it applies (stragglar_hole.c:
+ * every odd n it takes in 257..1023 reaches LB + 1 that way, the 43 just
+ * below 512 and 1024 that were at LB + 2 among them, and every odd n in
+ * 201..255, where the beam took 1.2-2 s, in under 0.3 s; docs/stragglar.md,
+ * "the hole"), then the variants (both up to SRCH_VARIANTS_MAX_N, the
+ * first above SRCH_BEAM_MAX_N), then the beam (n <= SRCH_BEAM_MAX_N), all
+ * aiming at T.
  * Above SRCH_BEAM_MAX_N, after the variant, a single dive (beam_dive's
  * backtracking completion of the noise-free ramp, no beam): the runs
  * there die in the transition after the ramp (rounds 12..60), and the
@@ -670,9 +674,11 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
     bool died = true;
     ccs_status_t st = CCS_OK;
 
-    if (s->n <= SRCH_VARIANTS_MAX_N)
+    if (stragglar_hole_fits(s->n))
+        st = stragglar_srch_hole(s, tmp, T, ok, err);
+    if (st == CCS_OK && !*ok && s->n <= SRCH_VARIANTS_MAX_N)
         st = srch_variants(s, tmp, T, 2, ok, err);
-    else if (s->n > SRCH_BEAM_MAX_N)
+    else if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N)
         st = srch_variants(s, tmp, T, 1, ok, err);
     if (st == CCS_OK && !*ok && s->n > SRCH_BEAM_MAX_N) {
         s->T = T;

@@ -4,6 +4,7 @@
 
 #include "algo.h"
 #include "stragglar.h"
+#include "stragglar_int.h"
 #include "verify.h"
 #include "harness.h"
 
@@ -144,12 +145,12 @@ TEST(round_capacity_bound)
     }
 }
 
-/* The beam search with diving completions: odd n where the restarts stay
- * at LB + 2 reach LB + 1 -- the plain beam (111, 127, 213), the steered
- * one above 233 (235..239), and 241..255, where every plain completion
- * died in the steady state before the dives.  Every plan passes plan_check
- * inside stragglar_plan; the schedules of `verified` are also verified
- * (each plan costs up to about 1.5 s, so not all of them). */
+/* Odd n where the restarts stay at LB + 2 reach LB + 1.  The beam got
+ * them there (plain: 111, 127, 213; steered: 235..239; with its dives:
+ * 241..255); the hole structure now comes first in the second chance and
+ * plans all of them (beam_direct keeps the beam tested).  Every plan
+ * passes plan_check inside stragglar_plan; the schedules of `verified`
+ * are also verified. */
 TEST(beam_odd_lb_plus_1)
 {
     static const struct { uint32_t n; bool verified; } cases[] = {
@@ -180,6 +181,36 @@ TEST(beam_odd_lb_plus_1)
                   err.msg);
         CHECK(rep.one_port);
         ccs_sched_destroy(s);
+    }
+}
+
+/* The beam on its own (stragglar_srch_beam; the planner reaches it only
+ * where the runs, the hole and the variants fail): LB + 1 for n = 63
+ * (plain beam) and 243 (steered, with the dives), as before the hole.
+ * Its plans are in the search's labels; stragglar_plan checks them once
+ * renamed, so only the round count is asserted here. */
+TEST(beam_direct)
+{
+    static const struct { uint32_t n; beam_cfg_t cfg; } cases[] = {
+        { 63, { SRCH_BEAM_W, SRCH_BEAM_B, SRCH_BEAM_ROUNDS, 0 } },
+        { 243, { SRCH_STEER_W, SRCH_BEAM_B, SRCH_BEAM_ROUNDS, SRCH_STEER } },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint32_t n = cases[i].n;
+        srch_t s;
+        stragglar_plan_t p = { .n = n };
+        bool ok = false, died = true;
+        CHECK_STATUS(stragglar_srch_init(&s, n, NULL), CCS_OK);
+        s.T = stragglar_lower_bound(n) + 1;
+        CHECK_STATUS(stragglar_srch_beam(&s, &p, &cases[i].cfg, &ok, &died,
+                                         NULL),
+                     CCS_OK);
+        CHECK_MSG(ok && p.nrounds <= stragglar_lower_bound(n) + 1,
+                  "n=%u: ok %d, %u rounds, LB %u", n, (int)ok, p.nrounds,
+                  stragglar_lower_bound(n));
+        free(p.peer);
+        free(p.send);
+        stragglar_srch_free(&s);
     }
 }
 
@@ -251,6 +282,67 @@ TEST(odd_above_256_lb_plus_1)
 TEST(odd_above_256_dive)
 {
     static const struct excess_case cases[] = { { 451, 1 } };
+    check_excess(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Which n the hole structure takes (stragglar_hole.c): odd n, x = 2^K + 1
+ * - n, x / 2 = 2^s + H with H even (hosts), s <= K - 3, enough holders
+ * of c_0 and c_1 in the ramp, and with s = 0 at most 2^(K-3) hosts.
+ * 489: x / 2 = 12 = 8 + 4; 507: 3 = 1 + 2; 379: 67 = 1 + 66 hosts, more
+ * than 64; 771: 127 = 1 + 126, at most 128; 257, 513: s = K - 2; 297:
+ * 108 = 64 + 44 needs more holders of c_0 in the ramp than there are. */
+TEST(hole_fits)
+{
+    static const struct { uint32_t n; bool fits; } cases[] = {
+        { 7, true },     { 27, true },    { 63, true },   { 255, true },
+        { 377, true },   { 489, true },   { 499, true },  { 507, true },
+        { 511, true },   { 953, true },   { 963, true },  { 1019, true },
+        { 1023, true },  { 3, false },    { 257, false }, { 379, false },
+        { 297, false },  { 510, false },  { 512, false }, { 513, false },
+        { 739, false },  { 1024, false }, { 771, true },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK_MSG(stragglar_hole_fits(cases[i].n) == cases[i].fits,
+                  "n=%u: fits %d", cases[i].n,
+                  (int)stragglar_hole_fits(cases[i].n));
+}
+
+/* The hole structure on its own (stragglar_srch_hole, whose plans pass
+ * stragglar_plan_check after the renaming before it reports them): LB + 1
+ * for n below 256 too, where the planner uses the beam instead; without
+ * hosts (7, 63, 127, 255) and with them (27, 59, 123, 243: 2, 2, 2 and 6
+ * hosts). */
+TEST(hole_direct)
+{
+    static const uint32_t ns[] = { 7, 27, 59, 63, 123, 127, 243, 255 };
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        uint32_t n = ns[i];
+        srch_t s;
+        stragglar_plan_t p = { .n = n };
+        bool ok = false;
+        CHECK_STATUS(stragglar_srch_init(&s, n, NULL), CCS_OK);
+        CHECK_STATUS(stragglar_srch_hole(&s, &p, stragglar_lower_bound(n) + 1,
+                                         &ok, NULL),
+                     CCS_OK);
+        CHECK_MSG(ok && p.nrounds == stragglar_lower_bound(n) + 1,
+                  "n=%u: ok %d, %u rounds, LB %u", n, (int)ok, p.nrounds,
+                  stragglar_lower_bound(n));
+        free(p.peer);
+        free(p.send);
+        stragglar_srch_free(&s);
+    }
+}
+
+/* Odd n above 256 whose runs die in the transition, planned by the hole
+ * structure: 489, 499, 507, 511 and 1023 were at LB + 2 and reach LB + 1
+ * (docs/stragglar.md, "the hole"); 481 was at LB + 1 before (its second
+ * chance) and stays there, with another plan. */
+TEST(odd_above_256_hole)
+{
+    static const struct excess_case cases[] = {
+        { 481, 1 }, { 489, 1 }, { 499, 1 }, { 507, 1 }, { 511, 1 },
+        { 1023, 1 },
+    };
     check_excess(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
@@ -451,11 +543,15 @@ int main(void)
     RUN(lower_bound_formula);
     RUN(round_capacity_bound);
     RUN(beam_odd_lb_plus_1);
+    RUN(beam_direct);
     RUN(round_counts);
     RUN(pow2_large);
     RUN(class_bmatch_even);
     RUN(odd_above_256_lb_plus_1);
     RUN(odd_above_256_dive);
+    RUN(hole_fits);
+    RUN(hole_direct);
+    RUN(odd_above_256_hole);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
