@@ -716,6 +716,27 @@ typedef struct feed {
  * them, large enough that system calls cost nothing next to the copy. */
 #define FEED_BLOCK ((size_t)1 << 20)
 
+/* Give the whole pages of [p, p + n) their memory in one call before a
+ * read fills them: the kernel then sets up a block's fresh pages without
+ * taking a fault on each of them (about a fifth of the read's CPU time
+ * for a large file).  Only a hint: where the kernel does not know the
+ * call (before Linux 5.14), read() faults the pages in as it always
+ * did. */
+static void prefault(uint8_t *p, size_t n)
+{
+#if defined(CCS_CAN_MAP) && defined(MADV_POPULATE_WRITE)
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+
+    if (page > 0 && (page & (page - 1)) == 0 && hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 /* Read on until bytes [0, upto) are in the buffer (upto clipped to the
  * file).  The messages are load_file's, so a failing read reads the same
  * whether it happens before decode starts or while it runs. */
@@ -729,6 +750,7 @@ static ccs_status_t need(feed_t *f, uint64_t upto, ccs_err_t *err)
     /* At least a block at a time, up to what the next reads would ask. */
     if (want < f->got + FEED_BLOCK)
         want = f->body - f->got < FEED_BLOCK ? f->body : f->got + FEED_BLOCK;
+    prefault(f->dst + f->got, want - f->got);
     while (f->got < want) {
         ssize_t n = read(f->fd, f->dst + f->got, want - f->got);
         if (n < 0 && errno == EINTR)
