@@ -18,7 +18,9 @@
  * Op records are laid out as ccs_op_t on a little-endian host (asserted
  * below): there they are copied into one block, or, in a file read into
  * a buffer placed so the op section is aligned, the schedule adopts the
- * buffer (op_store).  Big-endian hosts decode field by field.
+ * buffer (op_store).  Big-endian hosts decode field by field.  A large
+ * file is decoded while it is still being read into that buffer (feed_t),
+ * so that reading it and checking it overlap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1021,7 +1023,8 @@ ccs_status_t ccs_format_decode_rank(const uint8_t *buf, size_t len,
                                     uint32_t rank, ccs_sched_t **out,
                                     ccs_err_t *err)
 {
-    return decode(buf, len, (int64_t)rank, NULL, 0, NULL, NULL, NULL, out, err);
+    return decode(buf, len, (int64_t)rank, NULL, 0, NULL, NULL, NULL, out,
+                  err);
 }
 
 /* ---- files ---- */

@@ -165,7 +165,9 @@ if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo ring \
     # each): a process that loads again reuses memory the first load paid
     # for.  The default reads the file and checks the plan on a helper
     # thread behind the reader; CCS_LOAD_THREADS=0 keeps it on one thread;
-    # CCS_PLAN_MMAP=1 maps the file (opt-in, docs/runtime.md).
+    # CCS_PLAN_MMAP=1 maps the file (opt-in, docs/runtime.md).  Wall time
+    # follows the host's load: the load average is printed beside it.
+    load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?")
     : > "$tmp/load.txt"
     : > "$tmp/load-one.txt"
     : > "$tmp/load-map.txt"
@@ -197,6 +199,8 @@ if [ -x "$BUILD/bin/ccsynth" ] && "$BUILD/bin/ccsynth" synth --algo ring \
     r=$(col 6)
     printf '  %-50s %7.3f s wall %6.0f MB/s\n' "ref: reading the file alone" \
         "$r" "$(awk -v m="$mb" -v t="$r" 'BEGIN {print m / t}')"
+    printf '  load average (1 min) before and after: %s, %s\n' "$load0" \
+        "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?")"
 else
     echo "  (no ccsynth: ring:2048 plan not synthesized)"
 fi
