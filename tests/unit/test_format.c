@@ -1465,6 +1465,179 @@ TEST(read_file_errors)
     ccs_sched_destroy(s);
 }
 
+/* ---- a file read while it is decoded ---- */
+
+/* A ring of this many ranks encodes to about 15 MB: a file large enough
+ * that the reader streams it (docs/format.md, "Reading"), many reads of
+ * it behind the first. */
+#define STREAM_RANKS 400u
+
+static bool write_bytes(const char *path, const uint8_t *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f != NULL && fwrite(b, 1, len, f) == len;
+
+    if (f != NULL)
+        ok &= fclose(f) == 0;
+    return ok;
+}
+
+/* What the hook saw: ranks in order, and whether it was told to let go. */
+typedef struct seen {
+    uint32_t next;
+    bool in_order, reset;
+    const char *shrink_path;  /* truncate this file at rank 1 ... */
+    off_t shrink_to;          /* ... to this many bytes */
+} seen_t;
+
+static void seen_hook(void *ctx, ccs_sched_t *s, uint32_t rank)
+{
+    seen_t *v = ctx;
+
+    if (rank == CCS_FORMAT_HOOK_RESET) {
+        v->reset = s == NULL;
+        return;
+    }
+    v->in_order &= rank == v->next;
+    v->next = rank + 1;
+    if (rank == 1 && v->shrink_path != NULL &&
+        truncate(v->shrink_path, v->shrink_to) != 0)
+        v->in_order = false;
+}
+
+/* A large file, intact and damaged in each section (checksum fixed or
+ * not), and cut short: reading it from the file gives the status and
+ * words (after the path) that decoding the same bytes from memory gives,
+ * the same schedule when it is intact, and a hook that sees every rank in
+ * order and is told to let go whenever the reader fails after feeding it. */
+TEST(streamed_read_same_as_decode)
+{
+    ccs_sched_t *s = mk_ring(STREAM_RANKS, "", 0);
+    uint8_t *b = NULL;
+    size_t len = 0;
+    uint64_t ops_off, dir_off, steps_off;
+    char path[128];
+    /* Offsets from the start (from_end false) or from the end of the
+     * file; 0 xor: no change. */
+    static const struct {
+        const char *what;
+        bool from_end;
+        uint64_t off;     /* in the section named below, or from the end */
+        int section;      /* 0 header, 1 step table, 2 directory, 3 ops */
+        uint8_t xor;
+        bool fix;         /* recompute the checksum */
+        size_t cut;       /* bytes cut off the end of the file */
+    } table[] = {
+        { "intact", false, 0, 0, 0, false, 0 },
+        { "op byte, checksum stale", false, 24 * 300000 + 20, 3, 1, false, 0 },
+        { "first op reserved", false, 7, 3, 1, true, 0 },
+        { "op in the middle: nchunks", false, 24 * 320000 + 20, 3, 1, true, 0 },
+        { "last op: peer", true, 12 + 24 - 8, 0, 2, true, 0 },
+        { "last op: step", true, 12 + 24, 0, 1, true, 0 },
+        { "end marker", true, 12, 0, 0x20, true, 0 },
+        { "stored checksum", true, 1, 0, 0x80, false, 0 },
+        { "step table", false, 5, 1, 0x7f, true, 0 },
+        { "directory reserved", false, 16 * 200 + 12, 2, 1, true, 0 },
+        { "header nsteps", false, 36, 0, 1, true, 0 },
+        { "one byte short", false, 0, 0, 0, false, 1 },
+        { "half the file", false, 0, 0, 0, false, 7500000 },
+    };
+
+    CHECK(s != NULL && encode_ok(s, &b, &len));
+    if (s == NULL || b == NULL) {
+        ccs_sched_destroy(s);
+        free(b);
+        return;
+    }
+    CHECK(len > 2 * 7500000);
+    steps_off = rd_le(b + 12, 4) + rd_le(b + 52, 4);
+    dir_off = steps_off + rd_le(b + 36, 4);
+    ops_off = dir_off + rd_le(b + 24, 4) * CCS_FORMAT_DIR_ENTRY;
+    snprintf(path, sizeof(path), "%s/stream.ccs", tmpdir);
+    for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
+        const uint64_t base[] = { 0, steps_off, dir_off, ops_off };
+        uint64_t at = table[t].from_end ? len - table[t].off
+                                        : base[table[t].section] +
+                                              table[t].off;
+        size_t n = len - table[t].cut;
+        uint32_t crc = (uint32_t)rd_le(b + len - 4, 4);
+        ccs_sched_t *dm = NULL, *df = NULL;
+        ccs_err_t em = { { 0 } }, ef = { { 0 } };
+        char want[CCS_ERR_MSG_MAX + 160];
+        seen_t v = { 0, true, false, NULL, 0 };
+        ccs_status_t sm, sf;
+
+        b[at] ^= table[t].xor;
+        if (table[t].fix)
+            fix_crc(b, len);
+        CHECK(write_bytes(path, b, n));
+        sm = ccs_format_decode(b, n, &dm, &em);
+        sf = ccs_format_read_file_hook(path, seen_hook, &v, &df, &ef);
+        snprintf(want, sizeof(want), "%s: %s", path, ccs_err_msg(&em, sm));
+        CHECK_MSG(sm == sf && (sm == CCS_OK || strcmp(ef.msg, want) == 0),
+                  "%s: from memory %d \"%s\", from the file %d \"%s\"",
+                  table[t].what, (int)sm, em.msg, (int)sf, ef.msg);
+        CHECK_MSG(v.in_order && (sf == CCS_OK
+                                     ? v.next == STREAM_RANKS && !v.reset
+                                     : v.reset == (v.next > 0)),
+                  "%s: hook saw %u ranks, in order %d, reset %d",
+                  table[t].what, v.next, (int)v.in_order, (int)v.reset);
+        if (t == 0) {
+            char why[128] = "";
+            CHECK_STATUS(sf, CCS_OK);
+            if (df != NULL)
+                CHECK_MSG(sched_equal(s, df, -1, why, sizeof(why)), "%s",
+                          why);
+        } else {
+            CHECK_MSG((sf == CCS_OK) == (df != NULL) &&
+                          (sf != CCS_OK || table[t].fix),
+                      "%s: status %d", table[t].what, (int)sf);
+        }
+        ccs_sched_destroy(dm);
+        ccs_sched_destroy(df);
+        b[at] ^= table[t].xor;
+        wr_le(b + len - 4, 4, crc);
+    }
+    unlink(path);
+    free(b);
+    ccs_sched_destroy(s);
+}
+
+/* A file that shrinks while it is being read (here: cut by the hook after
+ * the reader has handed over rank 1) fails with the read's own words --
+ * how far it got and how long the file was -- not with whatever the
+ * checks of the part read would say, and the hook is told to let go. */
+TEST(streamed_read_file_shrinks)
+{
+    ccs_sched_t *s = mk_ring(STREAM_RANKS, "", 0), *d = NULL;
+    uint8_t *b = NULL;
+    size_t len = 0;
+    char path[128], want[320];
+    ccs_err_t err = { { 0 } };
+    seen_t v = { 0, true, false, NULL, 0 };
+
+    CHECK(s != NULL && encode_ok(s, &b, &len));
+    if (s == NULL || b == NULL) {
+        ccs_sched_destroy(s);
+        free(b);
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/shrinks.ccs", tmpdir);
+    CHECK(write_bytes(path, b, len));
+    v.shrink_path = path;
+    v.shrink_to = (off_t)(len - 1000);
+    CHECK_STATUS(ccs_format_read_file_hook(path, seen_hook, &v, &d, &err),
+                 CCS_ERR_IO);
+    snprintf(want, sizeof(want), "%s: file shrank while being read (%zu of "
+             "%zu bytes)", path, len - 1000, len);
+    CHECK_MSG(strcmp(err.msg, want) == 0, "got \"%s\", want \"%s\"",
+              err.msg, want);
+    CHECK(d == NULL && v.in_order && v.reset && v.next >= 2);
+    unlink(path);
+    free(b);
+    ccs_sched_destroy(s);
+}
+
 /* `--write NAME FILE`: write one of sched_cases to FILE (for
  * tests/e2e/show_cli.sh and the worked example of docs/format.md). */
 static int write_case(const char *name, const char *path)
@@ -1517,6 +1690,8 @@ int main(int argc, char **argv)
     RUN(write_is_atomic);
     RUN(output_targets);
     RUN(read_file_errors);
+    RUN(streamed_read_same_as_decode);
+    RUN(streamed_read_file_shrinks);
     rmdir(tmpdir);
     return TEST_SUMMARY();
 }

@@ -412,6 +412,87 @@ TEST(pair_stream_matches_full_pairing)
     }
 }
 
+/* The same comparison on ranks whose ops mix every kind: local COPY and
+ * REDUCE_LOCAL ops (no peer; the pairing check must pass over them)
+ * between sends, plain receives and reducing receives, with peers above
+ * and below; intact, then with a transfer's size or peer changed, or a
+ * local op turned into nothing the pairing sees. */
+TEST(pair_stream_passes_over_local_ops)
+{
+    enum { INTACT, RESIZE_SEND, RESIZE_RECV, RETARGET_RECV };
+    static const uint32_t ranks[] = { 2, 5, 11 };
+
+    for (size_t c = 0; c < sizeof(ranks) / sizeof(ranks[0]); c++) {
+        for (int damage = INTACT; damage <= RETARGET_RECV; damage++) {
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                uint32_t R = ranks[c], nsteps = 6, t;
+                uint64_t x = seed * 131 + c * 7 + (uint64_t)damage;
+                ccs_sched_t *s = NULL;
+                ccs_pairing_t p = { NULL, NULL };
+                ccs_err_t e1 = { { 0 } }, e2 = { { 0 } };
+                ccs_status_t st1, st2;
+
+                CHECK_STATUS(ccs_sched_create(CCS_COLL_ALLREDUCE, R, 64, "l",
+                                              &s, NULL), CCS_OK);
+                for (uint32_t k = 0; k < nsteps; k++)
+                    CHECK_STATUS(ccs_sched_add_step(s, 0, &t, NULL), CCS_OK);
+                for (uint32_t k = 0; k < nsteps; k++) {
+                    for (uint32_t a = 0; a < R; a++) {
+                        uint32_t q = (a + 1 + lcg_next(&x) % (R - 1)) % R;
+                        uint32_t n = 1 + lcg_next(&x) % 3;
+                        bool reduce = lcg_next(&x) % 2 == 0;
+                        /* A local op before and after the transfer. */
+                        CHECK_STATUS(ccs_sched_local(s, k, a, CCS_BUF_SCRATCH,
+                                                     40, CCS_BUF_IN, 8, 2,
+                                                     false, NULL), CCS_OK);
+                        CHECK_STATUS(ccs_sched_xfer(s, k, a, CCS_BUF_IN, 0, q,
+                                                    CCS_BUF_SCRATCH, 0, n,
+                                                    reduce, NULL), CCS_OK);
+                        CHECK_STATUS(ccs_sched_local(s, k, a, CCS_BUF_SCRATCH,
+                                                     50, CCS_BUF_IN, 16, 2,
+                                                     true, NULL), CCS_OK);
+                    }
+                }
+                CHECK_STATUS(ccs_sched_finalize(s, NULL), CCS_OK);
+                s->nscratch = 64;
+                if (damage != INTACT) {
+                    uint32_t r = lcg_next(&x) % R, nops = s->rank_nops[r];
+                    uint32_t i = lcg_next(&x) % nops;
+                    ccs_op_t *ops = s->rank_ops[r];
+                    bool want_send = damage == RESIZE_SEND;
+                    while (ops[i].kind > CCS_OP_RECV_REDUCE ||
+                           (ops[i].kind == CCS_OP_SEND) != want_send)
+                        i = (i + 1) % nops;
+                    if (damage == RETARGET_RECV) {
+                        ops[i].peer = (ops[i].peer + 1) % (int32_t)R;
+                        if (ops[i].peer == (int32_t)r)
+                            ops[i].peer = (ops[i].peer + 1) % (int32_t)R;
+                    } else {
+                        ops[i].nchunks++;
+                    }
+                }
+                CHECK_STATUS(ccs_sched_validate(s, NULL), CCS_OK);
+                st1 = ccs_sched_pair_check(s, CCS_ERR_FORMAT, &e1);
+                st2 = ccs_sched_pair(s, CCS_ERR_FORMAT, &p, &e2);
+                CHECK_MSG(st1 == st2, "%u ranks, damage %d, seed %llu: "
+                          "stream %d, full %d", R, damage,
+                          (unsigned long long)seed, (int)st1, (int)st2);
+                if (st1 != CCS_OK && st2 != CCS_OK)
+                    CHECK_MSG(strcmp(e1.msg, e2.msg) == 0, "\"%s\" vs \"%s\"",
+                              e1.msg, e2.msg);
+                /* Intact pairs; a resized transfer cannot (R = 2 has no
+                 * other peer to retarget to). */
+                if (damage == INTACT || (damage == RETARGET_RECV && R == 2))
+                    CHECK_STATUS(st1, CCS_OK);
+                else if (damage != RETARGET_RECV)
+                    CHECK_STATUS(st1, CCS_ERR_FORMAT);
+                ccs_pairing_free(&p);
+                ccs_sched_destroy(s);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     RUN(builder_sorts_and_counts);
@@ -422,5 +503,6 @@ int main(void)
     RUN(pairing_rule);
     RUN(pairing_many_ranks);
     RUN(pair_stream_matches_full_pairing);
+    RUN(pair_stream_passes_over_local_ops);
     return TEST_SUMMARY();
 }
