@@ -635,7 +635,8 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
 }
 
 /* Odd n whose runs missed target T (or skipped it, first_target): first
- * Algorithm 1's structure with holes where it applies (stragglar_hole.c:
+ * Algorithm 1's structure with holes where it applies and hole is set
+ * (false when the caller has tried it already) (stragglar_hole.c:
  * every odd n it takes in 257..1023 reaches LB + 1 that way, the 43 just
  * below 512 and 1024 that were at LB + 2 among them, and every odd n in
  * 201..255, where the beam took 1.2-2 s, in under 0.3 s; docs/stragglar.md,
@@ -661,7 +662,8 @@ static ccs_status_t srch_variants(srch_t *s, stragglar_plan_t *tmp,
  * included).  At or below SRCH_STEER_ABOVE_N the plain beam alone
  * (steering lost time there: n = 233 1.48 -> 1.89 s). */
 static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
-                                       uint32_t T, bool *ok, ccs_err_t *err)
+                                       uint32_t T, bool hole, bool *ok,
+                                       ccs_err_t *err)
 {
     static const beam_cfg_t plain = { SRCH_BEAM_W, SRCH_BEAM_B,
                                       SRCH_BEAM_ROUNDS, 0 };
@@ -674,7 +676,7 @@ static ccs_status_t srch_second_chance(srch_t *s, stragglar_plan_t *tmp,
     bool died = true;
     ccs_status_t st = CCS_OK;
 
-    if (stragglar_hole_fits(s->n))
+    if (hole && stragglar_hole_fits(s->n))
         st = stragglar_srch_hole(s, tmp, T, ok, err);
     if (st == CCS_OK && !*ok && s->n <= SRCH_VARIANTS_MAX_N)
         st = srch_variants(s, tmp, T, 2, ok, err);
@@ -737,7 +739,7 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
     uint32_t m = n - 1, lb = stragglar_lower_bound(n);
     uint32_t lg = stragglar_ceil_log2(n);
     ccs_status_t st;
-    bool ok = false;
+    bool ok = false, hole = true;
 
     st = stragglar_srch_init(&s, n, err);
     if (st != CCS_OK)
@@ -801,10 +803,26 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
         ok = false;
         p->nrounds = 0;
     }
+    /* Odd n above SRCH_BEAM_MAX_N that the hole structure takes and
+     * whose LB is out of reach: the structure first, before any run.  It
+     * reaches LB + 1 for every such n in 257..1023 in at most 2.9 s CPU
+     * (the whole synth), where a first run at LB + 1 that succeeds costs
+     * a full blossom run (787: 6.7 s) and one that fails costs runs
+     * before the structure is tried (791); docs/stragglar.md, "The
+     * structure first above 256".  The condition on s.T keeps n whose
+     * search aims at LB out (none of them fits today).  Where it fails
+     * the search goes on as before, without trying it again. */
+    if (n > SRCH_BEAM_MAX_N && n % 2 == 1 && s.T == lb + 1 &&
+        stragglar_hole_fits(n)) {
+        st = stragglar_srch_hole(&s, tmp, lb + 1, &ok, err);
+        if (st != CCS_OK)
+            goto cleanup;
+        hole = false;
+    }
     /* Targets from LB + 2 on (first_target): the second chance (variants,
      * beam) still tries LB + 1 first. */
     if (!ok && s.T > lb + 1 && n % 2 == 1) {
-        st = srch_second_chance(&s, tmp, lb + 1, &ok, err);
+        st = srch_second_chance(&s, tmp, lb + 1, hole, &ok, err);
         if (st != CCS_OK)
             goto cleanup;
     }
@@ -828,7 +846,7 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
                 goto cleanup;
         }
         if (!ok && s.T == lb + 1 && n % 2 == 1) {
-            st = srch_second_chance(&s, tmp, lb + 1, &ok, err);
+            st = srch_second_chance(&s, tmp, lb + 1, hole, &ok, err);
             if (st != CCS_OK)
                 goto cleanup;
         }

@@ -346,6 +346,38 @@ TEST(odd_above_256_hole)
     check_excess(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Odd n above 256 that the hole structure takes and whose first search
+ * run at LB + 1 used to succeed (403, 641, 787: a full blossom run, 787
+ * 8 s) are now planned by the structure before any run: the planner's
+ * plan has the structure's round count, within LB + 1, and passes
+ * stragglar_plan_check. */
+TEST(odd_above_256_hole_first)
+{
+    static const uint32_t ns[] = { 403, 641, 787 };
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        uint32_t n = ns[i], lb = stragglar_lower_bound(n);
+        srch_t s;
+        stragglar_plan_t direct = { .n = n };
+        stragglar_plan_t *p = NULL;
+        bool ok = false;
+        CHECK_STATUS(stragglar_srch_init(&s, n, NULL), CCS_OK);
+        CHECK_STATUS(stragglar_srch_hole(&s, &direct, lb + 1, &ok, NULL),
+                     CCS_OK);
+        CHECK_MSG(ok, "n=%u: the structure alone missed LB + 1", n);
+        CHECK_STATUS(stragglar_plan(n, &p, NULL), CCS_OK);
+        if (p != NULL) {
+            CHECK_MSG(p->nrounds == direct.nrounds && p->nrounds <= lb + 1,
+                      "n=%u: planner %u rounds, structure %u, LB %u", n,
+                      p->nrounds, direct.nrounds, lb);
+            CHECK_STATUS(stragglar_plan_check(p, NULL), CCS_OK);
+        }
+        stragglar_plan_destroy(p);
+        free(direct.peer);
+        free(direct.send);
+        stragglar_srch_free(&s);
+    }
+}
+
 /* The symbolic verifier passes for every n in 2..64, one-port, and the
  * phase-1 step count equals the planned rounds. */
 TEST(verified_2_to_64)
@@ -552,6 +584,7 @@ int main(void)
     RUN(hole_fits);
     RUN(hole_direct);
     RUN(odd_above_256_hole);
+    RUN(odd_above_256_hole_first);
     RUN(verified_2_to_64);
     RUN(pipeline_verified);
     RUN(relabel_every_straggler);
