@@ -176,6 +176,25 @@ static inline int rt_run_world(const char *name, const ccs_plan_t *plan,
     return bad;
 }
 
+/* After a run of a two-phase plan with rank strag late: every other rank
+ * left phase 0 (of its first call) before the late one entered ccs_run. */
+static inline void rt_check_phase0_before(const char *name,
+                                          const rt_job_t *jobs, uint32_t R,
+                                          int strag)
+{
+    for (uint32_t r = 0; r < R; r++) {
+        const ccs_run_stats_t *st = &jobs[r].stats[0];
+        CHECK_EQ_INT(st->nphases, 2);
+        if ((int)r == strag)
+            continue;
+        CHECK(st->phase_end_s[0] >= st->t_start_s);
+        CHECK_MSG(st->phase_end_s[0] < jobs[strag].stats[0].t_start_s,
+                  "%s: rank %u left phase 0 at %.6f, after the straggler "
+                  "arrived at %.6f", name, r, st->phase_end_s[0],
+                  jobs[strag].stats[0].t_start_s);
+    }
+}
+
 /* Every dtype x op at each count, placements alternating; at most cap. */
 static inline int rt_full_matrix(rt_combo_t *c, int cap,
                                  const size_t *counts, int ncounts)

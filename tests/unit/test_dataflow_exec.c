@@ -344,18 +344,7 @@ TEST(stragglar_relabel_phase0)
                      strag);
             CHECK_EQ_INT(run_world(name, plan, 4, false, c, 2, strag, strag,
                                    30000, g_jobs), 0);
-            for (uint32_t r = 0; r < R; r++) {
-                const ccs_run_stats_t *st = &g_jobs[r].stats[0];
-                CHECK_EQ_INT(st->nphases, 2);
-                if ((int)r == strag)
-                    continue;
-                CHECK_MSG(st->phase_end_s[0] <
-                              g_jobs[strag].stats[0].t_start_s,
-                          "%s: rank %u left phase 0 at %.6f, after the "
-                          "straggler arrived at %.6f", name, r,
-                          st->phase_end_s[0],
-                          g_jobs[strag].stats[0].t_start_s);
-            }
+            rt_check_phase0_before(name, g_jobs, R, strag);
             rt_free_outputs(g_jobs, (int)R);
         }
         ccs_plan_destroy(plan);

@@ -213,14 +213,8 @@ TEST(straggler_relabel_and_phase0)
             uint32_t want = r == strag ? (uint32_t)(R - 1)
                           : r == R - 1 ? (uint32_t)strag : (uint32_t)r;
             CHECK_EQ_INT(st->logical_rank, want);
-            CHECK_EQ_INT(st->nphases, 2);
-            if (r != strag)
-                CHECK_MSG(st->phase_end_s[0] <
-                              g_jobs[strag].stats[0].t_start_s,
-                          "rank %d left phase 0 at %.6f, after straggler "
-                          "%d arrived at %.6f", r, st->phase_end_s[0], strag,
-                          g_jobs[strag].stats[0].t_start_s);
         }
+        rt_check_phase0_before(name, g_jobs, (uint32_t)R, strag);
     }
     ccs_plan_destroy(plan);
     ccs_sched_destroy(s);
@@ -260,19 +254,7 @@ TEST(stragglar_plans_phase0_before_straggler)
             CHECK_EQ_INT(ccs_plan_straggler(plan), (int)R - 1);
             CHECK_EQ_INT(run_world(name, plan, c, 2, strag, strag, 30000,
                                    g_jobs), 0);
-            for (uint32_t r = 0; r < R; r++) {
-                const ccs_run_stats_t *st = &g_jobs[r].stats[0];
-                CHECK_EQ_INT(st->nphases, 2);
-                if ((int)r == strag)
-                    continue;
-                CHECK(st->phase_end_s[0] >= st->t_start_s);
-                CHECK_MSG(st->phase_end_s[0] <
-                              g_jobs[strag].stats[0].t_start_s,
-                          "%s: rank %u left phase 0 at %.6f, after the "
-                          "straggler arrived at %.6f", name, r,
-                          st->phase_end_s[0],
-                          g_jobs[strag].stats[0].t_start_s);
-            }
+            rt_check_phase0_before(name, g_jobs, R, strag);
         }
         ccs_plan_destroy(plan);
         ccs_sched_destroy(s);
