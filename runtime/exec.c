@@ -354,56 +354,21 @@ typedef struct flow_grp {
     uint32_t left;       /* ops not yet complete */
 } flow_grp_t;
 
-/* One access of an op: chunks [lo, hi) of buf, read or written. */
-typedef struct flow_acc {
-    uint8_t buf;
-    bool write;
-    uint32_t lo, hi;
-} flow_acc_t;
-
-static unsigned flow_accesses(const ccs_op_t *op, flow_acc_t a[3])
-{
-    unsigned n = 0;
-
-    switch (op->kind) {
-    case CCS_OP_SEND:
-        a[n++] = (flow_acc_t){ op->buf, false, op->chunk,
-                               op->chunk + op->nchunks };
-        break;
-    case CCS_OP_RECV:
-        a[n++] = (flow_acc_t){ op->buf, true, op->chunk,
-                               op->chunk + op->nchunks };
-        break;
-    case CCS_OP_REDUCE_LOCAL:
-        /* dst = dst (+) src: reads its destination too */
-        a[n++] = (flow_acc_t){ op->buf, false, op->chunk,
-                               op->chunk + op->nchunks };
-        /* fall through */
-    default:                 /* RECV_REDUCE, COPY: dst = src (+) ... */
-        a[n++] = (flow_acc_t){ op->buf, true, op->chunk,
-                               op->chunk + op->nchunks };
-        a[n++] = (flow_acc_t){ op->src_buf, false, op->src_chunk,
-                               op->src_chunk + op->nchunks };
-        break;
-    }
-    return n;
-}
-
 static bool flow_conflict(const ccs_op_t *x, const ccs_op_t *y, bool alias)
 {
-    flow_acc_t a[3], b[3];
-    unsigned na = flow_accesses(x, a), nb = flow_accesses(y, b);
+    ccs_op_range_t a[2], b[2];
+    uint32_t na = ccs_op_ranges(x, a), nb = ccs_op_ranges(y, b);
 
     if (alias) {
-        for (unsigned i = 0; i < na; i++)
+        for (uint32_t i = 0; i < na; i++)
             if (a[i].buf == CCS_BUF_IN)
                 a[i].buf = CCS_BUF_OUT;
-        for (unsigned j = 0; j < nb; j++)
+        for (uint32_t j = 0; j < nb; j++)
             if (b[j].buf == CCS_BUF_IN)
                 b[j].buf = CCS_BUF_OUT;
     }
-    for (unsigned i = 0; i < na; i++)
-        for (unsigned j = 0; j < nb; j++)
+    for (uint32_t i = 0; i < na; i++)
+        for (uint32_t j = 0; j < nb; j++)
             if ((a[i].write || b[j].write) && a[i].buf == b[j].buf &&
                 a[i].lo < b[j].hi && b[j].lo < a[i].hi)
                 return true;

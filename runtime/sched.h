@@ -214,6 +214,47 @@ ccs_status_t ccs_sched_validate(const ccs_sched_t *s, ccs_err_t *err);
  * reads it, so that a large file is not checked twice. */
 ccs_status_t ccs_sched_validate_header(const ccs_sched_t *s, ccs_err_t *err);
 
+/* A chunk range an op touches, read or written: what orders two ops of
+ * one rank when they run out of step order (the simulator's dataflow
+ * mode, the executor's issue window). */
+typedef struct ccs_op_range {
+    uint32_t lo, hi;     /* chunks [lo, hi) of buf */
+    uint8_t buf;         /* ccs_buf_t */
+    bool write;
+} ccs_op_range_t;
+
+/* The ranges op touches (at most 2); returns how many.  A RECV_REDUCE or
+ * REDUCE_LOCAL reading its own destination counts only as writing it: the
+ * write already orders it against everything the read would. */
+static inline uint32_t ccs_op_ranges(const ccs_op_t *op, ccs_op_range_t *a)
+{
+    uint32_t k = 0;
+    bool own = op->src_buf == op->buf && op->src_chunk == op->chunk;
+
+    switch (op->kind) {
+    case CCS_OP_SEND:
+    case CCS_OP_RECV:
+        a[k++] = (ccs_op_range_t){ op->chunk, op->chunk + op->nchunks,
+                                   op->buf, op->kind == CCS_OP_RECV };
+        break;
+    case CCS_OP_RECV_REDUCE:
+    case CCS_OP_COPY:
+    case CCS_OP_REDUCE_LOCAL:
+        a[k++] = (ccs_op_range_t){ op->chunk, op->chunk + op->nchunks,
+                                   op->buf, true };
+        /* REDUCE_LOCAL reads its destination too (dst = dst + src): the
+         * write covers it */
+        if (op->kind == CCS_OP_COPY || !own)
+            a[k++] = (ccs_op_range_t){ op->src_chunk,
+                                       op->src_chunk + op->nchunks,
+                                       op->src_buf, false };
+        break;
+    default:
+        break;
+    }
+    return k;
+}
+
 /* The per-op rules of ccs_sched_validate as one branch-light test, for the
  * loops over millions of ops: true when op (of rank r) is fine.  A false
  * answer is then worded by the caller's full check. */

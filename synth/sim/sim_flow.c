@@ -54,48 +54,6 @@
 
 /* ---- preparation ---- */
 
-/* One chunk range an op touches. */
-typedef struct acc {
-    uint32_t lo, hi;
-    uint8_t buf;
-    bool write;
-} acc_t;
-
-/* The ranges op touches in hazard terms (at most 3); returns how many.
- * A RECV_REDUCE or REDUCE_LOCAL reading its own destination only counts
- * as writing it: the write already orders it against everything the read
- * would. */
-static uint32_t op_access(const ccs_op_t *op, acc_t *a)
-{
-    uint32_t k = 0;
-    bool own = op->src_buf == op->buf && op->src_chunk == op->chunk;
-
-    switch (op->kind) {
-    case CCS_OP_SEND:
-        a[k++] = (acc_t){ op->chunk, op->chunk + op->nchunks, op->buf,
-                          false };
-        break;
-    case CCS_OP_RECV:
-        a[k++] = (acc_t){ op->chunk, op->chunk + op->nchunks, op->buf,
-                          true };
-        break;
-    case CCS_OP_RECV_REDUCE:
-    case CCS_OP_COPY:
-    case CCS_OP_REDUCE_LOCAL:
-        a[k++] = (acc_t){ op->chunk, op->chunk + op->nchunks, op->buf,
-                          true };
-        /* REDUCE_LOCAL reads its destination too (dst = dst + src): the
-         * write covers it */
-        if (op->kind == CCS_OP_COPY || !own)
-            a[k++] = (acc_t){ op->src_chunk, op->src_chunk + op->nchunks,
-                              op->src_buf, false };
-        break;
-    default:
-        break;
-    }
-    return k;
-}
-
 static int u32_cmp(const void *pa, const void *pb)
 {
     uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
@@ -141,7 +99,7 @@ typedef struct rnode {
 
 /* Per-rank scratch for the hazard walk, reused from rank to rank. */
 typedef struct walk {
-    acc_t *acc;          /* [cap_acc] the rank's ranges, op by op */
+    ccs_op_range_t *acc; /* [cap_acc] the rank's ranges, op by op */
     uint32_t *acc_off;   /* [cap_ops + 1] op i's are acc[off[i]..off[i+1]) */
     uint32_t *cuts[CCS_BUF_COUNT];  /* sorted distinct range ends */
     uint32_t ncut[CCS_BUF_COUNT];
@@ -188,8 +146,8 @@ static ccs_status_t rank_hazards(sim_t *sim, uint32_t r, walk_t *w,
     uint32_t nops = sim->s->rank_nops[r], base = sim->df_base[r];
     uint32_t na = 0;
 
-    if (!sim_grow((void **)&w->acc, &w->cap_acc, 3 * nops + 1,
-                  sizeof(acc_t)) ||
+    if (!sim_grow((void **)&w->acc, &w->cap_acc, 2 * nops + 1,
+                  sizeof(ccs_op_range_t)) ||
         !sim_grow((void **)&w->acc_off, &w->cap_ops, nops + 1,
                   sizeof(uint32_t)))
         goto nomem;
@@ -197,7 +155,7 @@ static ccs_status_t rank_hazards(sim_t *sim, uint32_t r, walk_t *w,
         w->ncut[b] = 0;
     for (uint32_t i = 0; i < nops; i++) {
         w->acc_off[i] = na;
-        na += op_access(&ops[i], &w->acc[na]);
+        na += ccs_op_ranges(&ops[i], &w->acc[na]);
     }
     w->acc_off[nops] = na;
     /* cut every buffer at every range end */
@@ -232,7 +190,7 @@ static ccs_status_t rank_hazards(sim_t *sim, uint32_t r, walk_t *w,
 
         /* every access's waits first, against the state before the op */
         for (uint32_t k = w->acc_off[i]; k < w->acc_off[i + 1]; k++) {
-            const acc_t *a = &w->acc[k];
+            const ccs_op_range_t *a = &w->acc[k];
             uint32_t b = a->buf, n = w->ncut[b];
             uint32_t s0 = cut_index(w->cuts[b], n, a->lo);
             uint32_t s1 = cut_index(w->cuts[b], n, a->hi);
@@ -249,7 +207,7 @@ static ccs_status_t rank_hazards(sim_t *sim, uint32_t r, walk_t *w,
         }
         /* then what the op leaves: writes replace, reads join */
         for (uint32_t k = w->acc_off[i]; k < w->acc_off[i + 1]; k++) {
-            const acc_t *a = &w->acc[k];
+            const ccs_op_range_t *a = &w->acc[k];
             uint32_t b = a->buf, n = w->ncut[b];
             uint32_t s0 = cut_index(w->cuts[b], n, a->lo);
             uint32_t s1 = cut_index(w->cuts[b], n, a->hi);
