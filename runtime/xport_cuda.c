@@ -32,13 +32,73 @@
  * Events: each rank keeps a grow-only pool of events (timing disabled) in
  * the world.  A slot is busy from its record until the peer has called
  * cudaStreamWaitEvent on it (which captures the event's state at that
- * moment, so it may be recorded again afterwards); the peer then clears
- * `busy`.  Messages are counted twice (sender and receiver) and freed by
+ * moment, so it may be recorded again afterwards); the peer then counts
+ * `users` down to 0.  Messages are counted twice (sender and receiver) and freed by
  * the last; the world frees what is left in the FIFOs.
  *
  * Failure: a failing rank sets the world's abort flag and wakes every
  * rank; ranks blocked in wait() return CCS_ERR_TRANSPORT.  CCS_TIMEOUT_S
  * bounds host waits (CCS_ERR_TIMEOUT).
+ *
+ * Issue window (W > 1; exec.c run_flow).  The executor takes a ticket
+ * before each post and completes requests one by one with test and
+ * wait_any; a post that follows ticket() is a "ticketed" request, handled
+ * as below (the mailbox, READY and the FIFOs are the same, so a ticketed
+ * rank talks to a step-by-step one).  Streams of a rank: S, the run's
+ * stream, which carries every local op (pack, unpack, copy, reduce, div)
+ * the executor enqueues; and one port stream P[q] per peer q, created at
+ * the first ticketed receive from q, which carries the copies INTO this
+ * rank from q, so that transfers from different peers, and local work on
+ * S, overlap.
+ *
+ *   send posted:     record READY on S, post the message (as above).
+ *   receive posted:  record POST on S and make P[q] wait for it at once.
+ *   progress (in test / wait_any):  for each ticketed receive not yet
+ *                    matched, in posting order per peer, take the pair's
+ *                    next message if there is one (never waiting); P[q]
+ *                    waits READY; the copy on P[q]; record DONE on P[q];
+ *                    hand DONE to the sender.
+ *   complete:        a receive when its DONE has completed on the device
+ *                    (cudaEventQuery), a send when the receiver handed
+ *                    DONE back and it has completed; then S waits DONE.
+ *
+ * Why the results are those of the step order.  run_flow starts an op
+ * only when every earlier op it conflicts with (RAW, WAR, WAW on a chunk
+ * range) is complete, and it treats a local op as complete once enqueued.
+ * Invariant: S at any moment is ordered after every op the executor has
+ * seen complete -- local ops are on S; a transfer is complete only after
+ * its DONE completed on the device, and S then waits DONE as well.  Now
+ * take an op X and an earlier conflicting op Y, complete when X starts:
+ *   - X local: enqueued on S after Y by the invariant.
+ *   - X a send: its copy (on the receiver's P) waits READY, recorded on S
+ *     after Y: the data it reads are Y's result, and Y's reads are done.
+ *   - X a receive: its copy on P[q] follows POST, recorded on S after Y:
+ *     it overwrites nothing Y still reads and writes after Y.
+ * Ops started later that conflict with X wait in run_flow until X is
+ * complete, which by the invariant orders them after X the same way.
+ * Staging slots are reused only by groups issued after every op of the
+ * slot's earlier group completed, so the same argument covers them.
+ *
+ * Why it cannot hang.  GPU work never waits for a host action still to
+ * come (cudaStreamWaitEvent captures an event's last record, already
+ * enqueued), so every DONE enqueued completes; a receive needs only the
+ * peer's post, which it sees at its next progress; a send needs only the
+ * receiver's progress, which a ticketed rank makes whenever it tests or
+ * waits.  So the host side completes like the CPU transports' requests,
+ * and run_flow's argument (no deadlock where the step order has none)
+ * carries over.  wait_any has no host signal for a device completion, so
+ * it sleeps in CX_POLL_US slices on the rank's condition variable (a post
+ * or a hand-back by a peer wakes it at once), bounded by CCS_TIMEOUT_S.
+ *
+ * Cost of this choice: a ticketed run returns only once its transfers
+ * have completed on the device (only the work after the last transfer --
+ * tails, avg's division -- may still be queued on a caller's stream);
+ * the step-by-step run never waits for the GPU.  In exchange each local
+ * op is enqueued only after the transfers it reads finished, instead of
+ * S waiting for every transfer in issue order, which would queue a
+ * step's reduction behind later steps' transfers and undo the overlap.
+ * An event slot of a ticketed receive's DONE has two users (the receiver
+ * queries it, the sender too); `users` counts them down.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -268,9 +328,16 @@ ccs_status_t ccs_gpu_run_end(ccs_gpu_base_t *b, ccs_err_t *err)
 
 enum { MSG_POSTED = 0, MSG_DONE = 1, MSG_FAILED = 2 };
 
+/* How long wait_any sleeps between two looks at the device: a device
+ * completion has no host signal, and a copy of a step worth overlapping
+ * takes far longer than this, while a shorter slice only burns the CPU
+ * the other ranks' threads need to post. */
+#define CX_POLL_US 20
+
 typedef struct cx_slot {
     cudaEvent_t ev;
-    atomic_int busy;         /* recorded, the peer has not waited yet */
+    atomic_int users;        /* still to wait on / query this record; 0:
+                                free (see the top comment) */
 } cx_slot_t;
 
 typedef struct cx_msg {
@@ -289,10 +356,16 @@ typedef struct cx_msg {
 typedef struct cx_rank {
     pthread_mutex_t mu;      /* FIFOs into this rank, states of its sends */
     pthread_cond_t cv;       /* only this rank's thread waits on it */
+    unsigned bell;           /* mu; counts posts and hand-backs to this
+                                rank, so wait_any misses none */
     int device;
     cudaStream_t own;        /* internal stream; owned */
     cx_slot_t **slots;       /* owned; event pool of this rank */
     size_t nslots, next;
+    /* Ticketed requests only; made at first use by this rank's thread: */
+    cudaStream_t *port;      /* owned array [nranks] of owned streams;
+                                port[q] carries the copies from q */
+    cudaEvent_t post_ev;     /* owned; POST, waited on as soon as recorded */
     char pad[64];            /* keep ranks' locks apart */
 } cx_rank_t;
 
@@ -315,6 +388,18 @@ typedef struct cx_recv {
     uint32_t peer, step;
 } cx_recv_t;
 
+/* A ticketed request (issue window > 1). */
+typedef struct cx_req {
+    cx_msg_t *m;             /* send: the message (our reference, dropped
+                                at completion); recv: NULL */
+    void *dst;               /* recv: where the copy lands */
+    size_t bytes;
+    uint32_t peer, step;
+    cx_slot_t *done;         /* recv: DONE of its copy, once matched (one
+                                of its users is ours) */
+    bool is_send, matched, complete;
+} cx_req_t;
+
 struct ccs_xport {
     ccs_gpu_base_t base;     /* first: the shared hooks cast to it */
     cx_world_t *w;
@@ -323,6 +408,16 @@ struct ccs_xport {
     size_t nrecv, caprecv;
     cx_msg_t **sends;        /* owned array; this step's sends */
     size_t nsend, capsend;
+    /* Ticketed requests since the last wait: reqs[i] has ticket tbase + i;
+     * reqs[0 .. live0) are all complete.  tnext: ticket() was called, so
+     * the next post is ticketed. */
+    cx_req_t *reqs;          /* owned */
+    size_t nreq, capreq, live0;
+    uint64_t tbase;
+    bool tnext;
+    uint32_t pass;           /* progress: pass number, see held[] */
+    uint32_t *held;          /* owned; [nranks]: a receive from q was left
+                                unmatched in pass held[q] */
 };
 
 static long env_long(const char *name, long dflt)
@@ -369,6 +464,12 @@ static void world_free(cx_world_t *w)
                 free(k->slots[i]);
             }
             free(k->slots);
+            for (int q = 0; k->port != NULL && q < w->nranks; q++)
+                if (k->port[q] != NULL)
+                    (void)cudaStreamDestroy(k->port[q]);
+            free(k->port);
+            if (k->post_ev != NULL)
+                (void)cudaEventDestroy(k->post_ev);
             if (k->own != NULL)
                 (void)cudaStreamDestroy(k->own);
             pthread_mutex_destroy(&k->mu);
@@ -382,8 +483,15 @@ static void world_free(cx_world_t *w)
     free(w);
 }
 
-/* A free event slot of this rank (its thread only; device current). */
-static ccs_status_t slot_take(ccs_xport_t *x, cx_slot_t **out,
+/* One user of slot s is done with its record. */
+static void slot_put(cx_slot_t *s)
+{
+    atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+}
+
+/* A free event slot of this rank, for `users` users (its thread only;
+ * device current). */
+static ccs_status_t slot_take(ccs_xport_t *x, int users, cx_slot_t **out,
                               ccs_err_t *err)
 {
     cx_rank_t *me = &x->w->ranks[x->rank];
@@ -392,9 +500,9 @@ static ccs_status_t slot_take(ccs_xport_t *x, cx_slot_t **out,
 
     for (size_t k = 0; k < me->nslots; k++) {
         size_t i = (me->next + k) % me->nslots;
-        if (atomic_load_explicit(&me->slots[i]->busy,
+        if (atomic_load_explicit(&me->slots[i]->users,
                                  memory_order_acquire) == 0) {
-            atomic_store_explicit(&me->slots[i]->busy, 1,
+            atomic_store_explicit(&me->slots[i]->users, users,
                                   memory_order_relaxed);
             me->next = i + 1;
             *out = me->slots[i];
@@ -414,7 +522,7 @@ static ccs_status_t slot_take(ccs_xport_t *x, cx_slot_t **out,
         return ccs_gpu_fail(err, e, "cuda transport: cudaEventCreate on "
                             "device %d", me->device);
     }
-    atomic_store(&s->busy, 1);
+    atomic_store(&s->users, users);
     me->slots[me->nslots++] = s;
     me->next = 0;
     *out = s;
@@ -444,6 +552,34 @@ static bool sleep_once(cx_world_t *w, cx_rank_t *me,
     return pthread_cond_timedwait(&me->cv, &me->mu, deadline) != ETIMEDOUT;
 }
 
+/* Room for one more ticketed request. */
+static ccs_status_t req_grow(ccs_xport_t *x, ccs_err_t *err)
+{
+    if (x->nreq == x->capreq) {
+        size_t cap = x->capreq ? 2 * x->capreq : 16;
+        cx_req_t *n = realloc(x->reqs, cap * sizeof(*n));
+        if (n == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        x->reqs = n;
+        x->capreq = cap;
+    }
+    return CCS_OK;
+}
+
+/* Ticketed and step-by-step requests never mix between two waits: their
+ * receives are matched in different places (progress, wait), and a
+ * pair's messages must be taken in posting order.  (The executor never
+ * mixes them; a GPU run has no agreement or small-message exchange.) */
+static ccs_status_t check_kind(const ccs_xport_t *x, ccs_err_t *err)
+{
+    if (x->tnext ? x->nrecv + x->nsend > 0 : x->nreq > 0)
+        return ccs_err_set(err, CCS_ERR_INTERNAL, "cuda transport: a %s "
+                           "post while %s requests are pending",
+                           x->tnext ? "ticketed" : "step-by-step",
+                           x->tnext ? "step-by-step" : "ticketed");
+    return CCS_OK;
+}
+
 static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
@@ -453,6 +589,7 @@ static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
     cx_fifo_t *f = &w->fifos[(size_t)x->rank * w->nranks + peer];
     cx_slot_t *ready = NULL;
     cx_msg_t *m;
+    bool ticketed = x->tnext;
     ccs_status_t st;
     cudaError_t e;
 
@@ -460,7 +597,13 @@ static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
     if (atomic_load(&w->aborted))
         return ccs_err_set(err, CCS_ERR_TRANSPORT,
                            "another rank failed; the world is aborted");
-    if (x->nsend == x->capsend) {
+    if ((st = check_kind(x, err)) != CCS_OK)
+        return st;
+    x->tnext = false;
+    if (ticketed) {
+        if ((st = req_grow(x, err)) != CCS_OK)
+            return st;
+    } else if (x->nsend == x->capsend) {
         size_t cap = x->capsend ? 2 * x->capsend : 8;
         cx_msg_t **n = realloc(x->sends, cap * sizeof(*n));
         if (n == NULL)
@@ -468,17 +611,17 @@ static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
         x->sends = n;
         x->capsend = cap;
     }
-    if ((st = slot_take(x, &ready, err)) != CCS_OK)
+    if ((st = slot_take(x, 1, &ready, err)) != CCS_OK)
         return st;
     e = cudaEventRecord(ready->ev, x->base.stream);
     if (e != cudaSuccess) {
-        atomic_store(&ready->busy, 0);
+        slot_put(ready);
         return ccs_gpu_fail(err, e, "cuda transport: send of %zu bytes to "
                             "rank %u: cudaEventRecord", bytes, peer);
     }
     m = calloc(1, sizeof(*m));   /* shared by sender and receiver (refs) */
     if (m == NULL) {
-        atomic_store(&ready->busy, 0);
+        slot_put(ready);
         return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
     }
     m->src = buf;
@@ -489,15 +632,78 @@ static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
     m->ready = ready;
     m->state = MSG_POSTED;
     atomic_store(&m->refs, 2);
-    x->sends[x->nsend++] = m;
+    if (ticketed) {
+        cx_req_t *rq = &x->reqs[x->nreq++];
+        memset(rq, 0, sizeof(*rq));
+        rq->m = m;
+        rq->bytes = bytes;
+        rq->peer = peer;
+        rq->step = step;
+        rq->is_send = true;
+    } else {
+        x->sends[x->nsend++] = m;
+    }
     pthread_mutex_lock(&dst->mu);
     if (f->tail != NULL)
         f->tail->next = m;
     else
         f->head = m;
     f->tail = m;
+    dst->bell++;
     pthread_cond_broadcast(&dst->cv);
     pthread_mutex_unlock(&dst->mu);
+    return CCS_OK;
+}
+
+/* A ticketed receive from peer: its port stream, ordered after what S
+ * holds now (POST; see the top comment). */
+static ccs_status_t post_recv_ticketed(ccs_xport_t *x, uint32_t peer,
+                                       void *buf, size_t bytes,
+                                       uint32_t step, ccs_err_t *err)
+{
+    cx_world_t *w = x->w;
+    cx_rank_t *me = &w->ranks[x->rank];
+    cx_req_t *rq;
+    ccs_status_t st;
+    cudaError_t e = cudaSuccess;
+
+    if ((st = req_grow(x, err)) != CCS_OK)
+        return st;
+    if (x->held == NULL) {
+        x->held = calloc((size_t)w->nranks, sizeof(*x->held)); /* owned */
+        if (x->held == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    if (me->port == NULL) {
+        /* owned by the world (world_free) */
+        me->port = calloc((size_t)w->nranks, sizeof(*me->port));
+        if (me->port == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+    }
+    if (me->port[peer] == NULL)
+        e = cudaStreamCreateWithFlags(&me->port[peer],
+                                      cudaStreamNonBlocking);
+    if (e == cudaSuccess && me->post_ev == NULL)
+        e = cudaEventCreateWithFlags(&me->post_ev, cudaEventDisableTiming);
+    if (e != cudaSuccess)
+        return ccs_gpu_fail(err, e, "cuda transport: rank %d: creating the "
+                            "port stream for rank %u on device %d", x->rank,
+                            peer, x->base.device);
+    /* The wait captures the record at once, so one event serves every
+     * POST of this rank. */
+    e = cudaEventRecord(me->post_ev, x->base.stream);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(me->port[peer], me->post_ev, 0);
+    if (e != cudaSuccess)
+        return ccs_gpu_fail(err, e, "cuda transport: step %u: ordering the "
+                            "receive of %zu bytes from rank %u after the "
+                            "run's stream", step, bytes, peer);
+    rq = &x->reqs[x->nreq++];
+    memset(rq, 0, sizeof(*rq));
+    rq->dst = buf;
+    rq->bytes = bytes;
+    rq->peer = peer;
+    rq->step = step;
     return CCS_OK;
 }
 
@@ -505,7 +711,15 @@ static ccs_status_t cx_recv(ccs_xport_t *x, uint32_t peer, void *buf,
                             size_t bytes, uint32_t step, uint32_t seq,
                             ccs_err_t *err)
 {
+    ccs_status_t st;
+
     (void)seq;
+    if ((st = check_kind(x, err)) != CCS_OK)
+        return st;
+    if (x->tnext) {
+        x->tnext = false;
+        return post_recv_ticketed(x, peer, buf, bytes, step, err);
+    }
     if (x->nrecv == x->caprecv) {
         size_t cap = x->caprecv ? 2 * x->caprecv : 8;
         cx_recv_t *n = realloc(x->recvs, cap * sizeof(*n));
@@ -530,6 +744,7 @@ static void msg_finish(cx_world_t *w, cx_msg_t *m, uint32_t sender,
 
     pthread_mutex_lock(&s->mu);
     m->state = state;
+    s->bell++;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
@@ -547,6 +762,67 @@ static ccs_status_t abort_or_timeout(cx_world_t *w, ccs_err_t *err,
                        what, peer, step, w->timeout_ms);
 }
 
+/* Receive message m (taken from the FIFO) into dst: the copy on stream
+ * st after READY, then DONE (for `users` users) handed to the sender.
+ * Consumes the receiver's reference to m; *done gets DONE. */
+static ccs_status_t enqueue_copy(ccs_xport_t *x, cx_msg_t *m, void *dst,
+                                 size_t bytes, uint32_t peer, uint32_t step,
+                                 cudaStream_t st, int users,
+                                 cx_slot_t **done_out, ccs_err_t *err)
+{
+    cx_world_t *w = x->w;
+    cx_slot_t *done = NULL;
+    ccs_status_t s;
+    cudaError_t e;
+
+    if (m->bytes != bytes) {
+        s = ccs_err_set(err, CCS_ERR_MISMATCH,
+                        "step %u: receive of %zu bytes from rank %u matched "
+                        "a send of %zu bytes (posted in step %u): the ranks "
+                        "made different calls", step, bytes, peer, m->bytes,
+                        m->step);
+        slot_put(m->ready);
+        msg_finish(w, m, peer, MSG_FAILED);
+        msg_put(m);
+        return s;
+    }
+    e = cudaStreamWaitEvent(st, m->ready->ev, 0);
+    /* The wait captured the event's state: the sender may record it
+     * again. */
+    slot_put(m->ready);
+    if (e == cudaSuccess) {
+        if (m->src_dev == x->base.device)
+            e = cudaMemcpyAsync(dst, m->src, bytes,
+                                cudaMemcpyDeviceToDevice, st);
+        else
+            e = cudaMemcpyPeerAsync(dst, x->base.device, m->src,
+                                    m->src_dev, bytes, st);
+    }
+    if (e == cudaSuccess) {
+        if ((s = slot_take(x, users, &done, err)) != CCS_OK) {
+            msg_finish(w, m, peer, MSG_FAILED);
+            msg_put(m);
+            return s;
+        }
+        e = cudaEventRecord(done->ev, st);
+    }
+    if (e != cudaSuccess) {
+        if (done != NULL)
+            atomic_store(&done->users, 0);
+        msg_finish(w, m, peer, MSG_FAILED);
+        s = ccs_gpu_fail(err, e, "cuda transport: step %u: receive of "
+                         "%zu bytes from rank %u (device %d -> %d)", step,
+                         bytes, peer, m->src_dev, x->base.device);
+        msg_put(m);
+        return s;
+    }
+    m->done = done;
+    msg_finish(w, m, peer, MSG_DONE);
+    msg_put(m);
+    *done_out = done;
+    return CCS_OK;
+}
+
 /* One receive: take the sender's message, order the copy on our stream. */
 static ccs_status_t complete_recv(ccs_xport_t *x, const cx_recv_t *rv,
                                   const struct timespec *deadline,
@@ -555,11 +831,8 @@ static ccs_status_t complete_recv(ccs_xport_t *x, const cx_recv_t *rv,
     cx_world_t *w = x->w;
     cx_rank_t *me = &w->ranks[x->rank];
     cx_fifo_t *f = &w->fifos[(size_t)rv->peer * w->nranks + x->rank];
-    cudaStream_t st = x->base.stream;
     cx_slot_t *done = NULL;
     cx_msg_t *m;
-    ccs_status_t s;
-    cudaError_t e;
 
     pthread_mutex_lock(&me->mu);
     while (f->head == NULL && !atomic_load(&w->aborted))
@@ -574,51 +847,10 @@ static ccs_status_t complete_recv(ccs_xport_t *x, const cx_recv_t *rv,
     pthread_mutex_unlock(&me->mu);
     if (m == NULL)
         return abort_or_timeout(w, err, "receive from", rv->peer, rv->step);
-    if (m->bytes != rv->bytes) {
-        s = ccs_err_set(err, CCS_ERR_MISMATCH,
-                        "step %u: receive of %zu bytes from rank %u matched "
-                        "a send of %zu bytes (posted in step %u): the ranks "
-                        "made different calls", rv->step, rv->bytes,
-                        rv->peer, m->bytes, m->step);
-        atomic_store_explicit(&m->ready->busy, 0, memory_order_release);
-        msg_finish(w, m, rv->peer, MSG_FAILED);
-        msg_put(m);
-        return s;
-    }
-    e = cudaStreamWaitEvent(st, m->ready->ev, 0);
-    /* The wait captured the event's state: the sender may record it
-     * again. */
-    atomic_store_explicit(&m->ready->busy, 0, memory_order_release);
-    if (e == cudaSuccess) {
-        if (m->src_dev == x->base.device)
-            e = cudaMemcpyAsync(rv->dst, m->src, rv->bytes,
-                                cudaMemcpyDeviceToDevice, st);
-        else
-            e = cudaMemcpyPeerAsync(rv->dst, x->base.device, m->src,
-                                    m->src_dev, rv->bytes, st);
-    }
-    if (e == cudaSuccess) {
-        if ((s = slot_take(x, &done, err)) != CCS_OK) {
-            msg_finish(w, m, rv->peer, MSG_FAILED);
-            msg_put(m);
-            return s;
-        }
-        e = cudaEventRecord(done->ev, st);
-    }
-    if (e != cudaSuccess) {
-        if (done != NULL)
-            atomic_store(&done->busy, 0);
-        msg_finish(w, m, rv->peer, MSG_FAILED);
-        msg_put(m);
-        return ccs_gpu_fail(err, e, "cuda transport: step %u: receive of "
-                            "%zu bytes from rank %u (device %d -> %d)",
-                            rv->step, rv->bytes, rv->peer, m->src_dev,
-                            x->base.device);
-    }
-    m->done = done;
-    msg_finish(w, m, rv->peer, MSG_DONE);
-    msg_put(m);
-    return CCS_OK;
+    /* One user of DONE: the sender.  Our stream needs no wait, the copy
+     * is on it. */
+    return enqueue_copy(x, m, rv->dst, rv->bytes, rv->peer, rv->step,
+                        x->base.stream, 1, &done, err);
 }
 
 /* One send: wait until the receiver enqueued its copy, order our stream
@@ -647,7 +879,7 @@ static ccs_status_t complete_send(ccs_xport_t *x, cx_msg_t *m,
                            "rank %u failed (size mismatch or CUDA error)",
                            m->step, m->bytes, peer);
     e = cudaStreamWaitEvent(x->base.stream, m->done->ev, 0);
-    atomic_store_explicit(&m->done->busy, 0, memory_order_release);
+    slot_put(m->done);
     if (e != cudaSuccess)
         return ccs_gpu_fail(err, e, "cuda transport: step %u: ordering "
                             "after the send of %zu bytes to rank %u",
@@ -655,11 +887,247 @@ static ccs_status_t complete_send(ccs_xport_t *x, cx_msg_t *m,
     return CCS_OK;
 }
 
+/* ---- ticketed requests (issue window > 1; see the top comment) ---- */
+
+/* Match what the peers have posted to our ticketed receives, in posting
+ * order per peer, without waiting. */
+static ccs_status_t progress(ccs_xport_t *x, ccs_err_t *err)
+{
+    cx_world_t *w = x->w;
+    cx_rank_t *me = &w->ranks[x->rank];
+    ccs_status_t st;
+
+    if (atomic_load(&w->aborted))
+        return ccs_err_set(err, CCS_ERR_TRANSPORT,
+                           "another rank failed; the world is aborted");
+    if (++x->pass == 0) {
+        /* wrapped: no stale pass number may look current */
+        for (int q = 0; x->held != NULL && q < w->nranks; q++)
+            x->held[q] = 0;
+        x->pass = 1;
+    }
+    for (size_t i = x->live0; i < x->nreq; i++) {
+        cx_req_t *rq = &x->reqs[i];
+        cx_fifo_t *f;
+        cx_msg_t *m;
+        if (rq->is_send || rq->matched || x->held[rq->peer] == x->pass)
+            continue;
+        /* A later receive from the same peer may not take the message
+         * this one is still waiting for: held[] keeps the pair's order
+         * even if the message arrives during this pass. */
+        f = &w->fifos[(size_t)rq->peer * w->nranks + x->rank];
+        pthread_mutex_lock(&me->mu);
+        m = f->head;
+        if (m != NULL) {
+            f->head = m->next;
+            if (f->head == NULL)
+                f->tail = NULL;
+        }
+        pthread_mutex_unlock(&me->mu);
+        if (m == NULL) {
+            x->held[rq->peer] = x->pass;
+            continue;
+        }
+        /* Two users of DONE: we query it, so does the sender. */
+        st = enqueue_copy(x, m, rq->dst, rq->bytes, rq->peer, rq->step,
+                          me->port[rq->peer], 2, &rq->done, err);
+        if (st != CCS_OK)
+            return st;
+        rq->matched = true;
+    }
+    return CCS_OK;
+}
+
+/* Has DONE completed on the device?  Then order S after it and let it go.
+ * *done stays false while it has not. */
+static ccs_status_t done_reached(ccs_xport_t *x, cx_slot_t *d,
+                                 const cx_req_t *rq, bool *done,
+                                 ccs_err_t *err)
+{
+    cudaError_t e = cudaEventQuery(d->ev);
+
+    if (e == cudaErrorNotReady)
+        return CCS_OK;
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(x->base.stream, d->ev, 0);
+    if (e != cudaSuccess)
+        return ccs_gpu_fail(err, e, "cuda transport: step %u: %s of %zu "
+                            "bytes %s rank %u", rq->step,
+                            rq->is_send ? "send" : "receive", rq->bytes,
+                            rq->is_send ? "to" : "from", rq->peer);
+    slot_put(d);
+    *done = true;
+    return CCS_OK;
+}
+
+/* Complete rq if it is (no waiting). */
+static ccs_status_t req_try(ccs_xport_t *x, cx_req_t *rq, ccs_err_t *err)
+{
+    ccs_status_t st;
+    bool done = false;
+
+    if (rq->complete)
+        return CCS_OK;
+    if (rq->is_send) {
+        cx_rank_t *me = &x->w->ranks[x->rank];
+        int state;
+        pthread_mutex_lock(&me->mu);
+        state = rq->m->state;
+        pthread_mutex_unlock(&me->mu);
+        if (state == MSG_POSTED)
+            return CCS_OK;
+        if (state == MSG_FAILED)
+            return ccs_err_set(err, CCS_ERR_MISMATCH,
+                               "step %u: the receiver of a %zu-byte send "
+                               "to rank %u failed (size mismatch or CUDA "
+                               "error)", rq->step, rq->bytes, rq->peer);
+        if ((st = done_reached(x, rq->m->done, rq, &done, err)) != CCS_OK)
+            return st;
+        if (done) {
+            msg_put(rq->m);
+            rq->m = NULL;
+        }
+    } else {
+        if (!rq->matched)
+            return CCS_OK;
+        if ((st = done_reached(x, rq->done, rq, &done, err)) != CCS_OK)
+            return st;
+        if (done)
+            rq->done = NULL;
+    }
+    rq->complete = done;
+    while (x->live0 < x->nreq && x->reqs[x->live0].complete)
+        x->live0++;
+    return CCS_OK;
+}
+
+static uint64_t cx_ticket(ccs_xport_t *x)
+{
+    x->tnext = true;
+    return x->tbase + x->nreq;
+}
+
+static cx_req_t *req_of(ccs_xport_t *x, uint64_t t)
+{
+    return t >= x->tbase && t - x->tbase < x->nreq ? &x->reqs[t - x->tbase]
+                                                   : NULL;
+}
+
+static ccs_status_t cx_test(ccs_xport_t *x, uint64_t t, bool *done,
+                            ccs_err_t *err)
+{
+    cx_req_t *rq = req_of(x, t);
+    ccs_status_t st;
+
+    if (rq == NULL)
+        return ccs_err_set(err, CCS_ERR_INTERNAL,
+                           "ticket %llu is not pending (tickets %llu..%llu "
+                           "since the last wait)", (unsigned long long)t,
+                           (unsigned long long)x->tbase,
+                           (unsigned long long)(x->tbase + x->nreq));
+    if (!rq->complete && ((st = progress(x, err)) != CCS_OK ||
+                          (st = req_try(x, rq, err)) != CCS_OK))
+        return st;
+    *done = rq->complete;
+    return CCS_OK;
+}
+
+static ccs_status_t cx_wait_any(ccs_xport_t *x, const uint64_t *t,
+                                uint32_t n, ccs_err_t *err)
+{
+    cx_world_t *w = x->w;
+    cx_rank_t *me = &w->ranks[x->rank];
+    struct timespec deadline = { 0, 0 }, nap;
+    ccs_status_t st;
+
+    if (w->timeout_ms > 0)
+        deadline_in(w->timeout_ms, &deadline);
+    for (;;) {
+        unsigned bell;
+        pthread_mutex_lock(&me->mu);
+        bell = me->bell;
+        pthread_mutex_unlock(&me->mu);
+        if ((st = progress(x, err)) != CCS_OK)
+            return st;
+        for (uint32_t i = 0; i < n; i++) {
+            cx_req_t *rq = req_of(x, t[i]);
+            if (rq == NULL)
+                return CCS_OK;  /* test reports it */
+            if ((st = req_try(x, rq, err)) != CCS_OK)
+                return st;
+            if (rq->complete)
+                return CCS_OK;
+        }
+        if (n == 0)
+            return CCS_OK;
+        deadline_in(0, &nap);
+        nap.tv_nsec += CX_POLL_US * 1000L;
+        if (nap.tv_nsec >= 1000000000L) {
+            nap.tv_sec++;
+            nap.tv_nsec -= 1000000000L;
+        }
+        if (w->timeout_ms > 0 &&
+            (nap.tv_sec > deadline.tv_sec ||
+             (nap.tv_sec == deadline.tv_sec &&
+              nap.tv_nsec >= deadline.tv_nsec))) {
+            /* every t[i] is pending here (else we returned above) */
+            const cx_req_t *rq = req_of(x, t[0]);
+            return ccs_err_set(err, CCS_ERR_TIMEOUT,
+                               "%s of %zu bytes %s rank %u (step %u) and "
+                               "%u other request(s) not complete after %ld "
+                               "ms (CCS_TIMEOUT_S): did every rank make the "
+                               "same call?",
+                               rq->is_send ? "send" : "receive", rq->bytes,
+                               rq->is_send ? "to" : "from", rq->peer,
+                               rq->step, n - 1, w->timeout_ms);
+        }
+        pthread_mutex_lock(&me->mu);
+        if (me->bell == bell && !atomic_load(&w->aborted))
+            (void)pthread_cond_timedwait(&me->cv, &me->mu, &nap);
+        pthread_mutex_unlock(&me->mu);
+    }
+}
+
+/* Drop what ticketed requests still hold (a failed run) and start the
+ * next round of tickets. */
+static void reqs_reset(ccs_xport_t *x)
+{
+    for (size_t i = 0; i < x->nreq; i++) {
+        cx_req_t *rq = &x->reqs[i];
+        if (rq->complete)
+            continue;
+        if (rq->m != NULL)
+            msg_put(rq->m);
+        if (rq->done != NULL)
+            slot_put(rq->done);
+    }
+    x->tbase += x->nreq;
+    x->nreq = x->live0 = 0;
+    x->tnext = false;
+}
+
+/* wait() after ticketed posts: complete every one of them. */
+static ccs_status_t wait_ticketed(ccs_xport_t *x, ccs_err_t *err)
+{
+    ccs_status_t st = CCS_OK;
+
+    for (size_t i = x->live0; i < x->nreq && st == CCS_OK; i++) {
+        uint64_t t = x->tbase + i;
+        while (st == CCS_OK && !x->reqs[i].complete)
+            st = cx_wait_any(x, &t, 1, err);
+    }
+    reqs_reset(x);
+    return st;
+}
+
 static ccs_status_t cx_wait(ccs_xport_t *x, ccs_err_t *err)
 {
     struct timespec deadline = { 0, 0 };
     ccs_status_t st = CCS_OK;
 
+    if (x->nreq > 0)
+        return wait_ticketed(x, err);
+    x->tnext = false;
     if (x->w->timeout_ms > 0)
         deadline_in(x->w->timeout_ms, &deadline);
     /* Receives first: they need only posts, which every rank makes before
@@ -681,6 +1149,7 @@ static ccs_status_t cx_run_begin(ccs_xport_t *x, void *stream,
 {
     x->nrecv = 0;
     x->nsend = 0;
+    reqs_reset(x);
     return ccs_gpu_run_begin(&x->base, stream, err);
 }
 
@@ -707,8 +1176,11 @@ static void cx_destroy(ccs_xport_t *x)
         return;
     for (size_t i = 0; i < x->nsend; i++)
         msg_put(x->sends[i]);
+    reqs_reset(x);
     free(x->sends);
     free(x->recvs);
+    free(x->reqs);
+    free(x->held);
     ccs_gpu_base_fini(&x->base);
     if (atomic_fetch_sub(&x->w->refs, 1) == 1)
         world_free(x->w);
@@ -731,6 +1203,9 @@ static const ccs_xport_ops_t cuda_ops = {
     .send = cx_send,
     .group_end = ccs_cpu_nop,
     .wait = cx_wait,
+    .ticket = cx_ticket,
+    .test = cx_test,
+    .wait_any = cx_wait_any,
     .abort = cx_abort,
     .destroy = cx_destroy,
 };

@@ -69,6 +69,7 @@ static struct CUstream_st m_null;        /* the legacy default stream */
 static uint64_t m_rng = 88172645463325252ull;
 static _Thread_local int m_dev;
 static int m_deadlocks, m_peer_copies, m_peer_enables;
+static size_t m_queries;
 static size_t m_ops_run, m_max_depth;
 
 static uint64_t m_rand(void)
@@ -391,6 +392,32 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t st)
     return cudaSuccess;
 }
 
+/* A device makes progress while the host polls it: a query first runs a
+ * few queued operations (else a polling loop would spin forever).  An
+ * event that no stream can ever reach is a deadlock. */
+cudaError_t cudaEventQuery(cudaEvent_t ev)
+{
+    cudaError_t e = cudaSuccess;
+
+    pthread_mutex_lock(&m_mu);
+    m_queries++;
+    if (ev->completed < ev->recorded)
+        m_progress(NULL, 1 + (long)(m_rand() % 4));
+    if (ev->completed < ev->recorded) {
+        bool any = m_runnable(&m_null);
+        for (int i = 0; i < M_MAX_STREAMS && !any; i++)
+            any = m_streams[i] != NULL && m_runnable(m_streams[i]);
+        if (any) {
+            e = cudaErrorNotReady;
+        } else {
+            m_deadlocks++;
+            e = cudaErrorLaunchFailure;
+        }
+    }
+    pthread_mutex_unlock(&m_mu);
+    return e;
+}
+
 cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t ev,
                                 unsigned int flags)
 {
@@ -543,8 +570,10 @@ static void *rank_main(void *arg)
 
 static job_t g_jobs[MAX_R];
 
-static void run_plan(const char *name, const ccs_sched_t *s,
-                     const int *devices, const combo_t *c, int nc)
+/* windows: the issue window of each rank (NULL: 1, step by step). */
+static void run_plan_w(const char *name, const ccs_sched_t *s,
+                       const int *devices, const combo_t *c, int nc,
+                       const unsigned *windows)
 {
     ccs_plan_t *plan = NULL;
     ccs_comm_t *comms[MAX_R];
@@ -562,6 +591,11 @@ static void run_plan(const char *name, const ccs_sched_t *s,
         ccs_plan_destroy(plan);
         return;
     }
+    for (int r = 0; windows != NULL && r < R; r++) {
+        ccs_status_t st = ccs_comm_set_issue_window(comms[r], windows[r]);
+        CHECK_MSG(st == CCS_OK, "%s: issue window %u on rank %d: %s", name,
+                  windows[r], r, ccs_status_name(st));
+    }
     for (int r = 0; r < R; r++) {
         memset(&g_jobs[r], 0, sizeof(g_jobs[r]));
         g_jobs[r].plan = plan;
@@ -577,8 +611,10 @@ static void run_plan(const char *name, const ccs_sched_t *s,
     for (int r = 0; r < R; r++) {
         for (int k = 0; k < nc && shown < 3; k++) {
             if (g_jobs[r].st[k] != CCS_OK || g_jobs[r].wrong[k] != 0) {
-                FAIL_AT("%s rank %d: %s %s count %zu %s: %s, %zu wrong: %s",
-                        name, r, ccs_dtype_str(c[k].dt),
+                FAIL_AT("%s rank %d (window %u): %s %s count %zu %s: %s, "
+                        "%zu wrong: %s", name, r,
+                        windows != NULL ? windows[r] : 1u,
+                        ccs_dtype_str(c[k].dt),
                         ccs_redop_str(c[k].op), c[k].count,
                         c[k].inplace ? "in place" : "out of place",
                         ccs_status_name(g_jobs[r].st[k]), g_jobs[r].wrong[k],
@@ -590,6 +626,12 @@ static void run_plan(const char *name, const ccs_sched_t *s,
         ccs_comm_destroy(comms[r]);
     }
     ccs_plan_destroy(plan);
+}
+
+static void run_plan(const char *name, const ccs_sched_t *s,
+                     const int *devices, const combo_t *c, int nc)
+{
+    run_plan_w(name, s, devices, c, nc, NULL);
 }
 
 static int matrix(combo_t *c)
@@ -668,6 +710,46 @@ TEST(repeated_runs_reuse)
     CHECK(m_max_depth > 4);   /* work really was deferred */
 }
 
+/* Issue windows 2, 4, 8 (exec.c run_flow on ticketed requests): every
+ * fixture on one device and on two, and ranks with different windows
+ * (a ticketed rank matched with step-by-step ones).  The result must be
+ * the reference's, whatever order the fake runs the streams in. */
+TEST(fixtures_issue_window)
+{
+    static const int devs[MAX_R] = { 0, 1, 0, 1, 1, 0, 1, 0 };
+    static const unsigned Ws[] = { 2, 4, 8 };
+    combo_t c[MAX_COMBOS];
+    int nc = matrix(c) / 2;
+    size_t queries0 = m_queries;
+
+    for (uint32_t R = 2; R <= 5; R++) {
+        fx_entry_t fx[16];
+        int n = fx_all(R, fx, 16);
+        CHECK(n > 0);
+        for (int i = 0; i < n; i++) {
+            for (size_t wi = 0; wi < sizeof(Ws) / sizeof(Ws[0]); wi++) {
+                unsigned w[MAX_R];
+                char name[960];
+                for (int r = 0; r < MAX_R; r++)
+                    w[r] = Ws[wi];
+                snprintf(name, sizeof(name), "%s W=%u", fx[i].name, Ws[wi]);
+                run_plan_w(name, fx[i].s, R == 5 ? devs : NULL, c, nc, w);
+            }
+            {
+                unsigned w[MAX_R];
+                char name[960];
+                for (int r = 0; r < MAX_R; r++)
+                    w[r] = r % 2 ? 1u : 4u;
+                snprintf(name, sizeof(name), "%s W=4/1 mixed", fx[i].name);
+                run_plan_w(name, fx[i].s, NULL, c, nc / 2, w);
+            }
+        }
+        fx_free(fx, n < 0 ? 0 : n);
+    }
+    CHECK(m_queries > queries0);   /* completion per request was used */
+    CHECK_EQ_INT(m_deadlocks, 0);
+}
+
 #endif /* CCS_HAVE_CUDA */
 
 int main(void)
@@ -677,6 +759,7 @@ int main(void)
     RUN(fixtures_one_device);
     RUN(fixtures_two_devices);
     RUN(repeated_runs_reuse);
+    RUN(fixtures_issue_window);
     printf("test_cuda_mock: %zu deferred operations run, deepest stream "
            "queue %zu, %d peer copies\n", m_ops_run, m_max_depth,
            m_peer_copies);
