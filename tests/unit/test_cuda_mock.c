@@ -45,8 +45,8 @@ typedef struct mop {
     int dt, op;
     uint32_t div;
     int val;                   /* M_MEMSET byte */
-    struct CUevent_st *ev;
-    uint64_t seq;
+    struct mrec *rec;          /* M_RECORD: its record; M_WAIT: the one
+                                  it waits for (NULL: none, no wait) */
     struct mop *next;
 } mop_t;
 
@@ -55,8 +55,18 @@ struct CUstream_st {
     int slot;
 };
 
+/* One cudaEventRecord.  As in CUDA, a wait or a query concerns the
+ * event's most recent record at the time of the call, and recording the
+ * event again later (on any stream) does not change what an earlier wait
+ * waits for: so each record is its own object, shared (refs) by the
+ * event, the record operation and the waits on it. */
+struct mrec {
+    bool reached;
+    int refs;
+};
+
 struct CUevent_st {
-    uint64_t recorded, completed;
+    struct mrec *last;         /* most recent record, NULL: never */
 };
 
 #define M_MAX_STREAMS 512
@@ -72,6 +82,13 @@ static int m_deadlocks, m_peer_copies, m_peer_enables;
 static size_t m_queries;
 static size_t m_ops_run, m_max_depth;
 
+/* Lock held. */
+static void m_rec_put(struct mrec *r)
+{
+    if (r != NULL && --r->refs == 0)
+        free(r);
+}
+
 static uint64_t m_rand(void)
 {
     m_rng ^= m_rng << 13;
@@ -83,7 +100,8 @@ static uint64_t m_rand(void)
 static bool m_runnable(const struct CUstream_st *s)
 {
     return s->head != NULL &&
-           (s->head->kind != M_WAIT || s->head->ev->completed >= s->head->seq);
+           (s->head->kind != M_WAIT || s->head->rec == NULL ||
+            s->head->rec->reached);
 }
 
 static void m_exec(struct CUstream_st *s)
@@ -96,10 +114,7 @@ static void m_exec(struct CUstream_st *s)
     switch (o->kind) {
     case M_COPY: memmove(o->dst, o->a, o->n); break;
     case M_MEMSET: memset(o->dst, o->val, o->n); break;
-    case M_RECORD:
-        if (o->seq > o->ev->completed)
-            o->ev->completed = o->seq;
-        break;
+    case M_RECORD: o->rec->reached = true; break;
     case M_REDUCE:
         ccs_reduce_cpu(o->dst, o->a, o->b, o->n, (ccs_dtype_t)o->dt,
                        (ccs_redop_t)o->op);
@@ -109,6 +124,7 @@ static void m_exec(struct CUstream_st *s)
     default: break;
     }
     m_ops_run++;
+    m_rec_put(o->rec);
     free(o);
 }
 
@@ -373,6 +389,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
     cudaDeviceSynchronize();   /* no queued op may still point to it */
+    pthread_mutex_lock(&m_mu);
+    m_rec_put(ev->last);
+    pthread_mutex_unlock(&m_mu);
     free(ev);
     return cudaSuccess;
 }
@@ -384,9 +403,15 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t st)
     if (o == NULL)
         return cudaErrorMemoryAllocation;
     o->kind = M_RECORD;
-    o->ev = ev;
+    o->rec = calloc(1, sizeof(*o->rec));
+    if (o->rec == NULL) {
+        free(o);
+        return cudaErrorMemoryAllocation;
+    }
+    o->rec->refs = 2;          /* the operation and the event */
     pthread_mutex_lock(&m_mu);
-    o->seq = ++ev->recorded;
+    m_rec_put(ev->last);
+    ev->last = o->rec;
     m_push(st, o);
     pthread_mutex_unlock(&m_mu);
     return cudaSuccess;
@@ -401,9 +426,9 @@ cudaError_t cudaEventQuery(cudaEvent_t ev)
 
     pthread_mutex_lock(&m_mu);
     m_queries++;
-    if (ev->completed < ev->recorded)
+    if (ev->last != NULL && !ev->last->reached)
         m_progress(NULL, 1 + (long)(m_rand() % 4));
-    if (ev->completed < ev->recorded) {
+    if (ev->last != NULL && !ev->last->reached) {
         bool any = m_runnable(&m_null);
         for (int i = 0; i < M_MAX_STREAMS && !any; i++)
             any = m_streams[i] != NULL && m_runnable(m_streams[i]);
@@ -427,9 +452,10 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t ev,
     if (o == NULL)
         return cudaErrorMemoryAllocation;
     o->kind = M_WAIT;
-    o->ev = ev;
     pthread_mutex_lock(&m_mu);
-    o->seq = ev->recorded;     /* the most recent record, as in CUDA */
+    o->rec = ev->last;         /* the most recent record, as in CUDA */
+    if (o->rec != NULL)
+        o->rec->refs++;
     m_push(st, o);
     pthread_mutex_unlock(&m_mu);
     return cudaSuccess;
