@@ -338,7 +338,11 @@ static ccs_status_t run_group(run_t *r, const plan_group_t *g)
  * op's ranges at the offsets the step order's walk gives them.
  *
  * Local ops run when they start (on this thread), so they complete at
- * once; a staged receive completes after its unpack. */
+ * once; a staged receive completes after its unpack.  On a stream
+ * transport (cuda) "run" means enqueued on the run's stream, and the
+ * transport keeps that sound: its test reports a transfer complete only
+ * once the device finished it, and it orders each transfer after what
+ * the run's stream holds when the transfer is posted (xport_cuda.c). */
 
 enum { FL_WAIT = 0, FL_RUN, FL_DONE };
 

@@ -154,8 +154,10 @@ typedef struct ccs_xport_ops {
      * wait_any() blocks until one of the n requests t[] is complete (at
      * once when one already is), bounded by the timeout; then test says
      * which.  wait() keeps its meaning (completes everything posted)
-     * and is still called at the end of a run that used tickets.  All
-     * three NULL (cuda, nccl: stream-ordered): the window stays 1. */
+     * and is still called at the end of a run that used tickets.  A
+     * stream transport (cuda) reports completion once the device has
+     * finished the transfer, and orders the run's stream after it.  All
+     * three NULL (nccl): the window stays 1. */
     uint64_t (*ticket)(ccs_xport_t *x);
     ccs_status_t (*test)(ccs_xport_t *x, uint64_t t, bool *done,
                          ccs_err_t *err);

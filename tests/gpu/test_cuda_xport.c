@@ -21,9 +21,15 @@
  *   large_odd_count     R = 4, fixtures and algorithms, every dtype x op at
  *                       count 1000003;
  *   straggler_cuda      one StragglAR-shaped plan serves every straggler;
- *                       the others leave phase 0 before it arrives.
+ *                       the others leave phase 0 before it arrives (step
+ *                       by step and with issue window 4).
  * Collective results are checked against tools/ccs_check.h's independent
  * reference (exact-by-construction inputs), counting wrong elements.
+ * Issue windows: every plan of fixtures_cuda and registry_cuda (and of
+ * large_odd_count, on fewer combinations) runs again with issue windows
+ * 2, 4 and 8 (ccs_comm_set_issue_window: hazard-ordered issue on the
+ * port streams of xport_cuda.c), and each rank's output must equal the
+ * window-1 output BYTE FOR BYTE, besides matching the reference.
  *
  *   test_cuda_xport           run everything (exit 2 without a GPU)
  *   test_cuda_xport --probe   print the device and exit 0, or 2 if none
@@ -47,7 +53,7 @@
 #define MAX_R 8
 #define MAX_COMBOS 256
 
-static size_t g_total_wrong, g_runs;
+static size_t g_total_wrong, g_runs, g_window_runs;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------------- kernels against the CPU ---------------- */
@@ -232,6 +238,23 @@ typedef struct combo {
     bool null_stream;
 } combo_t;
 
+/* Outputs of the window-1 run of a plan, [rank][combo] (owned; freed by
+ * refs_free), against which the runs with a window compare. */
+static uint8_t *g_ref[MAX_R][MAX_COMBOS];
+static size_t g_ref_len[MAX_R][MAX_COMBOS];
+
+enum { REF_NONE, REF_RECORD, REF_COMPARE };
+
+static void refs_free(void)
+{
+    for (int r = 0; r < MAX_R; r++)
+        for (int k = 0; k < MAX_COMBOS; k++) {
+            free(g_ref[r][k]);
+            g_ref[r][k] = NULL;
+            g_ref_len[r][k] = 0;
+        }
+}
+
 typedef struct job {
     const ccs_plan_t *plan;
     ccs_comm_t *comm;
@@ -240,8 +263,10 @@ typedef struct job {
     int ncombos;
     int straggler, delay_rank;
     unsigned delay_us;
+    int ref_mode;            /* REF_* */
     ccs_status_t st[MAX_COMBOS];
     size_t wrong[MAX_COMBOS];
+    size_t differ[MAX_COMBOS]; /* REF_COMPARE: 1 + first differing byte */
     ccs_run_stats_t stats[MAX_COMBOS];
     char msg[320];
 } job_t;
@@ -339,6 +364,24 @@ static void *rank_main(void *arg)
         }
         j->wrong[k] = chk_wrong(coll, c->dt, c->op, j->rank, j->R, root,
                                 c->count, host);
+        if (j->ref_mode == REF_RECORD) {
+            /* owned by g_ref (refs_free) */
+            g_ref[j->rank][k] = malloc(out_n * es);
+            if (g_ref[j->rank][k] != NULL) {
+                memcpy(g_ref[j->rank][k], host, out_n * es);
+                g_ref_len[j->rank][k] = out_n * es;
+            }
+        } else if (j->ref_mode == REF_COMPARE) {
+            const uint8_t *want = g_ref[j->rank][k];
+            size_t n = out_n * es;
+            if (want == NULL || g_ref_len[j->rank][k] != n) {
+                j->differ[k] = 1;   /* no window-1 output to compare */
+            } else {
+                for (size_t b = 0; b < n && j->differ[k] == 0; b++)
+                    if (host[b] != want[b])
+                        j->differ[k] = b + 1;
+            }
+        }
     }
 out:
     cudaFree(da);
@@ -351,9 +394,12 @@ out:
 
 static job_t g_jobs[MAX_R];
 
+/* window: the issue window of every rank (1: step by step); ref_mode:
+ * record the outputs as the reference, or compare them with it. */
 static int run_world(const char *name, const ccs_plan_t *plan,
                      const combo_t *combos, int ncombos, int straggler,
-                     int delay_rank, unsigned delay_us)
+                     int delay_rank, unsigned delay_us, unsigned window,
+                     int ref_mode)
 {
     int R = ccs_plan_nranks(plan), bad = 0;
     ccs_comm_t *comms[MAX_R];
@@ -367,6 +413,16 @@ static int run_world(const char *name, const ccs_plan_t *plan,
         return 1;
     }
     for (int r = 0; r < R; r++) {
+        ccs_status_t st = ccs_comm_set_issue_window(comms[r], window);
+        if (st != CCS_OK) {
+            FAIL_AT("%s: issue window %u: %s", name, window,
+                    ccs_status_name(st));
+            for (int q = 0; q < R; q++)
+                ccs_comm_destroy(comms[q]);
+            return 1;
+        }
+    }
+    for (int r = 0; r < R; r++) {
         memset(&g_jobs[r], 0, sizeof(g_jobs[r]));
         g_jobs[r].plan = plan;
         g_jobs[r].comm = comms[r];
@@ -377,6 +433,7 @@ static int run_world(const char *name, const ccs_plan_t *plan,
         g_jobs[r].straggler = straggler;
         g_jobs[r].delay_rank = delay_rank;
         g_jobs[r].delay_us = delay_us;
+        g_jobs[r].ref_mode = ref_mode;
         pthread_create(&th[r], NULL, rank_main, &g_jobs[r]);
     }
     for (int r = 0; r < R; r++)
@@ -385,15 +442,20 @@ static int run_world(const char *name, const ccs_plan_t *plan,
         for (int k = 0; k < ncombos; k++) {
             const combo_t *c = &combos[k];
             wrong += g_jobs[r].wrong[k];
-            if ((g_jobs[r].st[k] != CCS_OK || g_jobs[r].wrong[k] != 0) &&
+            if ((g_jobs[r].st[k] != CCS_OK || g_jobs[r].wrong[k] != 0 ||
+                 g_jobs[r].differ[k] != 0) &&
                 bad < 5) {
-                FAIL_AT("%s rank %d: %s %s count %zu %s %s stream: status "
-                        "%s, %zu wrong %s", name, r,
-                        ccs_dtype_str(c->dt), ccs_redop_str(c->op),
-                        c->count, c->inplace ? "in-place" : "out-of-place",
+                FAIL_AT("%s window %u rank %d: %s %s count %zu %s %s "
+                        "stream: status %s, %zu wrong, %s %zu %s", name,
+                        window, r, ccs_dtype_str(c->dt),
+                        ccs_redop_str(c->op), c->count,
+                        c->inplace ? "in-place" : "out-of-place",
                         c->null_stream ? "NULL" : "own",
                         ccs_status_name(g_jobs[r].st[k]), g_jobs[r].wrong[k],
-                        g_jobs[r].msg);
+                        g_jobs[r].differ[k] ? "first byte differing from "
+                                              "window 1 (1-based):"
+                                            : "bytes as window 1",
+                        g_jobs[r].differ[k], g_jobs[r].msg);
                 bad++;
                 break;
             }
@@ -403,6 +465,8 @@ static int run_world(const char *name, const ccs_plan_t *plan,
     pthread_mutex_lock(&g_mu);
     g_total_wrong += wrong;
     g_runs += (size_t)ncombos * (size_t)R;
+    if (window > 1)
+        g_window_runs += (size_t)ncombos * (size_t)R;
     pthread_mutex_unlock(&g_mu);
     return bad;
 }
@@ -423,9 +487,12 @@ static int full_matrix(combo_t *c, const size_t *counts, int ncounts)
     return n;
 }
 
-static void check_sched(const char *name, const ccs_sched_t *s,
-                        const combo_t *combos, int ncombos)
+/* Step by step, then issue windows 2, 4, 8 byte for byte against it
+ * (window combinations: the first nwin of combos; 0: no window runs). */
+static void check_sched_w(const char *name, const ccs_sched_t *s,
+                          const combo_t *combos, int ncombos, int nwin)
 {
+    static const unsigned windows[] = { 2, 4, 8 };
     ccs_plan_t *plan = NULL;
     ccs_err_t e;
     ccs_status_t st = ccs_plan_from_sched(s, &plan, &e);
@@ -434,13 +501,35 @@ static void check_sched(const char *name, const ccs_sched_t *s,
         FAIL_AT("%s: %s", name, ccs_err_msg(&e, st));
         return;
     }
-    run_world(name, plan, combos, ncombos, -1, -1, 0);
+    if (nwin == 0) {
+        run_world(name, plan, combos, ncombos, -1, -1, 0, 1, REF_NONE);
+    } else {
+        if (nwin < ncombos)
+            run_world(name, plan, combos + nwin, ncombos - nwin, -1, -1, 0,
+                      1, REF_NONE);
+        if (run_world(name, plan, combos, nwin, -1, -1, 0, 1, REF_RECORD) ==
+            0) {
+            for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++)
+                run_world(name, plan, combos, nwin, -1, -1, 0, windows[w],
+                          REF_COMPARE);
+        }
+        refs_free();
+    }
     ccs_plan_destroy(plan);
+}
+
+static void check_sched(const char *name, const ccs_sched_t *s,
+                        const combo_t *combos, int ncombos)
+{
+    check_sched_w(name, s, combos, ncombos, ncombos);
 }
 
 static const size_t small_counts[] = { 1, 7, 1000 };
 static const size_t odd_counts[] = { 1000003 };
 static combo_t g_combos[MAX_COMBOS];
+/* combinations of the 1000003 sweep that also run with windows: the
+ * window-1 outputs are kept on the host, up to 8 MB per rank each */
+#define ODD_WINDOW_COMBOS 6
 
 TEST(fixtures_cuda)
 {
@@ -461,13 +550,15 @@ TEST(fixtures_cuda)
  * collective it declares at R ranks; returns how many ran.  A declared
  * collective that does not synthesize is a failure. */
 static int for_each_algo_plan(uint32_t R, const combo_t *combos,
-                              int ncombos)
+                              int ncombos, int nwin)
 {
     char spec[32];
     topo_t *t = NULL, hand;
     int ran = 0;
 
-    snprintf(spec, sizeof(spec), "switch:%u", R);
+    /* NVLS on, as in the CPU tests (rt_world.h): the in-switch algorithm
+     * synthesizes too, the others ignore it */
+    snprintf(spec, sizeof(spec), "switch:%u,nvls=on", R);
     if (topo_load(spec, NULL, &t, NULL) != CCS_OK) {
         memset(&hand, 0, sizeof(hand));
         snprintf(hand.name, sizeof(hand.name), "hand:%u", R);
@@ -500,7 +591,7 @@ static int for_each_algo_plan(uint32_t R, const combo_t *combos,
                 ccs_sched_destroy(s);
                 continue;
             }
-            check_sched(name, s, combos, ncombos);
+            check_sched_w(name, s, combos, ncombos, nwin);
             ccs_sched_destroy(s);
             ran++;
         }
@@ -515,7 +606,7 @@ TEST(registry_cuda)
     int nc = full_matrix(g_combos, small_counts, 3), ran = 0;
 
     for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++)
-        ran += for_each_algo_plan(Rs[ri], g_combos, nc);
+        ran += for_each_algo_plan(Rs[ri], g_combos, nc, nc);
     CHECK(ran > 0);
     printf("registry_cuda: %d algorithm plans replayed\n", ran);
 }
@@ -528,9 +619,9 @@ TEST(large_odd_count)
 
     CHECK(n > 0);
     for (int i = 0; i < n; i++)
-        check_sched(fx[i].name, fx[i].s, g_combos, nc);
+        check_sched_w(fx[i].name, fx[i].s, g_combos, nc, ODD_WINDOW_COMBOS);
     fx_free(fx, n < 0 ? 0 : n);
-    CHECK(for_each_algo_plan(4, g_combos, nc) > 0);
+    CHECK(for_each_algo_plan(4, g_combos, nc, ODD_WINDOW_COMBOS) > 0);
 }
 
 TEST(straggler_cuda)
@@ -545,10 +636,13 @@ TEST(straggler_cuda)
 
     CHECK(s != NULL);
     CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
-    for (int strag = 0; plan != NULL && strag < R; strag++) {
-        char name[32];
-        snprintf(name, sizeof(name), "straggler=%d", strag);
-        CHECK_EQ_INT(run_world(name, plan, c, 2, strag, strag, 30000), 0);
+    for (int k = 0; plan != NULL && k < 2 * R; k++) {
+        int strag = k % R;
+        unsigned window = k < R ? 1 : 4;
+        char name[48];
+        snprintf(name, sizeof(name), "straggler=%d window=%u", strag, window);
+        CHECK_EQ_INT(run_world(name, plan, c, 2, strag, strag, 30000, window,
+                               REF_NONE), 0);
         for (int r = 0; r < R; r++) {
             const ccs_run_stats_t *st = &g_jobs[r].stats[0];
             if (r != strag)
@@ -590,7 +684,8 @@ int main(int argc, char **argv)
     if (!quick)
         RUN(large_odd_count);
     RUN(straggler_cuda);
-    printf("test_cuda_xport: %zu rank-runs checked, %zu wrong elements\n",
-           g_runs, g_total_wrong);
+    printf("test_cuda_xport: %zu rank-runs checked (%zu with an issue window "
+           "above 1, compared byte for byte with window 1), %zu wrong "
+           "elements\n", g_runs, g_window_runs, g_total_wrong);
     return TEST_SUMMARY();
 }
