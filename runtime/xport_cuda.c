@@ -33,8 +33,8 @@
  * the world.  A slot is busy from its record until the peer has called
  * cudaStreamWaitEvent on it (which captures the event's state at that
  * moment, so it may be recorded again afterwards); the peer then counts
- * `users` down to 0.  Messages are counted twice (sender and receiver) and freed by
- * the last; the world frees what is left in the FIFOs.
+ * `users` down to 0.  Messages are counted twice (sender and receiver)
+ * and freed by the last; the world frees what is left in the FIFOs.
  *
  * Failure: a failing rank sets the world's abort flag and wakes every
  * rank; ranks blocked in wait() return CCS_ERR_TRANSPORT.  CCS_TIMEOUT_S
@@ -1092,12 +1092,21 @@ static ccs_status_t cx_wait_any(ccs_xport_t *x, const uint64_t *t,
  * next round of tickets. */
 static void reqs_reset(ccs_xport_t *x)
 {
+    cx_rank_t *me = &x->w->ranks[x->rank];
+
     for (size_t i = 0; i < x->nreq; i++) {
         cx_req_t *rq = &x->reqs[i];
         if (rq->complete)
             continue;
-        if (rq->m != NULL)
+        if (rq->m != NULL) {
+            int state;
+            pthread_mutex_lock(&me->mu);
+            state = rq->m->state;
+            pthread_mutex_unlock(&me->mu);
+            if (state == MSG_DONE)
+                slot_put(rq->m->done);   /* our use of the receiver's DONE */
             msg_put(rq->m);
+        }
         if (rq->done != NULL)
             slot_put(rq->done);
     }

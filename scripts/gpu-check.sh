@@ -6,7 +6,8 @@
 #   3. the cuda transport's correctness tests, virtual ranks on device 0
 #      (tests/gpu/test_cuda_xport.c: kernels byte-for-byte against the CPU,
 #      every fixture and algorithm plan x collective x dtype x op, counts
-#      1, 7, 1000 and 1000003, wrong elements counted);
+#      1, 7, 1000 and 1000003, wrong elements counted; each plan again with
+#      issue windows 2, 4, 8, byte for byte against window 1);
 #   4. the nccl transport with one rank (ncclCommInitAll on one device);
 #   5. the reduction kernel's bandwidth next to cudaMemcpy D2D (target:
 #      reduce >= 85% of copy, bytes read + written);
