@@ -776,6 +776,71 @@ TEST(fixtures_issue_window)
     CHECK_EQ_INT(m_deadlocks, 0);
 }
 
+typedef struct bad_job {
+    const ccs_plan_t *plan;
+    ccs_comm_t *comm;
+    size_t count;
+    ccs_status_t st;
+} bad_job_t;
+
+static void *bad_rank(void *arg)
+{
+    bad_job_t *j = arg;
+    size_t n = 3 * j->count + 64;
+    float *a = NULL, *b = NULL;
+
+    cudaMalloc((void **)&a, n * sizeof(float));
+    cudaMalloc((void **)&b, n * sizeof(float));
+    memset(a, 0, n * sizeof(float));
+    j->st = ccs_run(j->plan, j->comm, a, b, j->count, CCS_FLOAT32, CCS_SUM,
+                    NULL);
+    cudaDeviceSynchronize();
+    cudaFree(a);
+    cudaFree(b);
+    return NULL;
+}
+
+/* With a window, ranks that make different calls (different counts, so
+ * different message sizes) fail with a mismatch or are woken by the
+ * failing rank's abort; none waits until the timeout. */
+TEST(issue_window_mismatch_fails)
+{
+    ccs_sched_t *s = fx_ring_scratch(3);
+    ccs_plan_t *plan = NULL;
+    ccs_comm_t *comms[3];
+    bad_job_t jobs[3];
+    pthread_t th[3];
+    int mismatches = 0;
+
+    CHECK(s != NULL);
+    if (s == NULL || ccs_plan_from_sched(s, &plan, NULL) != CCS_OK) {
+        ccs_sched_destroy(s);
+        return;
+    }
+    CHECK_STATUS(ccs_comm_init_cuda(3, NULL, comms), CCS_OK);
+    for (int r = 0; r < 3; r++) {
+        CHECK_STATUS(ccs_comm_set_issue_window(comms[r], 4), CCS_OK);
+        jobs[r].plan = plan;
+        jobs[r].comm = comms[r];
+        jobs[r].count = 1000 + 100 * (size_t)r;
+        jobs[r].st = CCS_OK;
+        pthread_create(&th[r], NULL, bad_rank, &jobs[r]);
+    }
+    for (int r = 0; r < 3; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < 3; r++) {
+        CHECK_MSG(jobs[r].st == CCS_ERR_MISMATCH ||
+                      jobs[r].st == CCS_ERR_TRANSPORT,
+                  "rank %d: %s (%s)", r, ccs_status_name(jobs[r].st),
+                  ccs_comm_last_error(comms[r]));
+        mismatches += jobs[r].st == CCS_ERR_MISMATCH;
+        ccs_comm_destroy(comms[r]);
+    }
+    CHECK(mismatches > 0);
+    ccs_plan_destroy(plan);
+    ccs_sched_destroy(s);
+}
+
 #endif /* CCS_HAVE_CUDA */
 
 int main(void)
@@ -786,6 +851,7 @@ int main(void)
     RUN(fixtures_two_devices);
     RUN(repeated_runs_reuse);
     RUN(fixtures_issue_window);
+    RUN(issue_window_mismatch_fails);
     printf("test_cuda_mock: %zu deferred operations run, deepest stream "
            "queue %zu, %d peer copies\n", m_ops_run, m_max_depth,
            m_peer_copies);
