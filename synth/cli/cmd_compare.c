@@ -55,7 +55,7 @@ static void compare_usage(FILE *f)
 "      --root R              root of reduce/broadcast (default 0)\n"
 "  -m, --mode rank|barrier|dataflow\n"
 "                            step semantics (default rank; dataflow:\n"
-"                            hazard-ordered issue: CPU executors only)\n"
+"                            hazard-ordered issue: not on NCCL)\n"
 "      --window W            dataflow: steps in flight per rank (default\n"
 "                            4; 1 is the rank mode)\n"
 "      --straggler R         rank R arrives late (also given to the\n"
@@ -588,7 +588,7 @@ int cmd_compare(int argc, char **argv)
         snprintf(title, sizeof(title), "%s on %s (%d ranks), simulated%s",
                  ccs_coll_str(p.coll), topo->name, topo->ngpus,
                  sim_mode_note(o.mode) != NULL
-                     ? " in dataflow mode (CPU executors only)" : "");
+                     ? " in dataflow mode (not on NCCL)" : "");
         rc = plot_with_base(plot, title, ran, nran, sizes, nsizes, algbw,
                             base);
     }

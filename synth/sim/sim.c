@@ -74,9 +74,10 @@ const char *sim_mode_str(sim_mode_t m)
 const char *sim_mode_note(sim_mode_t m)
 {
     return m == SIM_MODE_DATAFLOW
-               ? "CPU executors only: threads and MPI issue ops by hazards "
-                 "with an issue window (CCS_ISSUE_WINDOW); the CUDA and "
-                 "NCCL executors run steps in order"
+               ? "threads, MPI and cuda executors, not NCCL: they issue ops "
+                 "by hazards with an issue window (CCS_ISSUE_WINDOW; the "
+                 "cuda transport's has not yet run on a GPU); the NCCL "
+                 "executor runs steps in order"
                : NULL;
 }
 

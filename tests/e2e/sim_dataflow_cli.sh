@@ -21,22 +21,22 @@ expect 0 "" -- $C sim "$tmp/s.ccs" --mode dataflow --window 2 --sizes 1M -q
 # the label, in every format of both commands
 for fmt in "" --csv; do
     out=$($C sim "$tmp/s.ccs" --mode dataflow --sizes 1M $fmt)
-    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: CPU executors only' \
+    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: threads, MPI and cuda executors, not NCCL' \
         || { echo "FAIL: sim $fmt lacks the label: $out"; fail=1; }
     out=$($C compare --topo switch:4 --algos ring,rhd --sizes 1M \
           --mode dataflow $fmt -q)
-    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: CPU executors only' \
+    printf '%s\n' "$out" | grep -q '^# mode dataflow, window 4: threads, MPI and cuda executors, not NCCL' \
         || { echo "FAIL: compare $fmt lacks the label: $out"; fail=1; }
 done
 out=$($C sim "$tmp/s.ccs" --mode dataflow --window 3 --sizes 1M --json)
 printf '%s' "$out" | grep -q '"mode": "dataflow"' \
-    && printf '%s' "$out" | grep -q '"window": 3, "mode_note": "CPU executors only' \
+    && printf '%s' "$out" | grep -q '"window": 3, "mode_note": "threads, MPI and cuda executors, not NCCL' \
     || { echo "FAIL: sim --json lacks the label: $out"; fail=1; }
 out=$($C compare --topo switch:4 --algos ring --sizes 1M --mode dataflow --json -q)
-printf '%s' "$out" | grep -q '"mode_note": "CPU executors only' \
+printf '%s' "$out" | grep -q '"mode_note": "threads, MPI and cuda executors, not NCCL' \
     || { echo "FAIL: compare --json lacks the label: $out"; fail=1; }
 # the modes the executors follow carry no such note
-$C sim "$tmp/s.ccs" --sizes 1M | grep -q 'CPU executors only' \
+$C sim "$tmp/s.ccs" --sizes 1M | grep -q 'threads, MPI and cuda executors, not NCCL' \
     && { echo "FAIL: rank mode labelled as a what-if"; fail=1; }
 
 # window 1 is the rank mode; the default window gains on the NIC cluster

@@ -413,7 +413,7 @@ TEST(setting_and_refusal)
                  CCS_OK);
     CHECK_EQ_INT(ccs_comm_issue_window(comms[0]), CCS_ISSUE_WINDOW_MAX);
     CHECK_EQ_INT(ccs_comm_issue_window(NULL), 0);
-    /* A transport without wait_any (as cuda, nccl, mpi) refuses a window
+    /* A transport without wait_any (as nccl) refuses a window
      * above 1, in the setter and, when the window came from the
      * environment, in the run, before anything moves. */
     nowait = *comms[1]->xops;

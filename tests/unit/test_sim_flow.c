@@ -536,7 +536,7 @@ TEST(mode_names)
     CHECK_EQ_INT(m, SIM_MODE_DATAFLOW);
     CHECK(strcmp(sim_mode_str(m), "dataflow") == 0);
     CHECK(sim_mode_note(SIM_MODE_DATAFLOW) != NULL);
-    CHECK_STR_CONTAINS(sim_mode_note(SIM_MODE_DATAFLOW), "CPU executors only");
+    CHECK_STR_CONTAINS(sim_mode_note(SIM_MODE_DATAFLOW), "threads, MPI and cuda executors, not NCCL");
     CHECK(sim_mode_note(SIM_MODE_RANK) == NULL);
     CHECK(sim_mode_note(SIM_MODE_BARRIER) == NULL);
 }
