@@ -180,6 +180,7 @@ typedef struct srch_cls {
     uint32_t *pl;         /* [n * n] pair ids i * C + j with cnt > 0 */
     uint32_t npl;
     struct cls_cand *cand;/* [n * (n - 1) / 2] useful class pairs */
+    struct cls_cand *cand2;/* [n * (n - 1) / 2] the sort's scratch */
     int64_t *ev;          /* [(CLS_DEPTH + 1) * n] best path gains */
     uint32_t *pc, *pi;    /* [(CLS_DEPTH + 1) * n] their last steps */
     uint32_t *org;        /* [(CLS_DEPTH + 1) * n] start of each path */
