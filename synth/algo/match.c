@@ -90,6 +90,24 @@ typedef struct mw {
     int32_t *freev;         /* [nv] unmatched vertices, increasing */
     int32_t nfree;
     ivec_t path;            /* blossoms marked by scan_blossom */
+    /* The stage's prefix (see grow_trees): the roots scanned before any
+     * tight edge was met, and what replaying their scans needs. */
+    int32_t stageno;        /* stages started in this call */
+    int32_t epoch;          /* dual steps made in this call */
+    int32_t *ntok;          /* [2nv] epoch in which root b was scanned
+                               without meeting a tight edge, -1 none */
+    int32_t *rst;           /* [2nv] stage in which bestedge was last
+                               reset to -1 */
+    bool inprefix;          /* no tight edge met yet in this stage */
+    bool skipped;           /* a prefix root was skipped in this stage */
+    bool ib0ok;             /* ib0 holds inblossom at the stage start */
+    int32_t pcur;           /* prefix root being scanned, -1 none */
+    ivec_t pfx;             /* prefix roots in the order popped */
+    int32_t *ib0;           /* [nv] inblossom at the stage start, once a
+                               blossom was formed in the stage */
+    int32_t *pcand;         /* [2nv] the replay's least-slack edges */
+    int64_t *pslack;        /* [2nv] their slack */
+    ivec_t ptouch;          /* ids with a pcand */
     bool oom;
 } mw_t;
 
@@ -148,6 +166,13 @@ static inline void set_best(mw_t *m, int32_t b, int32_t k)
         m->seen[b] |= 1;
         iv_push(m, &m->besl, b);
     }
+}
+
+/* bestedge[b] back to none, remembering when (replay_prefix). */
+static inline void reset_best(mw_t *m, int32_t b)
+{
+    m->bestedge[b] = -1;
+    m->rst[b] = m->stageno;
 }
 
 static inline void mark_t(mw_t *m, int32_t b)
@@ -267,7 +292,8 @@ static void assign_label(mw_t *m, int32_t w, int32_t t, int32_t p)
         int32_t b = m->inblossom[w];
         m->label[w] = m->label[b] = t;
         m->labelend[w] = m->labelend[b] = p;
-        m->bestedge[w] = m->bestedge[b] = -1;
+        reset_best(m, w);
+        reset_best(m, b);
         if (t == 2)
             mark_t(m, b);
         if (t == 1) {
@@ -339,6 +365,11 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     int32_t b = m->unused[--m->nunused];
     ivec_t *ch = &m->childs[b], *ep = &m->endps[b];
 
+    if (m->skipped && !m->ib0ok) { /* replay_prefix may need it */
+        memcpy(m->ib0, m->inblossom, (size_t)m->nv * sizeof(*m->ib0));
+        m->ib0ok = true;
+    }
+    m->ntok[b] = -1;
     m->bbase[b] = base;
     m->bparent[b] = -1;
     m->bparent[bb] = b;
@@ -408,11 +439,11 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
         }
         m->has_best[sub] = 0;
         m->bestlist[sub].len = 0;
-        m->bestedge[sub] = -1;
+        reset_best(m, sub);
     }
     m->bestlist[b].len = 0;
     m->has_best[b] = 1;
-    m->bestedge[b] = -1;
+    reset_best(m, b);
     /* The blossoms consider_best touched, in increasing id, from the
      * bitset (a scan of all 2n bestto entries per new blossom cost about
      * a tenth of StragglAR's planning: hundreds of blossoms per matching). */
@@ -488,7 +519,7 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         m->label[endpoint(m, p ^ 1)] = m->label[bv] = 2;
         mark_t(m, bv);
         m->labelend[endpoint(m, p ^ 1)] = m->labelend[bv] = p;
-        m->bestedge[bv] = -1;
+        reset_best(m, bv);
         j += jstep;
         /* Children on the odd path lose their labels unless reachable. */
         while (ch->a[wrap(j, len)] != entry) {
@@ -522,7 +553,8 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
     m->bbase[b] = -1;
     m->has_best[b] = 0;
     m->bestlist[b].len = 0;
-    m->bestedge[b] = -1;
+    reset_best(m, b);
+    m->ntok[b] = -1;
     m->unused[m->nunused++] = b;
 }
 
@@ -609,9 +641,23 @@ static bool grow_trees(mw_t *m)
     while (!m->oom) {
         int32_t v;
         if (m->queue.len == 0) {
+            int32_t b;
+            if (m->pcur >= 0) { /* scanned whole, nothing tight */
+                m->ntok[m->pcur] = m->epoch;
+                m->pcur = -1;
+            }
             if (m->nroots == 0)
                 break;
-            leaves(m, m->roots[--m->nroots], &m->queue);
+            b = m->roots[--m->nroots];
+            if (m->inprefix) {
+                iv_push(m, &m->pfx, b);
+                if (m->ntok[b] == m->epoch) {
+                    m->skipped = true;
+                    continue;
+                }
+                m->pcur = b;
+            }
+            leaves(m, b, &m->queue);
             continue;
         }
         v = m->queue.a[--m->queue.len];
@@ -623,8 +669,18 @@ static bool grow_trees(mw_t *m)
                 continue;
             if (!m->allow[k]) {
                 ks = dv + m->dual[w] - m->nbw2[q];
-                if (ks <= 0)
+                if (ks <= 0) {
                     m->allow[k] = 1;
+                    if (m->inprefix) {
+                        /* The prefix ends inside this root's scan: the
+                         * root is not replayed (its scan goes on with
+                         * the tree growth, as in the plain form). */
+                        m->inprefix = false;
+                        if (m->pcur >= 0)
+                            m->pfx.len--;
+                        m->pcur = -1;
+                    }
+                }
             }
             if (m->allow[k]) {
                 int32_t lw = m->label[m->inblossom[w]];
@@ -658,6 +714,55 @@ static bool grow_trees(mw_t *m)
     return false;
 }
 
+/* Before the first dual step of a stage whose prefix skipped roots: the
+ * least-slack edges the skipped scans would have left.  The prefix (the
+ * roots scanned, highest first, before any tight edge) is replayed in
+ * its order with the stage start's blossoms and labels (roots S,
+ * everything else unlabeled, nothing allowed) into pcand, first least
+ * slack wins as in grow_trees; then each id takes its prefix edge unless
+ * its bestedge was reset since (which drops every earlier edge) or a
+ * later edge has strictly less slack (an equal one came after).  The
+ * duals have not changed since the prefix, so the slacks compare as
+ * they did then. */
+static void replay_prefix(mw_t *m)
+{
+    const int32_t *ib = m->ib0ok ? m->ib0 : m->inblossom;
+
+    m->ptouch.len = 0;
+    for (int32_t i = 0; i < m->pfx.len && !m->oom; i++) {
+        int32_t r = m->pfx.a[i], one, nl;
+        const int32_t *lv = leaf_span(m, r, &one, &nl);
+        for (int32_t li = nl - 1; li >= 0; li--) { /* queue order */
+            int32_t v = lv[li];
+            int64_t dv = m->dual[v];
+            for (int32_t q = m->nb_start[v]; q < m->nb_start[v + 1]; q++) {
+                int32_t w = m->nbv[q], bw = ib[w], x;
+                int64_t ks;
+                if (bw == r)
+                    continue;
+                ks = dv + m->dual[w] - m->nbw2[q];
+                /* S at the stage start: the free top-level blossoms. */
+                x = m->mate[m->bbase[bw]] == -1 ? r : w;
+                if (m->pcand[x] == -1) {
+                    iv_push(m, &m->ptouch, x);
+                } else if (ks >= m->pslack[x]) {
+                    continue;
+                }
+                m->pcand[x] = m->nb[q] >> 1;
+                m->pslack[x] = ks;
+            }
+        }
+    }
+    for (int32_t i = 0; i < m->ptouch.len; i++) {
+        int32_t x = m->ptouch.a[i];
+        if (m->rst[x] != m->stageno &&
+            (m->bestedge[x] == -1 ||
+             m->pslack[x] <= slack(m, m->bestedge[x])))
+            set_best(m, x, m->pcand[x]);
+        m->pcand[x] = -1;
+    }
+}
+
 /* Run the stages.  Returns false on allocation failure. */
 static bool solve(mw_t *m, bool maxcard)
 {
@@ -682,6 +787,12 @@ static bool solve(mw_t *m, bool maxcard)
         m->slist.len = 0;
         m->queue.len = 0;
         m->nroots = 0;
+        m->stageno++;
+        m->inprefix = true;
+        m->skipped = false;
+        m->ib0ok = false;
+        m->pcur = -1;
+        m->pfx.len = 0;
         /* Label the free roots S (what assign_label does, less queueing
          * their leaves: see grow_trees), in increasing vertex order; the
          * unmatched vertices only shrink, so their list is compacted. */
@@ -712,6 +823,14 @@ static bool solve(mw_t *m, bool maxcard)
                 return false;
             if (augmented)
                 break;
+            if (m->skipped) {
+                replay_prefix(m);
+                m->skipped = false;
+                if (m->oom)
+                    return false;
+            }
+            m->inprefix = false;
+            m->pcur = -1;
             if (!maxcard) {
                 type = 1;
                 delta = m->dual[0];
@@ -794,6 +913,7 @@ static bool solve(mw_t *m, bool maxcard)
                         m->dual[b] -= delta;
                 }
             }
+            m->epoch++;
             if (type == 1) {
                 break;
             } else if (type == 2 || type == 3) {
@@ -891,6 +1011,13 @@ static void mw_free(mw_t *m)
     free(m->slist.a);
     free(m->freev);
     free(m->path.a);
+    free(m->ntok);
+    free(m->rst);
+    free(m->pfx.a);
+    free(m->ib0);
+    free(m->pcand);
+    free(m->pslack);
+    free(m->ptouch.a);
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -1001,12 +1128,18 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.roots = malloc((size_t)n * sizeof(*m.roots));
     m.seen = calloc(n2, 1);
     m.freev = malloc((size_t)n * sizeof(*m.freev));
+    m.ntok = malloc(n2 * sizeof(*m.ntok));
+    m.rst = calloc(n2, sizeof(*m.rst));
+    m.ib0 = malloc((size_t)n * sizeof(*m.ib0));
+    m.pcand = malloc(n2 * sizeof(*m.pcand));
+    m.pslack = malloc(n2 * sizeof(*m.pslack));
     if (!m.ed || !m.nb_start || !m.nb || !m.nbv ||
         !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
         !m.bestto || !m.bestsl || !m.tbits || !m.roots || !m.seen ||
-        !m.freev || !m.leafv || !m.ldirty) {
+        !m.freev || !m.leafv || !m.ldirty || !m.ntok || !m.rst || !m.ib0 ||
+        !m.pcand || !m.pslack) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
@@ -1041,6 +1174,8 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         m.bbase[b] = b < (size_t)n ? (int32_t)b : -1;
         m.bestedge[b] = -1;
         m.bestto[b] = -1;
+        m.ntok[b] = -1;
+        m.pcand[b] = -1;
         m.dual[b] = b < (size_t)n ? maxw : 0;
     }
     for (int32_t v = 0; v < n; v++) {
