@@ -402,15 +402,19 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     m->labelend[b] = m->labelend[bb];
     m->dual[b] = 0;
     m->ldirty[b] = 1;
-    {
-        int32_t one, nl;
-        const int32_t *lv = leaf_span(m, b, &one, &nl);
-        for (int32_t i = 0; i < nl && !m->oom; i++) {
-            int32_t x = lv[i];
-            if (m->label[m->inblossom[x]] == 2)
-                iv_push(m, &m->queue, x); /* former T-vertices become S */
-            m->inblossom[x] = b;
-        }
+    /* b's vertices, child by child (b's leaf order): each child is a
+     * top-level blossom until now, so its label is that of every vertex
+     * in it (read once per child, not per vertex: the new blossoms are
+     * large, a few hundred vertices at n = 759). */
+    (void)leafset(m, b);
+    for (int32_t c = 0; c < ch->len && !m->oom; c++) {
+        int32_t sub = ch->a[c], one, nl;
+        bool wast = m->label[sub] == 2;
+        const int32_t *lv = leaf_span(m, sub, &one, &nl);
+        if (wast) /* former T-vertices become S */
+            iv_append(m, &m->queue, lv, nl);
+        for (int32_t i = 0; i < nl; i++)
+            m->inblossom[lv[i]] = b;
     }
     /* Least-slack edges from the new blossom to each other S-blossom. */
     for (int32_t c = 0; c < ch->len && !m->oom; c++) {
