@@ -25,7 +25,14 @@
  * roots expanded into their vertices only when reached, a vertex list per
  * blossom), in every case visiting ids in the order the plain form does,
  * so the matching returned is the same one (tests/unit/test_match.c
- * compares it with tests/unit/match_ref.c, the plain form).
+ * compares it with tests/unit/match_ref.c, the plain form).  Most stages
+ * end without a dual step, so the free roots a stage scans before its
+ * first tight edge are scanned again, with the same result, by the next
+ * stage; a root known to have no tight edge since the last dual step is
+ * skipped, and the least-slack edges its scan would have left are
+ * replayed only when the stage does need a dual step (replay_prefix):
+ * at n = 759 StragglAR's matchings then scan 6 300 vertices each
+ * instead of 39 800.
  *
  * Memory: every array lives in one mw_t, allocated in match_max_weight and
  * freed at its cleanup label.  Variable-length lists (children of a
