@@ -25,7 +25,14 @@
  * roots expanded into their vertices only when reached, a vertex list per
  * blossom), in every case visiting ids in the order the plain form does,
  * so the matching returned is the same one (tests/unit/test_match.c
- * compares it with tests/unit/match_ref.c, the plain form).
+ * compares it with tests/unit/match_ref.c, the plain form).  Most stages
+ * end without a dual step, so the free roots a stage scans before its
+ * first tight edge are scanned again, with the same result, by the next
+ * stage; a root known to have no tight edge since the last dual step is
+ * skipped, and the least-slack edges its scan would have left are
+ * replayed only when the stage does need a dual step (replay_prefix):
+ * at n = 759 StragglAR's matchings then scan 6 300 vertices each
+ * instead of 39 800.
  *
  * Memory: every array lives in one mw_t, allocated in match_max_weight and
  * freed at its cleanup label.  Variable-length lists (children of a
@@ -46,8 +53,13 @@ typedef struct ivec {
 
 typedef struct mw {
     int32_t nv, ne;
-    int32_t *eu, *ev;       /* [ne] endpoints (deduplicated) */
-    int64_t *ew;            /* [ne] doubled weights */
+    /* [ne] the edges (deduplicated): endpoints and twice the doubled
+     * weight, side by side, since a slack reads all three (one cache line
+     * instead of three in the scans' least-slack comparisons). */
+    struct mw_edge {
+        int32_t uv[2];      /* u, v: endpoint 2k + i is uv[i] */
+        int64_t ww;         /* 4 w */
+    } *ed;
     int32_t *nb_start;      /* [nv + 1] CSR of remote endpoints */
     int32_t *nb;            /* [2 ne] */
     int32_t *nbv;           /* [2 ne] the vertex at each nb endpoint */
@@ -85,6 +97,24 @@ typedef struct mw {
     int32_t *freev;         /* [nv] unmatched vertices, increasing */
     int32_t nfree;
     ivec_t path;            /* blossoms marked by scan_blossom */
+    /* The stage's prefix (see grow_trees): the roots scanned before any
+     * tight edge was met, and what replaying their scans needs. */
+    int32_t stageno;        /* stages started in this call */
+    int32_t epoch;          /* dual steps made in this call */
+    int32_t *ntok;          /* [2nv] epoch in which root b was scanned
+                               without meeting a tight edge, -1 none */
+    int32_t *rst;           /* [2nv] stage in which bestedge was last
+                               reset to -1 */
+    bool inprefix;          /* no tight edge met yet in this stage */
+    bool skipped;           /* a prefix root was skipped in this stage */
+    bool ib0ok;             /* ib0 holds inblossom at the stage start */
+    int32_t pcur;           /* prefix root being scanned, -1 none */
+    ivec_t pfx;             /* prefix roots in the order popped */
+    int32_t *ib0;           /* [nv] inblossom at the stage start, once a
+                               blossom was formed in the stage */
+    int32_t *pcand;         /* [2nv] the replay's least-slack edges */
+    int64_t *pslack;        /* [2nv] their slack */
+    ivec_t ptouch;          /* ids with a pcand */
     bool oom;
 } mw_t;
 
@@ -122,12 +152,14 @@ static void iv_reverse(int32_t *a, int32_t lo, int32_t hi) /* [lo, hi) */
 
 static inline int32_t endpoint(const mw_t *m, int32_t p)
 {
-    return (p & 1) ? m->ev[p >> 1] : m->eu[p >> 1];
+    return m->ed[p >> 1].uv[p & 1];
 }
 
 static inline int64_t slack(const mw_t *m, int32_t k)
 {
-    return m->dual[m->eu[k]] + m->dual[m->ev[k]] - 2 * m->ew[k];
+    const struct mw_edge *e = &m->ed[k];
+
+    return m->dual[e->uv[0]] + m->dual[e->uv[1]] - e->ww;
 }
 
 /* The delta step looks only at the ids whose bestedge was set, or that
@@ -141,6 +173,13 @@ static inline void set_best(mw_t *m, int32_t b, int32_t k)
         m->seen[b] |= 1;
         iv_push(m, &m->besl, b);
     }
+}
+
+/* bestedge[b] back to none, remembering when (replay_prefix). */
+static inline void reset_best(mw_t *m, int32_t b)
+{
+    m->bestedge[b] = -1;
+    m->rst[b] = m->stageno;
 }
 
 static inline void mark_t(mw_t *m, int32_t b)
@@ -260,7 +299,8 @@ static void assign_label(mw_t *m, int32_t w, int32_t t, int32_t p)
         int32_t b = m->inblossom[w];
         m->label[w] = m->label[b] = t;
         m->labelend[w] = m->labelend[b] = p;
-        m->bestedge[w] = m->bestedge[b] = -1;
+        reset_best(m, w);
+        reset_best(m, b);
         if (t == 2)
             mark_t(m, b);
         if (t == 1) {
@@ -326,12 +366,17 @@ static inline void consider_best(mw_t *m, int32_t b, int32_t k, int32_t j,
 /* Shrink the cycle closed by edge k through base into a new S-blossom. */
 static void add_blossom(mw_t *m, int32_t base, int32_t k)
 {
-    int32_t v = m->eu[k], w = m->ev[k];
+    int32_t v = m->ed[k].uv[0], w = m->ed[k].uv[1];
     int32_t bb = m->inblossom[base];
     int32_t bv = m->inblossom[v], bw = m->inblossom[w];
     int32_t b = m->unused[--m->nunused];
     ivec_t *ch = &m->childs[b], *ep = &m->endps[b];
 
+    if (m->skipped && !m->ib0ok) { /* replay_prefix may need it */
+        memcpy(m->ib0, m->inblossom, (size_t)m->nv * sizeof(*m->ib0));
+        m->ib0ok = true;
+    }
+    m->ntok[b] = -1;
     m->bbase[b] = base;
     m->bparent[b] = -1;
     m->bparent[bb] = b;
@@ -364,15 +409,19 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
     m->labelend[b] = m->labelend[bb];
     m->dual[b] = 0;
     m->ldirty[b] = 1;
-    {
-        int32_t one, nl;
-        const int32_t *lv = leaf_span(m, b, &one, &nl);
-        for (int32_t i = 0; i < nl && !m->oom; i++) {
-            int32_t x = lv[i];
-            if (m->label[m->inblossom[x]] == 2)
-                iv_push(m, &m->queue, x); /* former T-vertices become S */
-            m->inblossom[x] = b;
-        }
+    /* b's vertices, child by child (b's leaf order): each child is a
+     * top-level blossom until now, so its label is that of every vertex
+     * in it (read once per child, not per vertex: the new blossoms are
+     * large, a few hundred vertices at n = 759). */
+    (void)leafset(m, b);
+    for (int32_t c = 0; c < ch->len && !m->oom; c++) {
+        int32_t sub = ch->a[c], one, nl;
+        bool wast = m->label[sub] == 2;
+        const int32_t *lv = leaf_span(m, sub, &one, &nl);
+        if (wast) /* former T-vertices become S */
+            iv_append(m, &m->queue, lv, nl);
+        for (int32_t i = 0; i < nl; i++)
+            m->inblossom[lv[i]] = b;
     }
     /* Least-slack edges from the new blossom to each other S-blossom. */
     for (int32_t c = 0; c < ch->len && !m->oom; c++) {
@@ -393,19 +442,19 @@ static void add_blossom(mw_t *m, int32_t base, int32_t k)
             }
         } else {
             for (int32_t i = 0; i < m->bestlist[sub].len; i++) {
-                int32_t e = m->bestlist[sub].a[i], j = m->ev[e];
+                int32_t e = m->bestlist[sub].a[i], j = m->ed[e].uv[1];
                 if (m->inblossom[j] == b)
-                    j = m->eu[e];
+                    j = m->ed[e].uv[0];
                 consider_best(m, b, e, j, slack(m, e));
             }
         }
         m->has_best[sub] = 0;
         m->bestlist[sub].len = 0;
-        m->bestedge[sub] = -1;
+        reset_best(m, sub);
     }
     m->bestlist[b].len = 0;
     m->has_best[b] = 1;
-    m->bestedge[b] = -1;
+    reset_best(m, b);
     /* The blossoms consider_best touched, in increasing id, from the
      * bitset (a scan of all 2n bestto entries per new blossom cost about
      * a tenth of StragglAR's planning: hundreds of blossoms per matching). */
@@ -481,7 +530,7 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
         m->label[endpoint(m, p ^ 1)] = m->label[bv] = 2;
         mark_t(m, bv);
         m->labelend[endpoint(m, p ^ 1)] = m->labelend[bv] = p;
-        m->bestedge[bv] = -1;
+        reset_best(m, bv);
         j += jstep;
         /* Children on the odd path lose their labels unless reachable. */
         while (ch->a[wrap(j, len)] != entry) {
@@ -515,7 +564,8 @@ static void expand_blossom(mw_t *m, int32_t b, bool endstage)
     m->bbase[b] = -1;
     m->has_best[b] = 0;
     m->bestlist[b].len = 0;
-    m->bestedge[b] = -1;
+    reset_best(m, b);
+    m->ntok[b] = -1;
     m->unused[m->nunused++] = b;
 }
 
@@ -569,7 +619,7 @@ static void augment_blossom(mw_t *m, int32_t b, int32_t v)
 static void augment_matching(mw_t *m, int32_t k)
 {
     for (int side = 0; side < 2; side++) {
-        int32_t s = side ? m->ev[k] : m->eu[k];
+        int32_t s = m->ed[k].uv[side];
         int32_t p = side ? 2 * k : 2 * k + 1;
         for (;;) {
             int32_t bs = m->inblossom[s], t, bt, j;
@@ -602,9 +652,23 @@ static bool grow_trees(mw_t *m)
     while (!m->oom) {
         int32_t v;
         if (m->queue.len == 0) {
+            int32_t b;
+            if (m->pcur >= 0) { /* scanned whole, nothing tight */
+                m->ntok[m->pcur] = m->epoch;
+                m->pcur = -1;
+            }
             if (m->nroots == 0)
                 break;
-            leaves(m, m->roots[--m->nroots], &m->queue);
+            b = m->roots[--m->nroots];
+            if (m->inprefix) {
+                iv_push(m, &m->pfx, b);
+                if (m->ntok[b] == m->epoch) {
+                    m->skipped = true;
+                    continue;
+                }
+                m->pcur = b;
+            }
+            leaves(m, b, &m->queue);
             continue;
         }
         v = m->queue.a[--m->queue.len];
@@ -616,8 +680,18 @@ static bool grow_trees(mw_t *m)
                 continue;
             if (!m->allow[k]) {
                 ks = dv + m->dual[w] - m->nbw2[q];
-                if (ks <= 0)
+                if (ks <= 0) {
                     m->allow[k] = 1;
+                    if (m->inprefix) {
+                        /* The prefix ends inside this root's scan: the
+                         * root is not replayed (its scan goes on with
+                         * the tree growth, as in the plain form). */
+                        m->inprefix = false;
+                        if (m->pcur >= 0)
+                            m->pfx.len--;
+                        m->pcur = -1;
+                    }
+                }
             }
             if (m->allow[k]) {
                 int32_t lw = m->label[m->inblossom[w]];
@@ -651,6 +725,55 @@ static bool grow_trees(mw_t *m)
     return false;
 }
 
+/* Before the first dual step of a stage whose prefix skipped roots: the
+ * least-slack edges the skipped scans would have left.  The prefix (the
+ * roots scanned, highest first, before any tight edge) is replayed in
+ * its order with the stage start's blossoms and labels (roots S,
+ * everything else unlabeled, nothing allowed) into pcand, first least
+ * slack wins as in grow_trees; then each id takes its prefix edge unless
+ * its bestedge was reset since (which drops every earlier edge) or a
+ * later edge has strictly less slack (an equal one came after).  The
+ * duals have not changed since the prefix, so the slacks compare as
+ * they did then. */
+static void replay_prefix(mw_t *m)
+{
+    const int32_t *ib = m->ib0ok ? m->ib0 : m->inblossom;
+
+    m->ptouch.len = 0;
+    for (int32_t i = 0; i < m->pfx.len && !m->oom; i++) {
+        int32_t r = m->pfx.a[i], one, nl;
+        const int32_t *lv = leaf_span(m, r, &one, &nl);
+        for (int32_t li = nl - 1; li >= 0; li--) { /* queue order */
+            int32_t v = lv[li];
+            int64_t dv = m->dual[v];
+            for (int32_t q = m->nb_start[v]; q < m->nb_start[v + 1]; q++) {
+                int32_t w = m->nbv[q], bw = ib[w], x;
+                int64_t ks;
+                if (bw == r)
+                    continue;
+                ks = dv + m->dual[w] - m->nbw2[q];
+                /* S at the stage start: the free top-level blossoms. */
+                x = m->mate[m->bbase[bw]] == -1 ? r : w;
+                if (m->pcand[x] == -1) {
+                    iv_push(m, &m->ptouch, x);
+                } else if (ks >= m->pslack[x]) {
+                    continue;
+                }
+                m->pcand[x] = m->nb[q] >> 1;
+                m->pslack[x] = ks;
+            }
+        }
+    }
+    for (int32_t i = 0; i < m->ptouch.len; i++) {
+        int32_t x = m->ptouch.a[i];
+        if (m->rst[x] != m->stageno &&
+            (m->bestedge[x] == -1 ||
+             m->pslack[x] <= slack(m, m->bestedge[x])))
+            set_best(m, x, m->pcand[x]);
+        m->pcand[x] = -1;
+    }
+}
+
 /* Run the stages.  Returns false on allocation failure. */
 static bool solve(mw_t *m, bool maxcard)
 {
@@ -675,6 +798,12 @@ static bool solve(mw_t *m, bool maxcard)
         m->slist.len = 0;
         m->queue.len = 0;
         m->nroots = 0;
+        m->stageno++;
+        m->inprefix = true;
+        m->skipped = false;
+        m->ib0ok = false;
+        m->pcur = -1;
+        m->pfx.len = 0;
         /* Label the free roots S (what assign_label does, less queueing
          * their leaves: see grow_trees), in increasing vertex order; the
          * unmatched vertices only shrink, so their list is compacted. */
@@ -705,6 +834,14 @@ static bool solve(mw_t *m, bool maxcard)
                 return false;
             if (augmented)
                 break;
+            if (m->skipped) {
+                replay_prefix(m);
+                m->skipped = false;
+                if (m->oom)
+                    return false;
+            }
+            m->inprefix = false;
+            m->pcur = -1;
             if (!maxcard) {
                 type = 1;
                 delta = m->dual[0];
@@ -787,13 +924,14 @@ static bool solve(mw_t *m, bool maxcard)
                         m->dual[b] -= delta;
                 }
             }
+            m->epoch++;
             if (type == 1) {
                 break;
             } else if (type == 2 || type == 3) {
-                int32_t i = m->eu[dedge];
+                int32_t i = m->ed[dedge].uv[0];
                 m->allow[dedge] = 1;
                 if (m->label[m->inblossom[i]] != 1)
-                    i = m->ev[dedge];
+                    i = m->ed[dedge].uv[1];
                 iv_push(m, &m->queue, i);
             } else {
                 expand_blossom(m, dblossom, false);
@@ -840,9 +978,7 @@ static bool solve(mw_t *m, bool maxcard)
 
 static void mw_free(mw_t *m)
 {
-    free(m->eu);
-    free(m->ev);
-    free(m->ew);
+    free(m->ed);
     free(m->nb_start);
     free(m->nb);
     free(m->nbv);
@@ -886,6 +1022,13 @@ static void mw_free(mw_t *m)
     free(m->slist.a);
     free(m->freev);
     free(m->path.a);
+    free(m->ntok);
+    free(m->rst);
+    free(m->pfx.a);
+    free(m->ib0);
+    free(m->pcand);
+    free(m->pslack);
+    free(m->ptouch.a);
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -969,9 +1112,7 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.nv = n;
     m.ne = ne;
     n2 = 2 * (size_t)n;
-    m.eu = malloc((size_t)ne * sizeof(*m.eu));
-    m.ev = malloc((size_t)ne * sizeof(*m.ev));
-    m.ew = malloc((size_t)ne * sizeof(*m.ew));
+    m.ed = malloc((size_t)ne * sizeof(*m.ed));
     m.nb_start = calloc((size_t)n + 1, sizeof(*m.nb_start));
     m.nb = malloc(2 * (size_t)ne * sizeof(*m.nb));
     m.nbv = malloc(2 * (size_t)ne * sizeof(*m.nbv));
@@ -998,20 +1139,26 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
     m.roots = malloc((size_t)n * sizeof(*m.roots));
     m.seen = calloc(n2, 1);
     m.freev = malloc((size_t)n * sizeof(*m.freev));
-    if (!m.eu || !m.ev || !m.ew || !m.nb_start || !m.nb || !m.nbv ||
+    m.ntok = malloc(n2 * sizeof(*m.ntok));
+    m.rst = calloc(n2, sizeof(*m.rst));
+    m.ib0 = malloc((size_t)n * sizeof(*m.ib0));
+    m.pcand = malloc(n2 * sizeof(*m.pcand));
+    m.pslack = malloc(n2 * sizeof(*m.pslack));
+    if (!m.ed || !m.nb_start || !m.nb || !m.nbv ||
         !m.nbw2 || !m.mate || !m.label || !m.labelend || !m.inblossom ||
         !m.bparent || !m.bbase || !m.bestedge || !m.dual || !m.allow ||
         !m.has_best || !m.childs || !m.endps || !m.bestlist || !m.unused ||
         !m.bestto || !m.bestsl || !m.tbits || !m.roots || !m.seen ||
-        !m.freev || !m.leafv || !m.ldirty) {
+        !m.freev || !m.leafv || !m.ldirty || !m.ntok || !m.rst || !m.ib0 ||
+        !m.pcand || !m.pslack) {
         st = ccs_err_set(err, CCS_ERR_NOMEM, "match: out of memory");
         goto cleanup;
     }
     for (int32_t k = 0; k < ne; k++) {
-        m.eu[k] = e[k].u;
-        m.ev[k] = e[k].v;
-        m.ew[k] = 2 * e[k].w;
-        maxw = m.ew[k] > maxw ? m.ew[k] : maxw;
+        m.ed[k].uv[0] = e[k].u;
+        m.ed[k].uv[1] = e[k].v;
+        m.ed[k].ww = 4 * e[k].w;
+        maxw = 2 * e[k].w > maxw ? 2 * e[k].w : maxw;
         m.nb_start[e[k].u + 1]++;
         m.nb_start[e[k].v + 1]++;
     }
@@ -1023,13 +1170,13 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         for (int32_t v = 0; v < n; v++)
             cur[v] = m.nb_start[v];
         for (int32_t k = 0; k < ne; k++) {
-            int32_t a = cur[m.eu[k]]++, b = cur[m.ev[k]]++;
+            int32_t a = cur[e[k].u]++, b = cur[e[k].v]++;
             m.nb[a] = 2 * k + 1;
-            m.nbv[a] = m.ev[k];
-            m.nbw2[a] = 2 * m.ew[k];
+            m.nbv[a] = e[k].v;
+            m.nbw2[a] = m.ed[k].ww;
             m.nb[b] = 2 * k;
-            m.nbv[b] = m.eu[k];
-            m.nbw2[b] = 2 * m.ew[k];
+            m.nbv[b] = e[k].u;
+            m.nbw2[b] = m.ed[k].ww;
         }
     }
     for (size_t b = 0; b < n2; b++) {
@@ -1038,6 +1185,8 @@ ccs_status_t match_max_weight(int32_t n, const match_edge_t *edges,
         m.bbase[b] = b < (size_t)n ? (int32_t)b : -1;
         m.bestedge[b] = -1;
         m.bestto[b] = -1;
+        m.ntok[b] = -1;
+        m.pcand[b] = -1;
         m.dual[b] = b < (size_t)n ? maxw : 0;
     }
     for (int32_t v = 0; v < n; v++) {

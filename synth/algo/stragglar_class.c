@@ -31,6 +31,7 @@ void stragglar_cls_free(srch_cls_t *c)
     free(c->cnt);
     free(c->pl);
     free(c->cand);
+    free(c->cand2);
     free(c->ev);
     free(c->pc);
     free(c->pi);
@@ -68,6 +69,7 @@ ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n)
         c->cnt = calloc(nn, sizeof(*c->cnt));
         c->pl = malloc(nn * sizeof(*c->pl));
         c->cand = malloc(nn / 2 * sizeof(*c->cand));
+        c->cand2 = malloc(nn / 2 * sizeof(*c->cand2));
         c->ev = malloc(nd * sizeof(*c->ev));
         c->pc = malloc(nd * sizeof(*c->pc));
         c->pi = malloc(nd * sizeof(*c->pi));
@@ -79,8 +81,8 @@ ccs_status_t stragglar_cls_init(srch_cls_t *c, uint32_t n)
         c->oddo = malloc(n * sizeof(*c->oddo));
     }
     if (!c->size || !c->start || !c->mem || !c->rem || !c->cnt || !c->pl ||
-        !c->cand || !c->ev || !c->pc || !c->pi || !c->org || !c->adjs ||
-        !c->adj || !c->odd || !c->oddx || !c->oddo) {
+        !c->cand || !c->cand2 || !c->ev || !c->pc || !c->pi || !c->org ||
+        !c->adjs || !c->adj || !c->odd || !c->oddx || !c->oddo) {
         stragglar_cls_free(c);
         return CCS_ERR_NOMEM;
     }

@@ -97,6 +97,15 @@ ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
 /* Edges kept per rank, at most: its own 2 SRCH_TOPK and the
  * straggler's. */
 #define SRCH_KEEP (2 * SRCH_TOPK + 1)
+/* One rank's two kept-edge lists while a round's pairs are scanned
+ * (srch_match_dense): the SRCH_TOPK largest weight keys and the SRCH_TOPK
+ * largest hashes seen, each in descending order with their ranks. */
+typedef struct srch_topk {
+    int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
+    uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK];
+    uint32_t nh, nr;
+} srch_topk_t;
+
 /* Beam (stragglar_srch_beam) for odd n the runs leave at LB + 2: width,
  * children per state in the first SRCH_BEAM_ROUNDS rounds after the ramp,
  * and the largest n.  Then the best SRCH_DIVE_STATES states are completed with
@@ -171,6 +180,7 @@ typedef struct srch_cls {
     uint32_t *pl;         /* [n * n] pair ids i * C + j with cnt > 0 */
     uint32_t npl;
     struct cls_cand *cand;/* [n * (n - 1) / 2] useful class pairs */
+    struct cls_cand *cand2;/* [n * (n - 1) / 2] the sort's scratch */
     int64_t *ev;          /* [(CLS_DEPTH + 1) * n] best path gains */
     uint32_t *pc, *pi;    /* [(CLS_DEPTH + 1) * n] their last steps */
     uint32_t *org;        /* [(CLS_DEPTH + 1) * n] start of each path */
@@ -205,6 +215,9 @@ typedef struct srch {
     uint32_t *klo, *khi;  /* [n * SRCH_KEEP] kept edges, lower end first */
     uint32_t *kept;       /* [n * SRCH_KEEP] their upper ends by lower end */
     uint32_t *kstart;     /* [n + 1] where each lower end's run starts */
+    srch_topk_t *topk;    /* [n] each rank's lists while scanning */
+    int64_t *thk, *thr;   /* [n] the key and the hash a rank's full
+                             lists need to exceed, -1 while not full */
     match_edge_t *edges;  /* [n * (n - 1) / 2] */
     int32_t *mate;        /* [n] */
     int32_t *sendc;       /* [n] chunk each rank sends its mate, -1 none */

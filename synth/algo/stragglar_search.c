@@ -61,6 +61,9 @@ void stragglar_srch_free(srch_t *s)
     free(s->klo);
     free(s->khi);
     free(s->kstart);
+    free(s->topk);
+    free(s->thk);
+    free(s->thr);
     free(s->edges);
     free(s->mate);
     free(s->got);
@@ -94,6 +97,9 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     s->klo = malloc((size_t)n * SRCH_KEEP * sizeof(*s->klo));
     s->khi = malloc((size_t)n * SRCH_KEEP * sizeof(*s->khi));
     s->kstart = malloc((n + 1) * sizeof(*s->kstart));
+    s->topk = malloc(n * sizeof(*s->topk));
+    s->thk = malloc(n * sizeof(*s->thk));
+    s->thr = malloc(n * sizeof(*s->thr));
     s->edges = malloc((size_t)n * (n - 1) / 2 * sizeof(*s->edges));
     s->mate = malloc(n * sizeof(*s->mate));
     s->got = malloc(n * sizeof(*s->got));
@@ -102,7 +108,8 @@ ccs_status_t stragglar_srch_init(srch_t *s, uint32_t n, ccs_err_t *err)
     if (!s->sendc || !s->wsig || stragglar_cls_init(&s->cls, n) != CCS_OK ||
         !s->xround || !s->cprio || !s->curg || !s->act || !s->abits ||
         !s->rprio || !s->w || !s->ch || !s->kept || !s->klo ||
-        !s->khi || !s->kstart || !s->edges ||
+        !s->khi || !s->kstart || !s->topk || !s->thk || !s->thr ||
+        !s->edges ||
         !s->mate || !s->got) {
         stragglar_srch_free(s);
         memset(s, 0, sizeof(*s));
@@ -379,34 +386,71 @@ static ccs_status_t srch_match_dense(srch_t *s, uint32_t r, ccs_err_t *err)
             s->klo[nk] = u;
             s->khi[nk++] = sigma;
         }
+        /* Two lists per rank: the SRCH_TOPK heaviest edges (key: the
+         * weight to 1/16 of a receive, ties broken by a hash of the pair,
+         * so that equal rows do not all pick the same few partners: hubs
+         * leave most vertices unmatched) and SRCH_TOPK random ones (the
+         * hash alone).  Key and hash are symmetric, so each pair is
+         * computed once and offered to both ends' lists: a rank's lists
+         * still see its partners in increasing order (the lower ones from
+         * their own rows first), so they are what one row scan per rank
+         * would give, equal keys included, at half the key computations
+         * (the scan was about a quarter of a run at n = 759). */
+        uint32_t hx = s->salt ^ r * 97u;
+        const int64_t *w = s->w;
+        for (uint32_t u = 0; u < n; u++) {
+            s->topk[u].nh = 0;
+            s->topk[u].nr = 0;
+            s->thk[u] = -1;
+            s->thr[u] = -1;
+        }
         for (uint32_t u = 0; u < sigma; u++) {
-            /* Two lists in one pass: the SRCH_TOPK heaviest edges (key:
-             * the weight to 1/16 of a receive, ties broken by a hash of
-             * the pair, so that equal rows do not all pick the same few
-             * partners: hubs leave most vertices unmatched) and
-             * SRCH_TOPK random ones (the hash alone). */
-            int64_t hk[SRCH_TOPK], rk[SRCH_TOPK];
-            uint32_t hvx[SRCH_TOPK], rvx[SRCH_TOPK], nh = 0, nr = 0;
-            for (uint32_t v = 0; v < n; v++) {
-                int64_t wt, key, hk2;
+            srch_topk_t *tu = &s->topk[u];
+            const int64_t *wrow = &w[(size_t)of[u] * C];
+            uint32_t vend = busy ? sigma : n, hu = u * 40503u;
+            int64_t thk = s->thk[u], thr = s->thr[u];
+            for (uint32_t v = u + 1; v < vend; v++) {
+                int64_t wt = wrow[of[v]], key, hk2;
                 uint32_t hv;
-                if (v == u)
-                    continue;
-                wt = PAIR_W(u, v);
                 if (wt <= 0)
                     continue;
-                hv = ((u < v ? u * 40503u + v : v * 40503u + u) ^
-                      s->salt ^ r * 97u) * 2654435761u;
+                hv = ((hu + v) ^ hx) * 2654435761u;
                 hk2 = (int64_t)(hv >> 8);
                 key = ((wt >> 12) << 24) | hk2;
                 /* Most keys lose to a full list: test before the call. */
-                if (nh < SRCH_TOPK || key > hk[SRCH_TOPK - 1])
-                    topk_insert(hk, hvx, &nh, key, v);
-                if (nr < SRCH_TOPK || hk2 > rk[SRCH_TOPK - 1])
-                    topk_insert(rk, rvx, &nr, hk2, v);
+                if (key > thk) {
+                    topk_insert(tu->hk, tu->hvx, &tu->nh, key, v);
+                    thk = tu->nh < SRCH_TOPK ? -1 : tu->hk[SRCH_TOPK - 1];
+                }
+                if (hk2 > thr) {
+                    topk_insert(tu->rk, tu->rvx, &tu->nr, hk2, v);
+                    thr = tu->nr < SRCH_TOPK ? -1 : tu->rk[SRCH_TOPK - 1];
+                }
+                if (key > s->thk[v]) {
+                    srch_topk_t *tv = &s->topk[v];
+                    topk_insert(tv->hk, tv->hvx, &tv->nh, key, u);
+                    s->thk[v] = tv->nh < SRCH_TOPK ? -1
+                                                   : tv->hk[SRCH_TOPK - 1];
+                }
+                if (hk2 > s->thr[v]) {
+                    srch_topk_t *tv = &s->topk[v];
+                    topk_insert(tv->rk, tv->rvx, &tv->nr, hk2, u);
+                    s->thr[v] = tv->nr < SRCH_TOPK ? -1
+                                                   : tv->rk[SRCH_TOPK - 1];
+                }
             }
-            for (uint32_t k = 0; k < nh + nr; k++) {
-                uint32_t v = k < nh ? hvx[k] : rvx[k - nh];
+            if (busy && s->wsig[u] > 0) { /* the straggler, last */
+                int64_t wt = s->wsig[u];
+                uint32_t hv = ((hu + sigma) ^ hx) * 2654435761u;
+                int64_t hk2 = (int64_t)(hv >> 8);
+                int64_t key = ((wt >> 12) << 24) | hk2;
+                if (key > thk)
+                    topk_insert(tu->hk, tu->hvx, &tu->nh, key, sigma);
+                if (hk2 > thr)
+                    topk_insert(tu->rk, tu->rvx, &tu->nr, hk2, sigma);
+            }
+            for (uint32_t k = 0; k < tu->nh + tu->nr; k++) {
+                uint32_t v = k < tu->nh ? tu->hvx[k] : tu->rvx[k - tu->nh];
                 s->klo[nk] = u < v ? u : v;
                 s->khi[nk++] = u < v ? v : u;
             }

@@ -402,6 +402,73 @@ TEST(same_matching_as_reference)
     CHECK_EQ_INT(cases, 3000);
 }
 
+/* The matcher against the reference on graphs shaped like StragglAR's
+ * rounds at the sizes where its planning time matters (the random graphs
+ * above stop at 700 vertices and have no hub): 500-1000 vertices, a hub joined to most of them by edges far heavier
+ * than the rest (the straggler), every other vertex with a few edges of
+ * one or two receives (multiples of 2^16) plus bonuses from a short list,
+ * so that slacks tie often; edges in sorted order, as the planner passes
+ * them.  The same partner for every vertex. */
+TEST(same_matching_as_reference_rounds)
+{
+    enum { NMAX = 1000, EMAX = NMAX * 10 };
+    static const int64_t bonus[] = { 0, 0, 4096, 8192, 16384, 65536,
+                                     3 * 65536 };
+    static match_edge_t e[EMAX];
+    static int32_t mate[NMAX], mref[NMAX];
+    static uint8_t adj[NMAX];
+    uint64_t rs = UINT64_C(0x5DEECE66D1234567);
+    int fails = 0, cases = 0;
+
+    for (int i = 0; i < 24; i++, cases++) {
+        int n = 500 + (int)(rng_next(&rs) % (NMAX - 499)), ne = 0;
+        int hub = n - 1, deg = 3 + i % 6;
+        bool differ;
+        for (int u = 0; u < hub && ne < EMAX; u++) {
+            for (int v = 0; v < n; v++)
+                adj[v] = 0;
+            /* A few partners above u (the lists of the rows below u
+             * add theirs), then the hub. */
+            for (int k = 0; k < deg; k++) {
+                int v = u + 1 + (int)(rng_next(&rs) % (uint64_t)(n - u));
+                if (v < hub)
+                    adj[v] = 1;
+            }
+            for (int v = u + 1; v < hub && ne < EMAX; v++) {
+                uint64_t x;
+                if (!adj[v])
+                    continue;
+                x = rng_next(&rs);
+                e[ne++] = (match_edge_t){
+                    u, v, (int64_t)(1 + x % 2) * 65536 +
+                              bonus[(x >> 8) % 7] + bonus[(x >> 16) % 7] };
+            }
+            if (ne < EMAX && rng_next(&rs) % 8 != 0)
+                e[ne++] = (match_edge_t){
+                    u, hub, (INT64_C(1) << 34) +
+                                bonus[rng_next(&rs) % 7] };
+        }
+        if (match_max_weight(n, e, ne, false, mate, NULL) != CCS_OK ||
+            match_ref_max_weight(n, e, ne, false, mref, NULL) != CCS_OK) {
+            fails++;
+            continue;
+        }
+        differ = false;
+        for (int v = 0; v < n && !differ; v++)
+            differ = mate[v] != mref[v];
+        if (differ) {
+            if (fails < 5)
+                FAIL_AT("round graph %d (n=%d, %d edges): weight %lld, "
+                        "reference %lld", i, n, ne,
+                        (long long)match_weight(n, e, ne, mate),
+                        (long long)match_weight(n, e, ne, mref));
+            fails++;
+        }
+    }
+    CHECK_EQ_INT(fails, 0);
+    CHECK_EQ_INT(cases, 24);
+}
+
 int main(void)
 {
     RUN(random_against_brute_force);
@@ -410,5 +477,6 @@ int main(void)
     RUN(dense_graph_perfect);
     RUN(relabel_invariant_large);
     RUN(same_matching_as_reference);
+    RUN(same_matching_as_reference_rounds);
     return TEST_SUMMARY();
 }
