@@ -73,19 +73,19 @@
 #define AUTO_MIN_RENT 2
 /* A rank counts as late only past AUTO_NOISE_MULT times the arrival
  * noise (below).  With 4 MPI processes on 2 cores and nothing injected,
- * the latest rank's lateness has a median of about 1.5-2x the smoothed
- * noise and a 99th percentile of about 4-5x, and the same process is
- * often the latest several calls in a row (it is descheduled, or its
- * peers finished the last call first); an injected straggler of 2 ms is
- * 40-60x the noise.  4 keeps nearly all of the first out of the streaks
+ * the latest rank's lateness has a median of about 2x the runner-up's
+ * and a 99th percentile of about 5x, and the same process is often the
+ * latest several calls in a row (it is descheduled, or its peers
+ * finished the last call first); an injected straggler of 2 ms is 20x
+ * the noise or more.  4 keeps nearly all of the first out of the streaks
  * and every straggler worth a plan change in them. */
 #define AUTO_NOISE_MULT 4
 
 typedef struct auto_cost {
     uint64_t key;            /* (aware plan, plain plan, count, dtype) */
     /* The plain plan's time from the last arrival, learned apart in calls
-     * where nobody was late past the floor (the price of a wrong buy is
-     * measured against it) and in calls where someone was: after a late
+     * where nobody was late past the noise floor (the price of a wrong
+     * buy is measured against it) and in calls where someone was: after a late
      * arrival the waiting ranks must first be scheduled back, which on
      * an oversubscribed host makes the same plan 3x slower (164 against
      * 54 us, 4 MPI processes on 2 cores, 16 KiB).  One estimate fed by
@@ -141,7 +141,7 @@ struct ccs_auto {
     int64_t noise_ns;
     int64_t floor_ns;        /* lateness that counted as late in the last
                                 learned call: max(D*, 4 x noise) */
-    int32_t streak_rank;     /* rank late past the critical delay ... */
+    int32_t streak_rank;     /* rank late past floor_ns ... */
     uint32_t streak;         /* ... in this many calls in a row */
 };
 
