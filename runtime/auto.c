@@ -288,11 +288,25 @@ static int64_t noise_floor(const struct ccs_auto *a)
 }
 
 /* The lateness past which a rank counts for a streak: past the noise
- * floor and past the critical delay (below it the aware plan cannot win).
- * e may be NULL (its slot taken over): the noise floor alone. */
+ * floor, past the critical delay (below it the aware plan cannot win),
+ * and past the plain plan's own time with nobody late.  Lateness is
+ * measured from the ends of calls, and ranks leave a call up to its
+ * length apart and arrive at the next one so: up to T_plain, a rank's
+ * lateness is what the last call's end skew alone makes (4 MPI processes
+ * on 2 cores, nothing injected: the same process 30-80 us late on most
+ * calls, the others within 5-20 us, T_plain 75 us), and relabelling the
+ * aware plan for it changes the skew it was predicted from.  (Not
+ * T_plain,late in its stead: on a busy host it can read more than the
+ * delay of a straggler late from the first call on.)  e may be NULL (its
+ * slot taken over): the noise floor alone. */
 static int64_t late_floor(const struct ccs_auto *a, const auto_cost_t *e)
 {
-    return max64(noise_floor(a), e != NULL ? critical(e) : -1);
+    int64_t f = noise_floor(a);
+
+    if (e == NULL)
+        return f;
+    f = max64(f, critical(e));
+    return e->plain_known ? max64(f, e->plain_ns) : f;
 }
 
 /* The rank with the largest predicted lateness (lowest on ties), or -1

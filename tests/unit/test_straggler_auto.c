@@ -681,6 +681,10 @@ static const rule_row_t rule_rows[] = {
             { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2 },
             { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1 },
             { SEG_BURST, 40, 0, 30, 3, 6, 0, -1 } } },
+    { "one rank 40 us late every call, the others within 8 us (less than "
+      "T_plain: end skew): plain", 8,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1 } } },
     { "a straggler late by 2 ms that changes every call: plain", 40,
       { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
         { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1 } } },
