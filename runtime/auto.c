@@ -140,7 +140,8 @@ struct ccs_auto {
      * 0 for ever with 2 ranks, whose runner-up is the first arrival). */
     int64_t noise_ns;
     int64_t floor_ns;        /* lateness that counted as late in the last
-                                learned call: max(D*, 4 x noise) */
+                                learned call: max(D*, 4 x noise,
+                                T_plain) */
     int32_t streak_rank;     /* rank late past floor_ns ... */
     uint32_t streak;         /* ... in this many calls in a row */
 };
