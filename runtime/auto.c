@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto.h"
 #include "ccs_int.h"
 
 /* The exchange's steps (AUTO_STEP + round): above every plan step (CCS_MAX_STEPS) and apart
@@ -70,13 +71,31 @@
  * 1 bought the aware plan for the wrong rank on most calls, paying up to
  * D* each time; the price of 2 is one more rented call per episode. */
 #define AUTO_MIN_RENT 2
+/* A rank counts as late only past AUTO_NOISE_MULT times the arrival
+ * noise (below).  With 4 MPI processes on 2 cores and nothing injected,
+ * the latest rank's lateness has a median of about 2x the runner-up's
+ * and a 99th percentile of about 5x, and the same process is often the
+ * latest several calls in a row (it is descheduled, or its peers
+ * finished the last call first); an injected straggler of 2 ms is 20x
+ * the noise or more.  4 keeps nearly all of the first out of the streaks
+ * and every straggler worth a plan change in them. */
+#define AUTO_NOISE_MULT 4
 
 typedef struct auto_cost {
     uint64_t key;            /* (aware plan, plain plan, count, dtype) */
-    int64_t plain_ns;        /* plain plan's time from the last arrival */
+    /* The plain plan's time from the last arrival, learned apart in calls
+     * where nobody was late past the noise floor (the price of a wrong
+     * buy is measured against it) and in calls where someone was: after a late
+     * arrival the waiting ranks must first be scheduled back, which on
+     * an oversubscribed host makes the same plan 3x slower (164 against
+     * 54 us, 4 MPI processes on 2 cores, 16 KiB).  One estimate fed by
+     * both read the critical delay as 0, and auto bought the aware plan
+     * on short streaks of noise. */
+    int64_t plain_ns;        /* nobody late */
+    int64_t plain_late_ns;   /* from a late arrival */
     int64_t rs_ns;           /* aware plan's phase 0 */
     int64_t after_ns;        /* aware plan's time after the arrival */
-    bool plain_known, aware_known;
+    bool plain_known, plain_late_known, aware_known;
     /* Runs of each plan seen (up to 1): a plan's first run under a key
      * is not learned from.  It pays one-time costs -- the first-call
      * agreement round, rings and buffers made on first use -- several
@@ -114,7 +133,16 @@ struct ccs_auto {
     int32_t latest;          /* latest rank of the last call */
     int64_t late_ns;         /* its lateness */
     int64_t crit_ns;         /* last call's critical delay, -1 unknown */
-    int32_t streak_rank;     /* rank late past the critical delay ... */
+    /* Arrival noise: an EWMA of each call's second-largest lateness.  The
+     * latest rank's own lateness cannot tell noise from a straggler; the
+     * runner-up's is the spread of the ranks that were not singled out,
+     * which one straggler, however late, does not move.  -1 unknown (and
+     * 0 for ever with 2 ranks, whose runner-up is the first arrival). */
+    int64_t noise_ns;
+    int64_t floor_ns;        /* lateness that counted as late in the last
+                                learned call: max(D*, 4 x noise,
+                                T_plain) */
+    int32_t streak_rank;     /* rank late past floor_ns ... */
     uint32_t streak;         /* ... in this many calls in a row */
 };
 
@@ -144,46 +172,60 @@ void ccs_auto_free(struct ccs_auto *a)
     free(a);
 }
 
+struct ccs_auto *ccs_auto_new(uint32_t R)
+{
+    /* Owned by the caller (ccs_auto_free). */
+    struct ccs_auto *a = calloc(1, sizeof(*a));
+
+    if (a == NULL)
+        return NULL;
+    a->R = R;
+    a->lam = calloc(R, sizeof(int64_t));
+    a->vec = calloc(2 * (size_t)R, sizeof(int64_t));
+    a->tmp = calloc(2 * (size_t)R, sizeof(int64_t));
+    if (a->lam == NULL || a->vec == NULL || a->tmp == NULL) {
+        ccs_auto_free(a);
+        return NULL;
+    }
+    a->last = -1;
+    a->last_cost = -1;
+    a->latest = -1;
+    a->crit_ns = -1;
+    a->noise_ns = -1;
+    a->floor_ns = -1;
+    a->streak_rank = -1;
+    return a;
+}
+
 static ccs_status_t auto_get(ccs_comm_t *comm, struct ccs_auto **out,
                              ccs_err_t *err)
 {
-    uint32_t R = (uint32_t)comm->nranks;
-    struct ccs_auto *a = comm->autos;
-
-    if (a == NULL) {
+    if (comm->autos == NULL) {
         /* Owned by comm (ccs_auto_free in ccs_comm_destroy). */
-        a = calloc(1, sizeof(*a));
-        if (a == NULL)
-            goto nomem;
-        a->R = R;
-        a->lam = calloc(R, sizeof(int64_t));
-        a->vec = calloc(2 * (size_t)R, sizeof(int64_t));
-        a->tmp = calloc(2 * (size_t)R, sizeof(int64_t));
-        if (a->lam == NULL || a->vec == NULL || a->tmp == NULL) {
-            ccs_auto_free(a);
-            goto nomem;
-        }
-        a->last = -1;
-        a->last_cost = -1;
-        a->latest = -1;
-        a->crit_ns = -1;
-        a->streak_rank = -1;
-        comm->autos = a;
+        comm->autos = ccs_auto_new((uint32_t)comm->nranks);
+        if (comm->autos == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory for the "
+                               "straggler auto state");
     }
-    *out = a;
+    *out = comm->autos;
     return CCS_OK;
-nomem:
-    return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory for the "
-                       "straggler auto state");
 }
 
-/* The cost model of a key, or NULL (never made, or taken over since). */
+/* The slot of a key's cost model, or -1 (never made, or taken over
+ * since). */
+static int cost_slot(const struct ccs_auto *a, uint64_t key)
+{
+    for (int i = 0; i < AUTO_KEYS; i++)
+        if (a->cost[i].key == key)
+            return i;
+    return -1;
+}
+
 static auto_cost_t *cost_find(struct ccs_auto *a, uint64_t key)
 {
-    for (unsigned i = 0; i < AUTO_KEYS; i++)
-        if (a->cost[i].key == key)
-            return &a->cost[i];
-    return NULL;
+    int i = cost_slot(a, key);
+
+    return i < 0 ? NULL : &a->cost[i];
 }
 
 /* The cost model of this call's plans and size: found, or a slot taken
@@ -201,21 +243,71 @@ static auto_cost_t *cost_entry(struct ccs_auto *a, uint64_t key)
     return e;
 }
 
+/* The plain plan's time that a wrong buy is measured against: with nobody
+ * late, or, until such a call was seen (a straggler late from the first
+ * call on), after a late arrival; -1 unknown. */
+static int64_t plain_base(const auto_cost_t *e)
+{
+    if (e->plain_known)
+        return e->plain_ns;
+    return e->plain_late_known ? e->plain_late_ns : -1;
+}
+
+/* The plain plan's time from a late arrival to the end (what the aware
+ * plan's T_after is compared with); -1 unknown. */
+static int64_t plain_after(const auto_cost_t *e)
+{
+    if (e->plain_late_known)
+        return e->plain_late_ns;
+    return e->plain_known ? e->plain_ns : -1;
+}
+
 /* Critical delay: the delay at which the aware plan starts to win,
- * D* = T_RS + T_after - T_plain (docs/stragglar-sim.md); -1 unknown. */
+ * D* = T_RS + T_after - T_plain (docs/stragglar-sim.md), T_plain with
+ * nobody late; -1 unknown. */
 static int64_t critical(const auto_cost_t *e)
 {
-    int64_t d;
+    int64_t d, p = plain_base(e);
 
-    if (!e->plain_known || !e->aware_known)
+    if (p < 0 || !e->aware_known)
         return -1;
-    d = e->rs_ns + e->after_ns - e->plain_ns;
+    d = e->rs_ns + e->after_ns - p;
     return d < 0 ? 0 : d;
 }
 
 static int64_t max64(int64_t a, int64_t b)
 {
     return a > b ? a : b;
+}
+
+/* Lateness within AUTO_NOISE_MULT times the arrival noise is the host's,
+ * not a straggler's: a call whose latest rank stays within it had nobody
+ * late. */
+static int64_t noise_floor(const struct ccs_auto *a)
+{
+    return a->noise_ns > 0 ? AUTO_NOISE_MULT * a->noise_ns : 0;
+}
+
+/* The lateness past which a rank counts for a streak: past the noise
+ * floor, past the critical delay (below it the aware plan cannot win),
+ * and past the plain plan's own time with nobody late.  Lateness is
+ * measured from the ends of calls, and ranks leave a call up to its
+ * length apart and arrive at the next one so: up to T_plain, a rank's
+ * lateness is what the last call's end skew alone makes (4 MPI processes
+ * on 2 cores, nothing injected: the same process 30-80 us late on most
+ * calls, the others within 5-20 us, T_plain 75 us), and relabelling the
+ * aware plan for it changes the skew it was predicted from.  (Not
+ * T_plain,late in its stead: on a busy host it can read more than the
+ * delay of a straggler late from the first call on.)  e may be NULL (its
+ * slot taken over): the noise floor alone. */
+static int64_t late_floor(const struct ccs_auto *a, const auto_cost_t *e)
+{
+    int64_t f = noise_floor(a);
+
+    if (e == NULL)
+        return f;
+    f = max64(f, critical(e));
+    return e->plain_known ? max64(f, e->plain_ns) : f;
 }
 
 /* The rank with the largest predicted lateness (lowest on ties), or -1
@@ -239,30 +331,32 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
                       bool has_plain, int32_t s0)
 {
     int32_t s = predicted_rank(a);
-    int64_t crit, lam, gain, rent;
+    int64_t crit, lam, gain, rent, base;
 
     if (!has_plain)
         return s >= 0 ? s : s0;
     /* Learn both plans' costs first: one plain call, one aware call. */
-    if (!e->plain_known)
+    base = plain_base(e);
+    if (base < 0)
         return -1;
     if (!e->aware_known)
         return s >= 0 ? s : s0;
     crit = critical(e);
     if (e->age_aware >= AUTO_REPROBE &&
-        (int64_t)e->age_aware * e->plain_ns >= AUTO_PROBE_SHARE * crit)
+        (int64_t)e->age_aware * base >= AUTO_PROBE_SHARE * crit)
         return s >= 0 ? s : s0;
     if (e->age_plain >= AUTO_REPROBE)
         return -1;
     if (a->streak_rank < 0)
         return -1;
     /* Ski rental: a call run plain while the straggler is late pays the
-     * rent G (what the aware plan would have saved); buying the aware
-     * plan risks the price D* (what it loses on a call where the rank is
-     * not late after all).  Rent while the rent paid is below the price,
-     * then buy. */
+     * rent G (what the aware plan would have saved: both plans' times
+     * after a late arrival); buying the aware plan risks the price D*
+     * (what it loses on a call where the rank is not late after all,
+     * against the plain plan with nobody late).  Rent while the rent paid
+     * is below the price, then buy. */
     lam = a->lam[a->streak_rank];
-    gain = e->plain_ns + lam - max64(lam, e->rs_ns) - e->after_ns;
+    gain = plain_after(e) + lam - max64(lam, e->rs_ns) - e->after_ns;
     if (gain <= 0)
         return -1;
     rent = (crit + gain - 1) / gain;
@@ -273,15 +367,40 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     return a->streak >= (uint64_t)rent ? a->streak_rank : -1;
 }
 
-/* EWMA of weight 1/4; a sample is first clamped to twice the estimate,
- * so that one descheduled rank (a busy host) cannot swing a decision. */
-static int64_t ewma(int64_t old, int64_t sample, bool known)
+int32_t ccs_auto_decide(struct ccs_auto *a, uint64_t key, bool has_plain,
+                        int32_t s0)
+{
+    return decide(a, cost_entry(a, key), has_plain, s0);
+}
+
+void ccs_auto_ran(struct ccs_auto *a, uint64_t key, int32_t ran)
+{
+    auto_cost_t *e = cost_entry(a, key);
+
+    if (ran < 0) {
+        e->age_plain = 0;
+        e->age_aware++;
+    } else {
+        e->age_aware = 0;
+        e->age_plain++;
+    }
+}
+
+/* EWMA of weight 1/4; a sample is first clamped to twice the estimate
+ * (plus `slack`, so that an estimate of 0 can grow), so that one
+ * descheduled rank (a busy host) cannot swing a decision. */
+static int64_t ewma_s(int64_t old, int64_t sample, bool known, int64_t slack)
 {
     if (!known)
         return sample;
-    if (sample > 2 * old)
-        sample = 2 * old;
+    if (sample > 2 * old + slack)
+        sample = 2 * old + slack;
     return (3 * old + sample) / 4;
+}
+
+static int64_t ewma(int64_t old, int64_t sample, bool known)
+{
+    return ewma_s(old, sample, known, 0);
 }
 
 /* Fold a gathered vector (a->vec) of a call that ran `ran` into the
@@ -290,8 +409,9 @@ static int64_t ewma(int64_t old, int64_t sample, bool known)
 static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
 {
     uint32_t R = a->R;
-    int64_t emax = a->vec[0], emin = a->vec[0], crit;
+    int64_t emax = a->vec[0], emin = a->vec[0], l1 = 0, l2 = 0, floor;
     int32_t latest = 0;
+    bool noisy;
 
     for (uint32_t q = 1; q < R; q++) {
         int64_t v = a->vec[2 * q];
@@ -302,19 +422,38 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
             latest = (int32_t)q;
         }
     }
+    /* The two largest latenesses: the latest rank's, and the noise
+     * sample (the runner-up's). */
+    for (uint32_t q = 0; q < R; q++) {
+        int64_t l = emax - a->vec[2 * q];
+        if (l > l1) {
+            l2 = l1;
+            l1 = l;
+        } else if (l > l2) {
+            l2 = l;
+        }
+    }
     for (uint32_t q = 0; q < R; q++)
         a->lam[q] = (a->lam[q] + (emax - a->vec[2 * q])) / 2;
+    /* Was anyone late (past the noise), and late enough for a streak?
+     * Judged with what was known before this call. */
+    noisy = l1 <= noise_floor(a);
+    floor = late_floor(a, e);
     if (e == NULL) {
         /* nothing to learn about the plans */
     } else if (ran < 0 && !e->seen_plain) {
         e->seen_plain = 1;       /* cold: not learned (above) */
     } else if (ran >= 0 && !e->seen_aware) {
         e->seen_aware = 1;
-    } else if (ran < 0) {
+    } else if (ran < 0 && noisy) {
         /* The last rank to arrive waited for nobody: its time is the
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
         e->plain_known = true;
+    } else if (ran < 0) {
+        e->plain_late_ns = ewma(e->plain_late_ns, emin,
+                                e->plain_late_known);
+        e->plain_late_known = true;
     } else {
         /* Phase 0 is the non-stragglers' work: the last of them to
          * arrive waited for nobody in it.  It ends (from the first
@@ -339,8 +478,11 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         e->after_ns = ewma(e->after_ns, after, e->aware_known);
         e->aware_known = true;
     }
-    crit = e != NULL ? critical(e) : -1;
-    if (crit >= 0 && emax - emin > crit) {
+    /* The noise learns from every call: the runner-up is not the
+     * straggler, whoever that is.  1 us of slack lets an estimate of 0
+     * grow. */
+    a->noise_ns = ewma_s(a->noise_ns, l2, a->noise_ns >= 0, 1000);
+    if (e != NULL && critical(e) >= 0 && l1 > floor) {
         if (a->streak_rank == latest) {
             a->streak++;
         } else {
@@ -353,8 +495,34 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
     }
     a->last_cost = e != NULL ? (int32_t)(e - a->cost) : -1;
     a->latest = latest;
-    a->late_ns = emax - emin;
-    a->crit_ns = crit;
+    a->late_ns = l1;
+    a->crit_ns = e != NULL ? critical(e) : -1;
+    a->floor_ns = floor;
+}
+
+void ccs_auto_learn(struct ccs_auto *a, uint64_t key, int32_t ran,
+                    const int64_t *vec)
+{
+    memcpy(a->vec, vec, 2 * (size_t)a->R * sizeof(int64_t));
+    auto_update(a, cost_find(a, key), ran);
+}
+
+void ccs_auto_view(const struct ccs_auto *a, uint64_t key,
+                   ccs_auto_view_t *v)
+{
+    int i = cost_slot(a, key);
+    const auto_cost_t *e = i < 0 ? NULL : &a->cost[i];
+
+    v->noise_ns = a->noise_ns;
+    v->floor_ns = late_floor(a, e);
+    v->crit_ns = e != NULL ? critical(e) : -1;
+    v->plain_ns = e != NULL && e->plain_known ? e->plain_ns : -1;
+    v->plain_late_ns = e != NULL && e->plain_late_known ? e->plain_late_ns
+                                                        : -1;
+    v->rs_ns = e != NULL && e->aware_known ? e->rs_ns : -1;
+    v->after_ns = e != NULL && e->aware_known ? e->after_ns : -1;
+    v->streak_rank = a->streak_rank;
+    v->streak = a->streak;
 }
 
 /* Up to this many ranks the exchange is R-1 messages each way, posted at
@@ -427,7 +595,7 @@ static ccs_status_t gather_bruck(ccs_comm_t *comm, struct ccs_auto *a,
  * every call, or the ranks could decide differently.  Logged on each
  * TRACE line and returned by ccs_comm_auto_info, so that tests can compare
  * ranks call by call (threads and MPI alike). */
-static uint64_t state_hash(const struct ccs_auto *a)
+uint64_t ccs_auto_hash(const struct ccs_auto *a)
 {
     uint64_t h = ccs_mix64(0x6175746full, a->calls);
 
@@ -437,15 +605,19 @@ static uint64_t state_hash(const struct ccs_auto *a)
         const auto_cost_t *c = &a->cost[i];
         h = ccs_mix64(h, c->key);
         h = ccs_mix64(h, (uint64_t)c->plain_ns);
+        h = ccs_mix64(h, (uint64_t)c->plain_late_ns);
         h = ccs_mix64(h, (uint64_t)c->rs_ns);
         h = ccs_mix64(h, (uint64_t)c->after_ns);
-        h = ccs_mix64(h, (uint64_t)c->plain_known << 1 | c->aware_known);
+        h = ccs_mix64(h, (uint64_t)c->plain_known << 2 |
+                             (uint64_t)c->plain_late_known << 1 |
+                             c->aware_known);
         h = ccs_mix64(h, (uint64_t)c->seen_plain << 1 | c->seen_aware);
         h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
     }
     h = ccs_mix64(h, (uint64_t)a->pending << 32 |
                          (uint32_t)a->pend_ran);
     h = ccs_mix64(h, a->pend_key);
+    h = ccs_mix64(h, (uint64_t)a->noise_ns);
     h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
     h = ccs_mix64(h, a->streak);
     return ccs_mix64(h, (uint64_t)(uint32_t)a->last);
@@ -465,7 +637,7 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     const ccs_plan_t *plain = opts->plain;
     const ccs_sched_t *s;
     struct ccs_auto *a = NULL;
-    auto_cost_t *e;
+    ccs_auto_view_t v;
     ccs_run_opts_t ro = *opts;
     ccs_run_stats_t stats;
     ccs_status_t st;
@@ -517,8 +689,8 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     key = ccs_mix64(ccs_plan_fingerprint(plan),
                     plain ? ccs_plan_fingerprint(plain) : 0);
     key = ccs_mix64(ccs_mix64(key, count), (uint64_t)dtype);
-    e = cost_entry(a, key | 1);
-    pick = decide(a, e, plain != NULL, s->straggler);
+    key |= 1;                        /* never 0, an empty slot's */
+    pick = ccs_auto_decide(a, key, plain != NULL, s->straggler);
 
     memset(&stats, 0, sizeof(stats));
     ro.straggler = pick >= 0 ? pick : -1;
@@ -532,13 +704,7 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
     if (count > 0 && comm->nranks > 1) {
         /* Every rank has the same count (agreed), so all or none
          * exchange. */
-        if (pick < 0) {
-            e->age_plain = 0;
-            e->age_aware++;
-        } else {
-            e->age_aware = 0;
-            e->age_plain++;
-        }
+        ccs_auto_ran(a, key, pick);
         mine[0] = to_ns(stats.t_end_s - stats.t_start_s);
         mine[1] = to_ns((stats.nphases > 0 ? stats.phase_end_s[0]
                                            : stats.t_end_s) -
@@ -555,24 +721,28 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
             if ((st = post_exchange(comm, a, mine, err)) != CCS_OK)
                 goto broken;
             a->pending = true;
-            a->pend_key = e->key;
+            a->pend_key = key;
             a->pend_ran = pick;
         } else {
             if ((st = gather_bruck(comm, a, mine, err)) != CCS_OK)
                 goto broken;
-            auto_update(a, e, pick);
+            auto_update(a, cost_find(a, key), pick);
         }
         a->last = pick;
         a->calls++;
-        CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
-                "call %llu ran %d; latest %d late %lld ns; plain %lld rs "
-                "%lld after %lld critical %lld ns; streak %u; state "
-                "%016llx",
-                (unsigned long long)a->calls, pick, a->latest,
-                (long long)a->late_ns, (long long)e->plain_ns,
-                (long long)e->rs_ns, (long long)e->after_ns,
-                (long long)a->crit_ns, a->streak,
-                (unsigned long long)state_hash(a));
+        if (comm->log_level >= CCS_LOG_TRACE) {
+            ccs_auto_view(a, key, &v);
+            CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
+                    "call %llu ran %d; latest %d late %lld ns; plain %lld "
+                    "plain_late %lld rs %lld after %lld critical %lld ns; "
+                    "noise %lld floor %lld ns; streak %u; state %016llx",
+                    (unsigned long long)a->calls, pick, a->latest,
+                    (long long)a->late_ns, (long long)v.plain_ns,
+                    (long long)v.plain_late_ns, (long long)v.rs_ns,
+                    (long long)v.after_ns, (long long)a->crit_ns,
+                    (long long)a->noise_ns, (long long)a->floor_ns, a->streak,
+                    (unsigned long long)ccs_auto_hash(a));
+        }
     }
     if (opts->stats != NULL)
         *opts->stats = stats;
@@ -607,7 +777,7 @@ ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
         return CCS_OK;
     if (a->last_cost >= 0)
         e = &a->cost[a->last_cost];
-    h = state_hash(a);
+    h = ccs_auto_hash(a);
     info->calls = a->calls;
     info->last = a->last;
     info->latest = a->latest;

@@ -18,9 +18,11 @@
 # from about 256 KiB up its part after the arrival alone is slower than the
 # whole ring on a memcpy-bound host (D* of several ms, and no delay makes
 # it pay).  After the table, per transport and scenario, one traced run
-# prints how many calls ran the aware plan, and for the persistent
-# scenario auto's tracked estimates (rank 0's last AUTO line: T_plain,
-# T_RS, T_after, D*), so that a reader can check the delay is past D*.
+# prints how many calls ran the aware plan, and for the persistent and
+# no-delay scenarios auto's tracked estimates (rank 0's last AUTO line:
+# T_plain with nobody late and after a late arrival, T_RS, T_after, D*,
+# the arrival noise and the floor a rank's lateness must pass to count as
+# late), so that a reader can check the delay is past the floor.
 # Usage: BUILD=build REPS=3 scripts/bench-straggler-auto.sh [COUNT] [ITERS]
 #        [DELAY] [SMALL]
 set -u
@@ -100,7 +102,7 @@ done
 # steadier figure than times on a shared host.  With nobody late the
 # aware plan should be rare; with a persistent straggler past D* it
 # should run on all but the probes.  Then auto's tracked estimates in the
-# persistent scenario (the last line: T_plain, T_RS, T_after, D*).
+# persistent and no-delay scenarios (the last line).
 for xp in $xps; do
     if [ "$xp" = mpi ]; then
         run=(mpirun --oversubscribe -np 4 "$P" -X mpi)
@@ -122,9 +124,11 @@ for xp in $xps; do
             END {
                 printf "%-7s %-11s: %d auto calls, %d ran the aware plan", xp,
                     sc, n, aw
-                if (sc == "persistent") {
+                if (sc == "persistent" || sc == "none") {
                     sub(/^.* TRACE AUTO /, "", last)
-                    printf "; delay %d us; last: %s", d, last
+                    if (sc == "persistent")
+                        printf "; delay %d us", d
+                    printf "; last: %s", last
                 }
                 printf "\n"
             }'

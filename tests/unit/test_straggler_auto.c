@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../../runtime/auto.h"
 #include "../../runtime/ccs_int.h"
 #include "../../runtime/format.h"
 #include "algo.h"
@@ -549,8 +550,197 @@ TEST(bad_input)
     ccs_plan_destroy(ring8);
 }
 
+/* ---- the rule alone (auto.h), on made-up arrival vectors ----
+ *
+ * A call of R ranks is given by each rank's lateness (us); the vector
+ * the ranks would gather is made from a simple model of the two plans at
+ * 16 KiB on an oversubscribed host: the plain plan takes T_P0 from the
+ * last arrival with nobody late and T_P1 after a late arrival (the
+ * waiting ranks must be scheduled back first); the aware plan's phase 0
+ * takes T_RS from the last non-straggler's arrival, its part after the
+ * straggler's arrival T_A0, or T_A1 after a late arrival.  A late arrival
+ * is one past LATE_US, a wait long enough for the waiting ranks to be
+ * descheduled: even the arrival noise makes the plain plan slow, which is
+ * what made a single T_plain estimate read D* = 0 and buy the aware plan
+ * on short streaks of noise.  Each row is a sequence of segments; the picks of
+ * a segment's calls from `from` on must all be `want` (-1: plain). */
+#define T_P0 50
+#define T_P1 150
+#define T_RS 20
+#define T_A0 60
+#define T_A1 90
+#define LATE_US 25
+
+typedef enum { SEG_QUIET, SEG_PERSIST, SEG_ROTATE, SEG_BURST,
+               SEG_RANDOM } seg_kind_t;
+
+typedef struct seg {
+    seg_kind_t kind;
+    int calls;
+    int rank;             /* PERSIST, BURST: the late rank */
+    int late_us;          /* its lateness (RANDOM: every rank 0..late_us) */
+    int burst;            /* BURST: late this many calls in a row ... */
+    int every;            /* ... out of every `every` */
+    int from;             /* first call of the segment checked */
+    int want;             /* what those calls pick; -2 unchecked */
+} seg_t;
+
+#define MAX_SEGS 4
+
+typedef struct rule_row {
+    const char *name;
+    int jitter_us;        /* arrival noise on every call (see lateness) */
+    seg_t seg[MAX_SEGS];  /* calls == 0 ends */
+} rule_row_t;
+
+/* Arrival noise without randomness: the ranks' latenesses are 0, J, J/2
+ * and J/4 (a permutation that moves every call), so the latest rank is
+ * late by J and the runner-up by J/2 on every call. */
+static int64_t jitter_of(int jitter_us, int call, int rank)
+{
+    static const int part[R] = { 0, 4, 2, 1 };
+    return (int64_t)jitter_us * part[(rank + call) % R] / 4;
+}
+
+static int64_t lateness_of(const seg_t *sg, int jitter_us, int k, int call,
+                           int rank)
+{
+    int64_t l = jitter_of(jitter_us, call, rank);
+    uint64_t x = (uint64_t)call * 0x9e3779b97f4a7c15ull + (uint64_t)rank;
+
+    switch (sg->kind) {
+    case SEG_QUIET:
+        break;
+    case SEG_PERSIST:
+        l += rank == sg->rank ? sg->late_us : 0;
+        break;
+    case SEG_ROTATE:
+        l += rank == k % R ? sg->late_us : 0;
+        break;
+    case SEG_BURST:
+        l += rank == sg->rank && k % sg->every < sg->burst ? sg->late_us : 0;
+        break;
+    case SEG_RANDOM:
+        x ^= x >> 29;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 32;
+        l += (int64_t)(x % ((uint64_t)sg->late_us + 1));
+        break;
+    }
+    return l;
+}
+
+/* The gathered vector (elapsed, phase 0 per rank, ns) of a call that ran
+ * `ran` with these latenesses (us), under the model above. */
+static void model_vec(const int64_t lat_us[R], int ran, int64_t vec[2 * R])
+{
+    int64_t lmin = lat_us[0], lmax = 0, l[R], end, end0 = 0;
+
+    for (int q = 1; q < R; q++)
+        lmin = lat_us[q] < lmin ? lat_us[q] : lmin;
+    for (int q = 0; q < R; q++) {
+        l[q] = lat_us[q] - lmin;
+        lmax = l[q] > lmax ? l[q] : lmax;
+    }
+    if (ran < 0) {
+        end = lmax + (lmax > LATE_US ? T_P1 : T_P0);
+    } else {
+        int64_t m = 0;
+        for (int q = 0; q < R; q++)
+            if (q != ran && l[q] > m)
+                m = l[q];
+        end0 = m + T_RS;
+        end = (l[ran] > end0 ? l[ran] : end0) +
+              (l[ran] > LATE_US ? T_A1 : T_A0);
+    }
+    for (int q = 0; q < R; q++) {
+        vec[2 * q] = (end - l[q]) * 1000;
+        vec[2 * q + 1] = (ran < 0 || q == ran ? end - l[q] : end0 - l[q]) *
+                         1000;
+    }
+}
+
+static const rule_row_t rule_rows[] = {
+    { "nobody late, arrival noise of 40 us", 40,
+      { { SEG_QUIET, 60, 0, 0, 0, 0, 6, -1 } } },
+    { "a straggler 2 ms late: plain for 2 calls, then aware for it", 40,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_PERSIST, 2, 2, 2000, 0, 0, 0, -1 },
+        { SEG_PERSIST, 38, 2, 2000, 0, 0, 2, 2 } } },
+    { "the straggler gone: plain from the call after its first on-time "
+      "arrival", 40,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_PERSIST, 30, 1, 2000, 0, 0, 0, -2 },
+        { SEG_QUIET, 30, 0, 0, 0, 0, 1, -1 } } },
+    { "a descheduled rank late 3 calls in a row at 1.5x the noise, every "
+      "6 calls: plain", 40,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_BURST, 50, 1, 30, 3, 6, 0, -1 } } },
+    { "... also after a straggler inflated the plain plan's late cost",
+      40, { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+            { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2 },
+            { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1 },
+            { SEG_BURST, 40, 0, 30, 3, 6, 0, -1 } } },
+    { "one rank 40 us late every call, the others within 8 us (less than "
+      "T_plain: end skew): plain", 8,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1 } } },
+    { "a straggler late by 2 ms that changes every call: plain", 40,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
+        { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1 } } },
+    { "every rank late by 0..300 us at random from the start: plain", 40,
+      { { SEG_RANDOM, 60, 0, 300, 0, 0, 6, -1 } } },
+};
+
+TEST(rule_table)
+{
+    const uint64_t key = 0x5eed0001;
+
+    for (size_t i = 0; i < sizeof(rule_rows) / sizeof(rule_rows[0]); i++) {
+        const rule_row_t *row = &rule_rows[i];
+        struct ccs_auto *a = ccs_auto_new(R);
+        int call = 0, bad = 0, checked = 0;
+
+        CHECK(a != NULL);
+        if (a == NULL)
+            return;
+        for (int s = 0; s < MAX_SEGS && row->seg[s].calls > 0; s++) {
+            const seg_t *sg = &row->seg[s];
+            for (int k = 0; k < sg->calls; k++, call++) {
+                int64_t lat[R], vec[2 * R];
+                int32_t pick = ccs_auto_decide(a, key, true, R - 1);
+                if (sg->want != -2 && k >= sg->from) {
+                    checked++;
+                    if (pick != sg->want && bad++ == 0) {
+                        ccs_auto_view_t v;
+                        ccs_auto_view(a, key, &v);
+                        CHECK_MSG(0, "%s: segment %d call %d picked %d, "
+                                  "want %d (noise %lld floor %lld "
+                                  "critical %lld ns, streak %u of %d)",
+                                  row->name, s, k, pick, sg->want,
+                                  (long long)v.noise_ns,
+                                  (long long)v.floor_ns,
+                                  (long long)v.crit_ns, v.streak,
+                                  v.streak_rank);
+                    }
+                }
+                ccs_auto_ran(a, key, pick);
+                for (int q = 0; q < R; q++)
+                    lat[q] = lateness_of(sg, row->jitter_us, k, call, q);
+                model_vec(lat, pick, vec);
+                ccs_auto_learn(a, key, pick, vec);
+            }
+        }
+        CHECK_MSG(checked > 0, "%s: nothing checked", row->name);
+        printf("  %-66.66s %d of %d picks as wanted\n", row->name,
+               checked - bad, checked);
+        ccs_auto_free(a);
+    }
+}
+
 int main(void)
 {
+    RUN(rule_table);
     RUN(bad_input);
     RUN(ranks_never_disagree);
     RUN(auto_through_a_plan_set);
