@@ -80,6 +80,19 @@
  * the noise or more.  4 keeps nearly all of the first out of the streaks
  * and every straggler worth a plan change in them. */
 #define AUTO_NOISE_MULT 4
+/* While quiet -- the call ran the plain plan and nobody was late past the
+ * floor in the last measured call -- the arrival times are exchanged after
+ * fewer and fewer calls: the gap doubles with each quiet exchange, up to
+ * AUTO_QUIET_MAX calls, and is 1 again as soon as anyone is late.  The
+ * exchange is only R-1 small messages each way, but on an oversubscribed
+ * host each costs its receiver a scheduling round: 4 MPI processes on 2
+ * cores paid about 5% of a 50 us call with an exchange after every 8th
+ * call, and 1% without.  The price is detection lag: a straggler that
+ * appears after a long quiet stretch is seen up to AUTO_QUIET_MAX - 1
+ * calls later, which lengthens the rent by as many calls (docs/runtime.md,
+ * "Straggler auto").  Whether a call exchanges is a function of the
+ * shared state, so every rank posts (or skips) the same messages. */
+#define AUTO_QUIET_MAX 16
 
 typedef struct auto_cost {
     uint64_t key;            /* (aware plan, plain plan, count, dtype) */
@@ -144,6 +157,9 @@ struct ccs_auto {
                                 T_plain) */
     int32_t streak_rank;     /* rank late past floor_ns ... */
     uint32_t streak;         /* ... in this many calls in a row */
+    uint64_t exchanges;      /* calls whose arrival times were gathered */
+    uint32_t quiet_gap;      /* calls between exchanges while quiet */
+    uint32_t since_exchange; /* calls since the last exchange */
 };
 
 void ccs_auto_drain(ccs_comm_t *comm)
@@ -194,6 +210,7 @@ struct ccs_auto *ccs_auto_new(uint32_t R)
     a->noise_ns = -1;
     a->floor_ns = -1;
     a->streak_rank = -1;
+    a->quiet_gap = 1;
     return a;
 }
 
@@ -620,7 +637,27 @@ uint64_t ccs_auto_hash(const struct ccs_auto *a)
     h = ccs_mix64(h, (uint64_t)a->noise_ns);
     h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
     h = ccs_mix64(h, a->streak);
+    h = ccs_mix64(h, a->exchanges);
+    h = ccs_mix64(h, (uint64_t)a->quiet_gap << 32 | a->since_exchange);
     return ccs_mix64(h, (uint64_t)(uint32_t)a->last);
+}
+
+/* Whether the call that just ran `pick` gathers its arrival times (see
+ * AUTO_QUIET_MAX), and the gap's bookkeeping.  Reads and writes only
+ * state every rank shares. */
+static bool exchange_due(struct ccs_auto *a, int32_t pick)
+{
+    bool quiet = pick < 0 && a->streak == 0 && a->noise_ns >= 0;
+
+    a->since_exchange++;
+    if (!quiet)
+        a->quiet_gap = 1;
+    else if (a->since_exchange < a->quiet_gap)
+        return false;
+    else if (a->quiet_gap < AUTO_QUIET_MAX)
+        a->quiet_gap *= 2;
+    a->since_exchange = 0;
+    return true;
 }
 
 static int64_t to_ns(double s)
@@ -718,15 +755,19 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
             if (a->pending)
                 auto_update(a, cost_find(a, a->pend_key), a->pend_ran);
             a->pending = false;
-            if ((st = post_exchange(comm, a, mine, err)) != CCS_OK)
-                goto broken;
-            a->pending = true;
-            a->pend_key = key;
-            a->pend_ran = pick;
-        } else {
+            if (exchange_due(a, pick)) {
+                if ((st = post_exchange(comm, a, mine, err)) != CCS_OK)
+                    goto broken;
+                a->pending = true;
+                a->pend_key = key;
+                a->pend_ran = pick;
+                a->exchanges++;
+            }
+        } else if (exchange_due(a, pick)) {
             if ((st = gather_bruck(comm, a, mine, err)) != CCS_OK)
                 goto broken;
             auto_update(a, cost_find(a, key), pick);
+            a->exchanges++;
         }
         a->last = pick;
         a->calls++;
@@ -735,12 +776,14 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
             CCS_LOG(comm->log_level, CCS_LOG_TRACE, "AUTO", comm->rank,
                     "call %llu ran %d; latest %d late %lld ns; plain %lld "
                     "plain_late %lld rs %lld after %lld critical %lld ns; "
-                    "noise %lld floor %lld ns; streak %u; state %016llx",
+                    "noise %lld floor %lld ns; streak %u; exchanges %llu; "
+                    "state %016llx",
                     (unsigned long long)a->calls, pick, a->latest,
                     (long long)a->late_ns, (long long)v.plain_ns,
                     (long long)v.plain_late_ns, (long long)v.rs_ns,
                     (long long)v.after_ns, (long long)a->crit_ns,
                     (long long)a->noise_ns, (long long)a->floor_ns, a->streak,
+                    (unsigned long long)a->exchanges,
                     (unsigned long long)ccs_auto_hash(a));
         }
     }
@@ -789,6 +832,7 @@ ccs_status_t ccs_comm_auto_info(const ccs_comm_t *comm,
         info->after_s = (double)e->after_ns * 1e-9;
     }
     info->streak = a->streak;
+    info->exchanges = a->exchanges;
     info->state_hash = h;
     return CCS_OK;
 }

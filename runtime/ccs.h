@@ -426,6 +426,10 @@ typedef struct ccs_auto_info {
     uint32_t streak;             /* calls in a row `latest` was late past
                                     the critical delay */
     uint64_t state_hash;         /* hash of the whole decision state */
+    uint64_t exchanges;          /* calls whose arrival times were
+                                    gathered: every call, except while
+                                    nothing is late (then 1 in 2, 4, ...
+                                    up to 1 in 16) */
 } ccs_auto_info_t;
 
 /* CCS_ERR_INVALID for NULL arguments; all zeros (last = -1) before the

@@ -85,6 +85,8 @@ typedef struct opts {
     int period;                /* rotating: calls per late rank */
     int late_rank;             /* persistent: the late rank, -1 default */
     const char *plain_path;    /* -s auto: the plain plan */
+    int alternate;             /* -s auto: timed calls alternate blocks of
+                                  this many auto and plain calls; 0 off */
     int ndt, nop;
     ccs_dtype_t dts[CCS_DTYPE_COUNT];
     ccs_redop_t ops[CCS_REDOP_COUNT];
@@ -111,6 +113,12 @@ typedef struct rank_ctx {
     int rank, R;
     int rc;                   /* 0, 1 wrong, 3 error */
     long ncalls;              /* calls made: the delay pattern's clock */
+    /* --alternate: the timed loop's call count and, per variant (0 auto,
+     * 1 the plain plan), this rank's seconds inside calls and calls. */
+    long alt_k;
+    int alt_timing;
+    double alt_s[2];
+    long alt_n[2];
     int failed;               /* this rank saw an error (reported once) */
     char errmsg[512];
 } rank_ctx_t;
@@ -303,12 +311,23 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
         ccs_run_opts_t ro = CCS_RUN_OPTS_INIT;
         ccs_status_t st;
         unsigned d = delay_us_of(c);
-        ro.straggler = c->o->straggler;
-        ro.plain = g_plain;
+        /* --alternate: odd blocks run the plain plan by itself, so that
+         * auto and plain share the run (and its scheduling luck). */
+        int plain_only = c->alt_timing &&
+                         (c->alt_k++ / c->o->alternate) % 2 == 1;
+        double t0 = 0;
+        ro.straggler = plain_only ? -1 : c->o->straggler;
+        ro.plain = plain_only ? NULL : g_plain;
         if (d > 0)
             usleep(d);
-        st = ccs_run_ex(c->plan, c->comm, send, recv, count, dt, op, NULL,
-                        &ro);
+        if (c->alt_timing)
+            t0 = now_s();
+        st = ccs_run_ex(plain_only ? g_plain : c->plan, c->comm, send, recv,
+                        count, dt, op, NULL, &ro);
+        if (c->alt_timing) {
+            c->alt_s[plain_only] += now_s() - t0 + (double)d * 1e-6;
+            c->alt_n[plain_only]++;
+        }
         if (st == CCS_OK && c->o->blocking && !buf_sync(c->o))
             st = CCS_ERR_CUDA;
         return st;
@@ -356,6 +375,8 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
 
 typedef struct result {
     double time_us;           /* < 0: not run (baseline unsupported) */
+    double alt_us[2];         /* --alternate: mean per call of the auto and
+                                 the plain calls (delays included) */
     long long wrong;          /* -1: not checked */
     int failed;
 } result_t;
@@ -461,6 +482,10 @@ out:
         goto free;
     }
     barrier(c);
+    c->alt_timing = o->alternate > 0 && !mpi_base;
+    c->alt_k = 0;
+    c->alt_s[0] = c->alt_s[1] = 0;
+    c->alt_n[0] = c->alt_n[1] = 0;
     t0 = now_s();
     for (int i = 0; i < o->iters && st == CCS_OK; i++)
         for (int j = 0; j < o->agg && st == CCS_OK; j++)
@@ -468,6 +493,14 @@ out:
     if (st == CCS_OK && !buf_sync(bo))
         st = CCS_ERR_CUDA;
     t1 = now_s();
+    if (c->alt_timing) {
+        c->alt_timing = 0;
+        for (int v = 0; v < 2; v++)
+            res->alt_us[v] = combine_time(c, c->alt_n[v] > 0
+                                                 ? c->alt_s[v] * 1e6 /
+                                                       (double)c->alt_n[v]
+                                                 : 0);
+    }
     if (st != CCS_OK)
         note_error(c, st, mpi_base ? "MPI collective failed"
                                    : ccs_comm_last_error(c->comm));
@@ -581,8 +614,9 @@ static void run_rank(rank_ctx_t *c)
             int base_ok = o->baseline && mpi_dtype(dt, &(MPI_Datatype){0}) &&
                           (!reduces || mpi_op(op, &(MPI_Op){0}));
             for (int i = 0; i < n && !errors; i++) {
-                result_t ro = { 0, -1, 0 }, ri = { 0, -1, 0 };
-                result_t bo = { -1, -1, 0 }, bi = { -1, -1, 0 };
+                result_t ro = { .wrong = -1 }, ri = { .wrong = -1 };
+                result_t bo = { .time_us = -1, .wrong = -1 };
+                result_t bi = { .time_us = -1, .wrong = -1 };
                 size_t cnt = list[i], bytes = cnt * per;
                 measure(c, 0, cnt, dt, op, 0, &ro);
                 if (!ro.failed)
@@ -606,6 +640,16 @@ static void run_rank(rank_ctx_t *c)
                     if (o->baseline)
                         print_base(&ri, &bi);
                     printf("\n");
+                    if (o->alternate > 0 && !ro.failed && !ri.failed)
+                        printf("# alternating every %d calls, out of place "
+                               "/ in place: auto %.2f / %.2f us, plain "
+                               "%.2f / %.2f us, auto/plain %.3f / %.3f\n",
+                               o->alternate, ro.alt_us[0], ri.alt_us[0],
+                               ro.alt_us[1], ri.alt_us[1],
+                               ro.alt_us[1] > 0 ? ro.alt_us[0] / ro.alt_us[1]
+                                                : 0,
+                               ri.alt_us[1] > 0 ? ri.alt_us[0] / ri.alt_us[1]
+                                                : 0);
                     fflush(stdout);
                     if (c->json != NULL) {
                         fprintf(c->json, "%s    {\"size\": %zu, \"count\": "
@@ -752,6 +796,10 @@ static void usage(FILE *f)
 "  -s, --straggler R|auto     run with rank R as the straggler; auto: the\n"
 "                             library finds it (CCS_STRAGGLER_AUTO)\n"
 "  -Q, --plain FILE           -s auto: the plan to run when nobody is late\n"
+"  -Y, --alternate N          -s auto: timed calls alternate N auto calls\n"
+"                             and N calls of the -Q plan alone, and a line\n"
+"                             after each row gives each one's mean per call\n"
+"                             (both see the same run's scheduling)\n"
 "  -E, --delay US             the straggler arrives US microseconds late\n"
 "  -A, --pattern P            who is late: persistent (default: -L, else\n"
 "                             -s, else the plan's straggler), rotating:N\n"
@@ -834,6 +882,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         { "pattern", required_argument, NULL, 'A' },
         { "late", required_argument, NULL, 'L' },
         { "plain", required_argument, NULL, 'Q' },
+        { "alternate", required_argument, NULL, 'Y' },
         { "counts", required_argument, NULL, 'K' },
         { "window", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
@@ -864,7 +913,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
                              ":b:e:i:f:n:w:m:c:d:o:r:a:z:T:J:t:g:P:X:Bs:E:"
-                             "K:hp:N:D:A:L:Q:W:", longs, NULL)) != -1) {
+                             "K:hp:N:D:A:L:Q:W:Y:", longs, NULL)) != -1) {
         switch (ch) {
         case 'b':
             if (!parse_size(optarg, &o->minb))
@@ -958,6 +1007,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 return bad("-s", optarg, "want a rank or auto");
             break;
         case 'Q': o->plain_path = optarg; break;
+        case 'Y':
+            if (!parse_int(optarg, 1, 100000000, &o->alternate))
+                return bad("--alternate", optarg, "want calls per block "
+                           "(1 or more)");
+            break;
         case 'L':
             if (!parse_int(optarg, 0, 65535, &o->late_rank))
                 return bad("-L", optarg, "want a rank");
@@ -1077,6 +1131,12 @@ static int check_with_plan(const opts_t *o, const ccs_plan_t *plan, int R)
     if (o->late_rank >= R) {
         fprintf(stderr, "ccs-perf: -L %d: the plan has ranks 0..%d\n",
                 o->late_rank, R - 1);
+        return 0;
+    }
+    if (o->alternate > 0 && (o->plain_path == NULL ||
+                             o->straggler != CCS_STRAGGLER_AUTO)) {
+        fprintf(stderr, "ccs-perf: --alternate: needs -s auto and -Q (it "
+                "alternates auto with the plain plan)\n");
         return 0;
     }
     if (o->plain_path != NULL && o->straggler != CCS_STRAGGLER_AUTO) {
