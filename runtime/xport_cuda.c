@@ -552,18 +552,28 @@ static bool sleep_once(cx_world_t *w, cx_rank_t *me,
     return pthread_cond_timedwait(&me->cv, &me->mu, deadline) != ETIMEDOUT;
 }
 
+/* Room for one more element in the grow-only array *arr of n used and
+ * *cap allocated elements of `size` bytes (the transport owns it; freed
+ * in destroy). */
+static ccs_status_t grow1(void **arr, size_t n, size_t *cap, size_t size,
+                          size_t first, ccs_err_t *err)
+{
+    if (n == *cap) {
+        size_t c = *cap ? 2 * *cap : first;
+        void *p = realloc(*arr, c * size);
+        if (p == NULL)
+            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
+        *arr = p;
+        *cap = c;
+    }
+    return CCS_OK;
+}
+
 /* Room for one more ticketed request. */
 static ccs_status_t req_grow(ccs_xport_t *x, ccs_err_t *err)
 {
-    if (x->nreq == x->capreq) {
-        size_t cap = x->capreq ? 2 * x->capreq : 16;
-        cx_req_t *n = realloc(x->reqs, cap * sizeof(*n));
-        if (n == NULL)
-            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        x->reqs = n;
-        x->capreq = cap;
-    }
-    return CCS_OK;
+    return grow1((void **)&x->reqs, x->nreq, &x->capreq, sizeof(*x->reqs),
+                 16, err);
 }
 
 /* Ticketed and step-by-step requests never mix between two waits: their
@@ -603,13 +613,9 @@ static ccs_status_t cx_send(ccs_xport_t *x, uint32_t peer, const void *buf,
     if (ticketed) {
         if ((st = req_grow(x, err)) != CCS_OK)
             return st;
-    } else if (x->nsend == x->capsend) {
-        size_t cap = x->capsend ? 2 * x->capsend : 8;
-        cx_msg_t **n = realloc(x->sends, cap * sizeof(*n));
-        if (n == NULL)
-            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        x->sends = n;
-        x->capsend = cap;
+    } else if ((st = grow1((void **)&x->sends, x->nsend, &x->capsend,
+                           sizeof(*x->sends), 8, err)) != CCS_OK) {
+        return st;
     }
     if ((st = slot_take(x, 1, &ready, err)) != CCS_OK)
         return st;
@@ -720,14 +726,9 @@ static ccs_status_t cx_recv(ccs_xport_t *x, uint32_t peer, void *buf,
         x->tnext = false;
         return post_recv_ticketed(x, peer, buf, bytes, step, err);
     }
-    if (x->nrecv == x->caprecv) {
-        size_t cap = x->caprecv ? 2 * x->caprecv : 8;
-        cx_recv_t *n = realloc(x->recvs, cap * sizeof(*n));
-        if (n == NULL)
-            return ccs_err_set(err, CCS_ERR_NOMEM, "out of memory");
-        x->recvs = n;
-        x->caprecv = cap;
-    }
+    if ((st = grow1((void **)&x->recvs, x->nrecv, &x->caprecv,
+                    sizeof(*x->recvs), 8, err)) != CCS_OK)
+        return st;
     x->recvs[x->nrecv].dst = buf;
     x->recvs[x->nrecv].bytes = bytes;
     x->recvs[x->nrecv].peer = peer;
