@@ -373,6 +373,19 @@ typedef struct cx_fifo {
     cx_msg_t *head, *tail;
 } cx_fifo_t;
 
+/* The oldest message of f, unlinked, or NULL; under the receiver's mu. */
+static cx_msg_t *fifo_pop(cx_fifo_t *f)
+{
+    cx_msg_t *m = f->head;
+
+    if (m != NULL) {
+        f->head = m->next;
+        if (f->head == NULL)
+            f->tail = NULL;
+    }
+    return m;
+}
+
 typedef struct cx_world {
     int nranks;
     atomic_int refs;         /* communicators alive */
@@ -839,12 +852,7 @@ static ccs_status_t complete_recv(ccs_xport_t *x, const cx_recv_t *rv,
     while (f->head == NULL && !atomic_load(&w->aborted))
         if (!sleep_once(w, me, deadline))
             break;
-    m = f->head;
-    if (m != NULL) {
-        f->head = m->next;
-        if (f->head == NULL)
-            f->tail = NULL;
-    }
+    m = fifo_pop(f);
     pthread_mutex_unlock(&me->mu);
     if (m == NULL)
         return abort_or_timeout(w, err, "receive from", rv->peer, rv->step);
@@ -918,12 +926,7 @@ static ccs_status_t progress(ccs_xport_t *x, ccs_err_t *err)
          * even if the message arrives during this pass. */
         f = &w->fifos[(size_t)rq->peer * w->nranks + x->rank];
         pthread_mutex_lock(&me->mu);
-        m = f->head;
-        if (m != NULL) {
-            f->head = m->next;
-            if (f->head == NULL)
-                f->tail = NULL;
-        }
+        m = fifo_pop(f);
         pthread_mutex_unlock(&me->mu);
         if (m == NULL) {
             x->held[rq->peer] = x->pass;
