@@ -49,6 +49,7 @@
 #include "../../runtime/reduce_cuda.h"
 #include "algo.h"
 #include "../../tools/ccs_check.h"
+#include "rt_world.h"
 
 #define MAX_R 8
 #define MAX_COMBOS 256
@@ -546,58 +547,33 @@ TEST(fixtures_cuda)
     }
 }
 
+/* What for_each_algo_plan hands to each registry plan. */
+typedef struct plan_args {
+    const combo_t *combos;
+    int ncombos, nwin;
+} plan_args_t;
+
+static void check_registry_plan(const char *name, int algo, uint32_t R,
+                                const ccs_sched_t *s, void *arg)
+{
+    const plan_args_t *pa = arg;
+
+    (void)algo;
+    (void)R;
+    check_sched_w(name, s, pa->combos, pa->ncombos, pa->nwin);
+}
+
 /* Replay every registered algorithm's plan (milp included) for every
- * collective it declares at R ranks; returns how many ran.  A declared
- * collective that does not synthesize is a failure. */
+ * collective it declares at R ranks, synthesized as the CPU tests do
+ * (rt_world.h); returns how many ran.  A declared collective that does
+ * not synthesize is a failure. */
 static int for_each_algo_plan(uint32_t R, const combo_t *combos,
                               int ncombos, int nwin)
 {
-    char spec[32];
-    topo_t *t = NULL, hand;
-    int ran = 0;
+    plan_args_t pa = { combos, ncombos, nwin };
+    int want = 0;
 
-    /* NVLS on, as in the CPU tests (rt_world.h): the in-switch algorithm
-     * synthesizes too, the others ignore it */
-    snprintf(spec, sizeof(spec), "switch:%u,nvls=on", R);
-    if (topo_load(spec, NULL, &t, NULL) != CCS_OK) {
-        memset(&hand, 0, sizeof(hand));
-        snprintf(hand.name, sizeof(hand.name), "hand:%u", R);
-        hand.ngpus = (int32_t)R;
-        hand.nservers = 1;
-        t = NULL;
-    }
-    for (int a = 0; a < algo_count(); a++) {
-        const algo_desc_t *d = algo_at(a);
-        for (int coll = 0; coll < CCS_COLL_COUNT; coll++) {
-            algo_params_t p;
-            ccs_sched_t *s = NULL;
-            ccs_err_t e;
-            ccs_status_t st;
-            char name[96];
-
-            if ((d->colls & ALGO_COLL_BIT(coll)) == 0)
-                continue;
-            algo_params_init(&p);
-            p.coll = (ccs_coll_t)coll;
-            if (strcmp(d->name, "stragglar") == 0)
-                p.straggler = (int32_t)R - 1;
-            snprintf(name, sizeof(name), "%s/%s/r%u", d->name,
-                     ccs_coll_str((ccs_coll_t)coll), R);
-            ccs_err_clear(&e);
-            st = algo_synthesize(d->name, t ? t : &hand, &p, &s, &e);
-            if (st != CCS_OK) {
-                FAIL_AT("%s: declared but not synthesized: %s", name,
-                        ccs_err_msg(&e, st));
-                ccs_sched_destroy(s);
-                continue;
-            }
-            check_sched_w(name, s, combos, ncombos, nwin);
-            ccs_sched_destroy(s);
-            ran++;
-        }
-    }
-    topo_destroy(t);
-    return ran;
+    return rt_registry_scheds(R, check_registry_plan, &pa, &want);
 }
 
 TEST(registry_cuda)
