@@ -643,7 +643,8 @@ uint64_t ccs_auto_hash(const struct ccs_auto *a)
 }
 
 /* Whether the call that just ran `pick` gathers its arrival times (see
- * AUTO_QUIET_MAX), and the gap's bookkeeping.  Reads and writes only
+ * AUTO_QUIET_MAX), and the gap's and the count's bookkeeping (a failed
+ * exchange breaks the communicator, so "due" is "done").  Reads and writes only
  * state every rank shares. */
 static bool exchange_due(struct ccs_auto *a, int32_t pick)
 {
@@ -657,6 +658,7 @@ static bool exchange_due(struct ccs_auto *a, int32_t pick)
     else if (a->quiet_gap < AUTO_QUIET_MAX)
         a->quiet_gap *= 2;
     a->since_exchange = 0;
+    a->exchanges++;
     return true;
 }
 
@@ -761,13 +763,11 @@ ccs_status_t ccs_auto_run(const ccs_plan_t *plan, ccs_comm_t *comm,
                 a->pending = true;
                 a->pend_key = key;
                 a->pend_ran = pick;
-                a->exchanges++;
             }
         } else if (exchange_due(a, pick)) {
             if ((st = gather_bruck(comm, a, mine, err)) != CCS_OK)
                 goto broken;
             auto_update(a, cost_find(a, key), pick);
-            a->exchanges++;
         }
         a->last = pick;
         a->calls++;

@@ -56,8 +56,9 @@ trap 'rm -rf "$T"' EXIT
 "$C" synth --algo ring --topo switch:4 -o "$T/r.ccs" >/dev/null 2>&1 ||
     { echo "cannot synthesize ring"; exit 1; }
 
-# perf XPORT ARGS... -> mean us per call (out of place)
-perf() {
+# run_perf XPORT ARGS...: ccs-perf's table for COUNT floats, ITERS calls,
+# on 4 threads or 4 MPI processes.
+run_perf() {
     local xp=$1
     shift
     if [ "$xp" = mpi ]; then
@@ -65,7 +66,12 @@ perf() {
             -w 10 -c 1 "$@" 2>/dev/null
     else
         "$P" -K "$COUNT" -n "$ITERS" -w 10 -c 1 "$@" 2>/dev/null
-    fi | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
+    fi
+}
+
+# perf XPORT ARGS... -> mean us per call (out of place)
+perf() {
+    run_perf "$@" | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
 }
 
 # alt_perf XPORT ARGS... -> "auto_us plain_us" of one paired run (out of
@@ -73,14 +79,8 @@ perf() {
 alt_perf() {
     local xp=$1
     shift
-    if [ "$xp" = mpi ]; then
-        mpirun --oversubscribe -np 4 "$P" -X mpi -K "$COUNT" -n "$ITERS" \
-            -w 10 -c 1 -s auto -Q "$T/r.ccs" --alternate "$ALT" "$@" \
-            "$T/s.ccs" 2>/dev/null
-    else
-        "$P" -K "$COUNT" -n "$ITERS" -w 10 -c 1 -s auto -Q "$T/r.ccs" \
-            --alternate "$ALT" "$@" "$T/s.ccs" 2>/dev/null
-    fi | awk '/^# alternating/ { for (i = 1; i <= NF; i++) {
+    run_perf "$xp" -s auto -Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/s.ccs" |
+        awk '/^# alternating/ { for (i = 1; i <= NF; i++) {
                  if ($i == "auto") a = $(i + 1); if ($i == "plain") p = $(i + 1) }
                print a, p; exit }'
 }
