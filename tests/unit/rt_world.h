@@ -270,4 +270,27 @@ static inline int rt_registry_scheds(uint32_t R, rt_sched_fn fn, void *arg,
     return ran;
 }
 
+/* StragglAR's allreduce plan for switch:R with rank R-1 as the straggler
+ * (the caller owns it), or NULL after a failed check. */
+static inline ccs_plan_t *rt_stragglar_plan(uint32_t R)
+{
+    char spec[32];
+    topo_t *t = NULL;
+    algo_params_t p;
+    ccs_sched_t *s = NULL;
+    ccs_plan_t *plan = NULL;
+
+    snprintf(spec, sizeof(spec), "switch:%u", R);
+    CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
+    algo_params_init(&p);
+    p.straggler = (int32_t)R - 1;
+    if (t != NULL)
+        CHECK_STATUS(algo_synthesize("stragglar", t, &p, &s, NULL), CCS_OK);
+    if (s != NULL)
+        CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
+    ccs_sched_destroy(s);
+    topo_destroy(t);
+    return plan;
+}
+
 #endif /* RT_WORLD_H */

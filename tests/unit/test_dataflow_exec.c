@@ -324,19 +324,8 @@ TEST(stragglar_relabel_phase0)
     for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
         uint32_t R = Rs[ri];
         int strags[2] = { (int)R - 1, 0 };
-        char spec[32];
-        topo_t *t = NULL;
-        algo_params_t p;
-        ccs_sched_t *s = NULL;
-        ccs_plan_t *plan = NULL;
+        ccs_plan_t *plan = rt_stragglar_plan(R);
 
-        snprintf(spec, sizeof(spec), "switch:%u", R);
-        CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
-        algo_params_init(&p);
-        p.straggler = (int32_t)R - 1;
-        CHECK_STATUS(algo_synthesize("stragglar", t, &p, &s, NULL), CCS_OK);
-        if (s != NULL)
-            CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
         for (int k = 0; plan != NULL && k < 2; k++) {
             int strag = strags[k];
             char name[64];
@@ -348,8 +337,6 @@ TEST(stragglar_relabel_phase0)
             rt_free_outputs(g_jobs, (int)R);
         }
         ccs_plan_destroy(plan);
-        ccs_sched_destroy(s);
-        topo_destroy(t);
     }
 }
 

@@ -233,19 +233,8 @@ TEST(stragglar_plans_phase0_before_straggler)
     for (size_t ri = 0; ri < sizeof(Rs) / sizeof(Rs[0]); ri++) {
         uint32_t R = Rs[ri];
         int strags[3] = { (int)R - 1, 0, (int)R / 2 };
-        char spec[32];
-        topo_t *t = NULL;
-        algo_params_t p;
-        ccs_sched_t *s = NULL;
-        ccs_plan_t *plan = NULL;
+        ccs_plan_t *plan = rt_stragglar_plan(R);
 
-        snprintf(spec, sizeof(spec), "switch:%u", R);
-        CHECK_STATUS(topo_load(spec, NULL, &t, NULL), CCS_OK);
-        algo_params_init(&p);
-        p.straggler = (int32_t)R - 1;
-        CHECK_STATUS(algo_synthesize("stragglar", t, &p, &s, NULL), CCS_OK);
-        if (s != NULL)
-            CHECK_STATUS(ccs_plan_from_sched(s, &plan, NULL), CCS_OK);
         for (int k = 0; plan != NULL && k < 3; k++) {
             int strag = strags[k];
             char name[64];
@@ -257,8 +246,6 @@ TEST(stragglar_plans_phase0_before_straggler)
             rt_check_phase0_before(name, g_jobs, R, strag);
         }
         ccs_plan_destroy(plan);
-        ccs_sched_destroy(s);
-        topo_destroy(t);
     }
 }
 
