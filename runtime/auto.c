@@ -56,9 +56,10 @@
 #define AUTO_KEYS 8
 /* A plan not run for a while is run once to refresh its cost (a
  * one-sample estimate must not lock a choice in forever).  The aware
- * plan's probe costs up to D* over the plain call, so it waits at least
- * AUTO_REPROBE calls and long enough that probes cost at most
- * 1/AUTO_PROBE_SHARE of the plain plan's time on average. */
+ * plan is probed only while some rank is late past the noise floor (see
+ * decide), at least AUTO_REPROBE calls apart and rarely enough that the
+ * probes' predicted loss is at most 1/AUTO_PROBE_SHARE of the calls'
+ * time. */
 #define AUTO_REPROBE 64
 #define AUTO_PROBE_SHARE 50
 /* Longest rent (calls late past the critical delay before the aware plan
@@ -157,6 +158,12 @@ struct ccs_auto {
                                 T_plain) */
     int32_t streak_rank;     /* rank late past floor_ns ... */
     uint32_t streak;         /* ... in this many calls in a row */
+    /* The same with the floor of the noise alone, max(4 N, T_plain),
+     * without D*: someone is late, whether or not the aware plan's
+     * estimate says it would pay.  Only then is that estimate worth a
+     * probe. */
+    int32_t over_skew_rank;
+    uint32_t over_skew;
     uint64_t exchanges;      /* calls whose arrival times were gathered */
     uint32_t quiet_gap;      /* calls between exchanges while quiet */
     uint32_t since_exchange; /* calls since the last exchange */
@@ -210,6 +217,7 @@ struct ccs_auto *ccs_auto_new(uint32_t R)
     a->noise_ns = -1;
     a->floor_ns = -1;
     a->streak_rank = -1;
+    a->over_skew_rank = -1;
     a->quiet_gap = 1;
     return a;
 }
@@ -305,6 +313,16 @@ static int64_t noise_floor(const struct ccs_auto *a)
     return a->noise_ns > 0 ? AUTO_NOISE_MULT * a->noise_ns : 0;
 }
 
+/* The lateness that the host alone can make: AUTO_NOISE_MULT times the
+ * arrival noise, and up to the plain plan's time with nobody late (the
+ * last call's end skew; see late_floor).  e may be NULL. */
+static int64_t skew_floor(const struct ccs_auto *a, const auto_cost_t *e)
+{
+    int64_t f = noise_floor(a);
+
+    return e != NULL && e->plain_known ? max64(f, e->plain_ns) : f;
+}
+
 /* The lateness past which a rank counts for a streak: past the noise
  * floor, past the critical delay (below it the aware plan cannot win),
  * and past the plain plan's own time with nobody late.  Lateness is
@@ -319,12 +337,7 @@ static int64_t noise_floor(const struct ccs_auto *a)
  * slot taken over): the noise floor alone. */
 static int64_t late_floor(const struct ccs_auto *a, const auto_cost_t *e)
 {
-    int64_t f = noise_floor(a);
-
-    if (e == NULL)
-        return f;
-    f = max64(f, critical(e));
-    return e->plain_known ? max64(f, e->plain_ns) : f;
+    return e == NULL ? noise_floor(a) : max64(skew_floor(a, e), critical(e));
 }
 
 /* The rank with the largest predicted lateness (lowest on ties), or -1
@@ -340,6 +353,37 @@ static int32_t predicted_rank(const struct ccs_auto *a)
             best = (int32_t)q;
         }
     return best;
+}
+
+/* The rent: what the aware plan saves on a call whose straggler is lam
+ * late, both plans' times after a late arrival (negative: it loses). */
+static int64_t rent_of(const auto_cost_t *e, int64_t lam)
+{
+    return plain_after(e) + lam - max64(lam, e->rs_ns) - e->after_ns;
+}
+
+/* Whether to run the aware plan once to refresh its estimate (which
+ * decides what a straggler is bought for, or whether at all: an estimate
+ * that read too slow while processes were descheduled must not keep the
+ * plain plan for ever).  Only while a rank has been late past the host's
+ * own skew twice in a row: with nobody late the estimate informs no
+ * decision, and a probe would cost up to D* for nothing (on 4 threads
+ * sharing 2 cores, a probe every 64 calls was a measurable share of
+ * auto's cost with nobody late).  The probe runs for that rank, so its
+ * predicted loss is what the aware plan loses at that rank's lateness
+ * (nothing, when the rule only rents because the estimate is stale),
+ * and probes are spaced so that it stays under 1/AUTO_PROBE_SHARE of
+ * the calls' time. */
+static bool probe_aware(const struct ccs_auto *a, const auto_cost_t *e)
+{
+    int64_t lam, loss;
+
+    if (a->over_skew < AUTO_MIN_RENT || e->age_aware < AUTO_REPROBE)
+        return false;
+    lam = a->lam[a->over_skew_rank];
+    loss = -rent_of(e, lam);
+    return loss <= 0 || (int64_t)e->age_aware * (plain_after(e) + lam) >=
+                            AUTO_PROBE_SHARE * loss;
 }
 
 /* The decision: the straggler to relabel the aware plan for, or -1 for
@@ -359,9 +403,8 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
     if (!e->aware_known)
         return s >= 0 ? s : s0;
     crit = critical(e);
-    if (e->age_aware >= AUTO_REPROBE &&
-        (int64_t)e->age_aware * base >= AUTO_PROBE_SHARE * crit)
-        return s >= 0 ? s : s0;
+    if (probe_aware(a, e))
+        return a->over_skew_rank;
     if (e->age_plain >= AUTO_REPROBE)
         return -1;
     if (a->streak_rank < 0)
@@ -373,7 +416,7 @@ static int32_t decide(const struct ccs_auto *a, const auto_cost_t *e,
      * against the plain plan with nobody late).  Rent while the rent paid
      * is below the price, then buy. */
     lam = a->lam[a->streak_rank];
-    gain = plain_after(e) + lam - max64(lam, e->rs_ns) - e->after_ns;
+    gain = rent_of(e, lam);
     if (gain <= 0)
         return -1;
     rent = (crit + gain - 1) / gain;
@@ -426,9 +469,9 @@ static int64_t ewma(int64_t old, int64_t sample, bool known)
 static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
 {
     uint32_t R = a->R;
-    int64_t emax = a->vec[0], emin = a->vec[0], l1 = 0, l2 = 0, floor;
+    int64_t emax = a->vec[0], emin = a->vec[0], l1 = 0, l2 = 0, floor, skew;
     int32_t latest = 0;
-    bool noisy;
+    bool calm;
 
     for (uint32_t q = 1; q < R; q++) {
         int64_t v = a->vec[2 * q];
@@ -454,15 +497,16 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         a->lam[q] = (a->lam[q] + (emax - a->vec[2 * q])) / 2;
     /* Was anyone late (past the noise), and late enough for a streak?
      * Judged with what was known before this call. */
-    noisy = l1 <= noise_floor(a);
+    calm = l1 <= noise_floor(a);
     floor = late_floor(a, e);
+    skew = skew_floor(a, e);
     if (e == NULL) {
         /* nothing to learn about the plans */
     } else if (ran < 0 && !e->seen_plain) {
         e->seen_plain = 1;       /* cold: not learned (above) */
     } else if (ran >= 0 && !e->seen_aware) {
         e->seen_aware = 1;
-    } else if (ran < 0 && noisy) {
+    } else if (ran < 0 && calm) {
         /* The last rank to arrive waited for nobody: its time is the
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
@@ -499,6 +543,13 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
      * straggler, whoever that is.  1 us of slack lets an estimate of 0
      * grow. */
     a->noise_ns = ewma_s(a->noise_ns, l2, a->noise_ns >= 0, 1000);
+    if (l1 > skew) {
+        a->over_skew = a->over_skew_rank == latest ? a->over_skew + 1 : 1;
+        a->over_skew_rank = latest;
+    } else {
+        a->over_skew_rank = -1;
+        a->over_skew = 0;
+    }
     if (e != NULL && critical(e) >= 0 && l1 > floor) {
         if (a->streak_rank == latest) {
             a->streak++;
@@ -637,6 +688,7 @@ uint64_t ccs_auto_hash(const struct ccs_auto *a)
     h = ccs_mix64(h, (uint64_t)a->noise_ns);
     h = ccs_mix64(h, (uint64_t)(uint32_t)a->streak_rank);
     h = ccs_mix64(h, a->streak);
+    h = ccs_mix64(h, (uint64_t)(uint32_t)a->over_skew_rank << 32 | a->over_skew);
     h = ccs_mix64(h, a->exchanges);
     h = ccs_mix64(h, (uint64_t)a->quiet_gap << 32 | a->since_exchange);
     return ccs_mix64(h, (uint64_t)(uint32_t)a->last);

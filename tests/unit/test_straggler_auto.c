@@ -600,6 +600,10 @@ typedef struct seg {
     int every;            /* ... out of every `every` */
     int from;             /* first call of the segment checked */
     int want;             /* what those calls pick; -2 unchecked */
+    int aware_x;          /* the aware plan's part after the arrival
+                             takes this many times the model's (0: 1):
+                             samples taken while processes were
+                             descheduled */
 } seg_t;
 
 #define MAX_SEGS 4
@@ -649,7 +653,8 @@ static int64_t lateness_of(const seg_t *sg, int jitter_us, int k, int call,
 
 /* The gathered vector (elapsed, phase 0 per rank, ns) of a call that ran
  * `ran` with these latenesses (us), under the model above. */
-static void model_vec(const int64_t lat_us[R], int ran, int64_t vec[2 * R])
+static void model_vec(const int64_t lat_us[R], int ran, int aware_x,
+                      int64_t vec[2 * R])
 {
     int64_t lmin = lat_us[0], lmax = 0, l[R], end, end0 = 0;
 
@@ -668,7 +673,7 @@ static void model_vec(const int64_t lat_us[R], int ran, int64_t vec[2 * R])
                 m = l[q];
         end0 = m + T_RS;
         end = (l[ran] > end0 ? l[ran] : end0) +
-              (l[ran] > LATE_US ? T_A1 : T_A0);
+              (l[ran] > LATE_US ? T_A1 : T_A0) * (aware_x > 0 ? aware_x : 1);
     }
     for (int q = 0; q < R; q++) {
         vec[2 * q] = (end - l[q]) * 1000;
@@ -679,34 +684,43 @@ static void model_vec(const int64_t lat_us[R], int ran, int64_t vec[2 * R])
 
 static const rule_row_t rule_rows[] = {
     { "nobody late, arrival noise of 40 us", 40,
-      { { SEG_QUIET, 60, 0, 0, 0, 0, 6, -1 } } },
+      { { SEG_QUIET, 60, 0, 0, 0, 0, 6, -1, 0 } } },
     { "a straggler 2 ms late: plain for 2 calls, then aware for it", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-        { SEG_PERSIST, 2, 2, 2000, 0, 0, 0, -1 },
-        { SEG_PERSIST, 38, 2, 2000, 0, 0, 2, 2 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_PERSIST, 2, 2, 2000, 0, 0, 0, -1, 0 },
+        { SEG_PERSIST, 38, 2, 2000, 0, 0, 2, 2, 0 } } },
     { "the straggler gone: plain from the call after its first on-time "
       "arrival", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-        { SEG_PERSIST, 30, 1, 2000, 0, 0, 0, -2 },
-        { SEG_QUIET, 30, 0, 0, 0, 0, 1, -1 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_PERSIST, 30, 1, 2000, 0, 0, 0, -2, 0 },
+        { SEG_QUIET, 30, 0, 0, 0, 0, 1, -1, 0 } } },
     { "a descheduled rank late 3 calls in a row at 1.5x the noise, every "
       "6 calls: plain", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-        { SEG_BURST, 50, 1, 30, 3, 6, 0, -1 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_BURST, 50, 1, 30, 3, 6, 0, -1, 0 } } },
     { "... also after a straggler inflated the plain plan's late cost",
-      40, { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-            { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2 },
-            { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1 },
-            { SEG_BURST, 40, 0, 30, 3, 6, 0, -1 } } },
+      40, { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+            { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2, 0 },
+            { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1, 0 },
+            { SEG_BURST, 40, 0, 30, 3, 6, 0, -1, 0 } } },
     { "one rank 40 us late every call, the others within 8 us (less than "
       "T_plain: end skew): plain", 8,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1, 0 } } },
     { "a straggler late by 2 ms that changes every call: plain", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2 },
-        { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1, 0 } } },
     { "every rank late by 0..300 us at random from the start: plain", 40,
-      { { SEG_RANDOM, 60, 0, 300, 0, 0, 6, -1 } } },
+      { { SEG_RANDOM, 60, 0, 300, 0, 0, 6, -1, 0 } } },
+    { "nobody late for 600 calls: plain on every call after the warm-up "
+      "(no probes)", 40,
+      { { SEG_QUIET, 600, 0, 0, 0, 0, 6, -1, 0 } } },
+    { "an aware estimate made 3x too slow is probed again while the "
+      "straggler stays late, and bought", 20,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
+        { SEG_PERSIST, 40, 2, 2000, 0, 0, 0, -2, 3 },
+        { SEG_PERSIST, 20, 2, 2000, 0, 0, 10, -1, 0 },
+        { SEG_PERSIST, 60, 2, 2000, 0, 0, 20, 2, 0 } } },
 };
 
 TEST(rule_table)
@@ -744,7 +758,7 @@ TEST(rule_table)
                 ccs_auto_ran(a, key, pick);
                 for (int q = 0; q < R; q++)
                     lat[q] = lateness_of(sg, row->jitter_us, k, call, q);
-                model_vec(lat, pick, vec);
+                model_vec(lat, pick, sg->aware_x, vec);
                 ccs_auto_learn(a, key, pick, vec);
             }
         }
