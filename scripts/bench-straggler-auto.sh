@@ -39,8 +39,14 @@ REPS=${REPS:-3}
 # That scenario is measured paired instead: each run alternates blocks of
 # ALT auto calls and ALT calls of the plain plan alone (ccs-perf
 # --alternate), both halves see the same mode, and the figure is the
-# median over NONE_REPS runs of each run's auto/plain ratio.
+# median over NONE_REPS runs of each run's auto/plain ratio.  Each paired
+# run has NONE_ITERS calls (the more blocks, the less one slow spell
+# weighs).  Beside it, the same number of paired runs of the plain plan
+# against itself (the "A/A" row: no auto at all) show what the pairing
+# alone reads on this host: a ratio there is the measurement's, not
+# auto's.
 NONE_REPS=${NONE_REPS:-$((4 * REPS + 1))}
+NONE_ITERS=${NONE_ITERS:-1500}
 ALT=${ALT:-50}
 noneruns=""
 cd "$(dirname "$0")/.."
@@ -56,16 +62,16 @@ trap 'rm -rf "$T"' EXIT
 "$C" synth --algo ring --topo switch:4 -o "$T/r.ccs" >/dev/null 2>&1 ||
     { echo "cannot synthesize ring"; exit 1; }
 
-# run_perf XPORT ARGS...: ccs-perf's table for COUNT floats, ITERS calls,
-# on 4 threads or 4 MPI processes.
+# run_perf XPORT ARGS...: ccs-perf's table for COUNT floats, ITERS calls
+# (RUN_ITERS when set), on 4 threads or 4 MPI processes.
 run_perf() {
-    local xp=$1
+    local xp=$1 n=${RUN_ITERS:-$ITERS}
     shift
     if [ "$xp" = mpi ]; then
-        mpirun --oversubscribe -np 4 "$P" -X mpi -K "$COUNT" -n "$ITERS" \
+        mpirun --oversubscribe -np 4 "$P" -X mpi -K "$COUNT" -n "$n" \
             -w 10 -c 1 "$@" 2>/dev/null
     else
-        "$P" -K "$COUNT" -n "$ITERS" -w 10 -c 1 "$@" 2>/dev/null
+        "$P" -K "$COUNT" -n "$n" -w 10 -c 1 "$@" 2>/dev/null
     fi
 }
 
@@ -74,14 +80,21 @@ perf() {
     run_perf "$@" | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
 }
 
-# alt_perf XPORT ARGS... -> "auto_us plain_us" of one paired run (out of
-# place): auto and the plain plan alternating in blocks of ALT calls.
+# alt_perf XPORT auto|aa ARGS... -> "run_us plain_us" of one paired run
+# of NONE_ITERS calls (out of place): auto (aa: the plain plan itself) and
+# the plain plan alternating in blocks of ALT calls.
 alt_perf() {
-    local xp=$1
-    shift
-    run_perf "$xp" -s auto -Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/s.ccs" |
+    local xp=$1 what=$2 run
+    shift 2
+    if [ "$what" = auto ]; then
+        run=(-s auto -Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/s.ccs")
+    else
+        run=(-Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/r.ccs")
+    fi
+    RUN_ITERS=$NONE_ITERS run_perf "$xp" "${run[@]}" |
         awk '/^# alternating/ { for (i = 1; i <= NF; i++) {
-                 if ($i == "auto") a = $(i + 1); if ($i == "plain") p = $(i + 1) }
+                 if ($i == "auto" || $i == "plan") a = $(i + 1)
+                 if ($i == "plain") p = $(i + 1) }
                print a, p; exit }'
 }
 
@@ -117,14 +130,19 @@ for xp in $xps; do
         esac
         as=() ps=()
         if [ "$sc" = none ]; then
-            rs=()
+            rs=() cs=() cas=() cps=()
             for i in $(seq "$NONE_REPS"); do
-                line=$(alt_perf "$xp" "${d[@]}")
+                line=$(alt_perf "$xp" auto "${d[@]}")
                 set -- $line
                 as+=("$1") ps+=("$2") rs+=("$(ratio "$1" "$2")")
+                line=$(alt_perf "$xp" aa "${d[@]}")
+                set -- $line
+                cas+=("$1") cps+=("$2") cs+=("$(ratio "$1" "$2")")
             done
             a=$(med "${as[@]}") p=$(med "${ps[@]}") r=$(med "${rs[@]}")
-            noneruns+="$xp none, $NONE_REPS paired runs ($ITERS calls each, blocks of $ALT): auto/plain per run: $(sorted "${rs[@]}")
+            ca=$(med "${cas[@]}") cp=$(med "${cps[@]}") cr=$(med "${cs[@]}")
+            noneruns+="$xp none, $NONE_REPS paired runs ($NONE_ITERS calls each, blocks of $ALT): auto/plain per run: $(sorted "${rs[@]}")
+$xp none A/A, the plain plan against itself, as many runs: $(sorted "${cs[@]}")
 "
         else
             for i in $(seq "$REPS"); do
@@ -136,6 +154,10 @@ for xp in $xps; do
         fi
         printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "$sc" "$a" \
             "$p" "$p" "$r" 1.05 "$(verdict "$r" 1.05)"
+        if [ "$sc" = none ]; then
+            printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "none A/A" \
+                "$ca" "$cp" "$cp" "$cr" - "(the pairing's own reading)"
+        fi
     done
 done
 printf '%s' "$noneruns"

@@ -84,9 +84,11 @@ typedef struct opts {
     int pattern;               /* PAT_*: which rank is late, per call */
     int period;                /* rotating: calls per late rank */
     int late_rank;             /* persistent: the late rank, -1 default */
-    const char *plain_path;    /* -s auto: the plain plan */
-    int alternate;             /* -s auto: timed calls alternate blocks of
-                                  this many auto and plain calls; 0 off */
+    const char *plain_path;    /* -s auto: the plain plan; --alternate:
+                                  the plan alternated with */
+    int alternate;             /* timed calls alternate blocks of this
+                                  many calls of the run (auto or not) and
+                                  of the -Q plan alone; 0 off */
     int ndt, nop;
     ccs_dtype_t dts[CCS_DTYPE_COUNT];
     ccs_redop_t ops[CCS_REDOP_COUNT];
@@ -297,6 +299,13 @@ static unsigned delay_us_of(rank_ctx_t *c)
     }
 }
 
+/* --alternate's name for the run it alternates with the -Q plan: the
+ * same plan against itself measures the pairing's own spread. */
+static const char *alt_name(const opts_t *o)
+{
+    return o->straggler == CCS_STRAGGLER_AUTO ? "auto" : "plan";
+}
+
 /* One call of the collective: the plan, or MPI's own (baseline). */
 static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
                              void *recv, size_t count, ccs_dtype_t dt,
@@ -317,7 +326,9 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
                          (c->alt_k++ / c->o->alternate) % 2 == 1;
         double t0 = 0;
         ro.straggler = plain_only ? -1 : c->o->straggler;
-        ro.plain = plain_only ? NULL : g_plain;
+        ro.plain = plain_only || c->o->straggler != CCS_STRAGGLER_AUTO
+                       ? NULL
+                       : g_plain;
         if (d > 0)
             usleep(d);
         if (c->alt_timing)
@@ -642,10 +653,11 @@ static void run_rank(rank_ctx_t *c)
                     printf("\n");
                     if (o->alternate > 0 && !ro.failed && !ri.failed)
                         printf("# alternating every %d calls, out of place "
-                               "/ in place: auto %.2f / %.2f us, plain "
-                               "%.2f / %.2f us, auto/plain %.3f / %.3f\n",
-                               o->alternate, ro.alt_us[0], ri.alt_us[0],
-                               ro.alt_us[1], ri.alt_us[1],
+                               "/ in place: %s %.2f / %.2f us, plain "
+                               "%.2f / %.2f us, %s/plain %.3f / %.3f\n",
+                               o->alternate, alt_name(o), ro.alt_us[0],
+                               ri.alt_us[0],
+                               ro.alt_us[1], ri.alt_us[1], alt_name(o),
                                ro.alt_us[1] > 0 ? ro.alt_us[0] / ro.alt_us[1]
                                                 : 0,
                                ri.alt_us[1] > 0 ? ri.alt_us[0] / ri.alt_us[1]
@@ -796,10 +808,12 @@ static void usage(FILE *f)
 "  -s, --straggler R|auto     run with rank R as the straggler; auto: the\n"
 "                             library finds it (CCS_STRAGGLER_AUTO)\n"
 "  -Q, --plain FILE           -s auto: the plan to run when nobody is late\n"
-"  -Y, --alternate N          -s auto: timed calls alternate N auto calls\n"
-"                             and N calls of the -Q plan alone, and a line\n"
-"                             after each row gives each one's mean per call\n"
-"                             (both see the same run's scheduling)\n"
+"  -Y, --alternate N          timed calls alternate N calls of the run (-s\n"
+"                             auto, or the plan) and N calls of the -Q plan\n"
+"                             alone, and a line after each row gives each\n"
+"                             one's mean per call (both see the same run's\n"
+"                             scheduling; -Q the plan itself: the spread of\n"
+"                             the pairing alone)\n"
 "  -E, --delay US             the straggler arrives US microseconds late\n"
 "  -A, --pattern P            who is late: persistent (default: -L, else\n"
 "                             -s, else the plan's straggler), rotating:N\n"
@@ -1133,14 +1147,15 @@ static int check_with_plan(const opts_t *o, const ccs_plan_t *plan, int R)
                 o->late_rank, R - 1);
         return 0;
     }
-    if (o->alternate > 0 && (o->plain_path == NULL ||
-                             o->straggler != CCS_STRAGGLER_AUTO)) {
-        fprintf(stderr, "ccs-perf: --alternate: needs -s auto and -Q (it "
-                "alternates auto with the plain plan)\n");
+    if (o->alternate > 0 && o->plain_path == NULL) {
+        fprintf(stderr, "ccs-perf: --alternate: needs -Q (the plan it "
+                "alternates with)\n");
         return 0;
     }
-    if (o->plain_path != NULL && o->straggler != CCS_STRAGGLER_AUTO) {
-        fprintf(stderr, "ccs-perf: -Q: a plain plan is for -s auto\n");
+    if (o->plain_path != NULL && o->straggler != CCS_STRAGGLER_AUTO &&
+        o->alternate == 0) {
+        fprintf(stderr, "ccs-perf: -Q: a plain plan is for -s auto or "
+                "--alternate\n");
         return 0;
     }
     if (o->plain_path != NULL && g_plain == NULL) {

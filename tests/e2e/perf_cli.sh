@@ -38,11 +38,16 @@ $BUILD/bin/ccsynth synth --algo stragglar --topo switch:4 --straggler 3 \
     -o "$tmp/s4.ccs" >/dev/null 2>&1 || { echo "FAIL: synth stragglar"; fail=1; }
 $BUILD/bin/ccsynth synth --algo ring --topo switch:4 -o "$tmp/r4.ccs" \
     >/dev/null 2>&1 || { echo "FAIL: synth ring"; fail=1; }
-expect 2 "--alternate: needs -s auto and -Q" -- $PERF -Y 5 "$tmp/s4.ccs"
-expect 2 "--alternate: needs -s auto and -Q" -- $PERF -s auto -Y 5 "$tmp/s4.ccs"
+expect 2 "--alternate: needs -Q" -- $PERF -Y 5 "$tmp/s4.ccs"
+expect 2 "--alternate: needs -Q" -- $PERF -s auto -Y 5 "$tmp/s4.ccs"
+expect 2 "-Q: a plain plan is for -s auto or --alternate" -- \
+    $PERF -Q "$tmp/r4.ccs" "$tmp/s4.ccs"
 expect 2 "--alternate '0'" -- $PERF -s auto -Q "$tmp/r4.ccs" -Y 0 "$tmp/s4.ccs"
 expect 0 "# alternating every 5 calls, out of place / in place: auto [0-9.]+ / [0-9.]+ us, plain [0-9.]+ / [0-9.]+ us, auto/plain [0-9.]+ / [0-9.]+" -- \
     $PERF -s auto -Q "$tmp/r4.ccs" -Y 5 -K 1000 -n 20 -w 1 -c 2 "$tmp/s4.ccs"
+# ... and a plan against itself (the pairing's own spread, no auto).
+expect 0 "# alternating every 5 calls, out of place / in place: plan [0-9.]+ / [0-9.]+ us, plain [0-9.]+ / [0-9.]+ us, plan/plain [0-9.]+ / [0-9.]+" -- \
+    $PERF -Q "$tmp/r4.ccs" -Y 5 -K 1000 -n 20 -w 1 -c 2 "$tmp/r4.ccs"
 expect 3 "cannot open" -- $PERF "$tmp/missing.ccs"
 printf 'not a plan' > "$tmp/junk.ccs"
 expect 3 "junk.ccs" -- $PERF -P "$tmp/junk.ccs"
