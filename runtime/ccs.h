@@ -272,10 +272,11 @@ typedef struct ccs_run_stats {
  * to pay for the straggler-aware plan (its critical delay).  Every rank
  * takes the same decision by construction: it is a function of data the
  * ranks exchanged in earlier auto calls.  Costs 16 bytes to every other
- * rank per call, posted at the end of a call and completed with the next
- * call's own transfers (no extra round up to 16 ranks; above, Bruck's
- * allgather at the end of each call).  CPU transports (threads, mpi);
- * docs/runtime.md, "Straggler auto". */
+ * rank per exchanged call, posted at the end of a call and completed with
+ * the next call's own transfers (no extra round up to 16 ranks; above,
+ * Bruck's allgather at the end of the call); while nobody is late only
+ * every 2nd, 4th, 8th and then 16th call exchanges.  CPU transports
+ * (threads, mpi); docs/runtime.md, "Straggler auto". */
 #define CCS_STRAGGLER_AUTO (-2)
 
 typedef struct ccs_run_opts {
