@@ -779,9 +779,11 @@ static void log_load_failure(const ccs_err_t *e, ccs_status_t st)
             ccs_err_msg(e, st));
 }
 
-ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
-                                   ccs_plan_t **plan, char *msg,
-                                   size_t msglen)
+/* Load a plan from the file at path or, path NULL, from buf[0..len): the
+ * reader checks each rank's ops as it hands them over (plan_rank_hook),
+ * then the plan adopts the schedule. */
+static ccs_status_t plan_load(const char *path, const void *buf, size_t len,
+                              ccs_plan_t **plan, char *msg, size_t msglen)
 {
     ccs_err_t e;
     ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
@@ -790,13 +792,20 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
 
     ccs_err_clear(&e);
     memset(&b, 0, sizeof(b));
-    if (buf == NULL || plan == NULL) {
+    if ((path == NULL && buf == NULL) || plan == NULL) {
         st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
         log_load_failure(&e, st);
-    } else if ((st = ccs_format_decode_hook(buf, len, plan_rank_hook, &b,
-                                            &s, &e)) == CCS_OK) {
+    } else if ((st = path != NULL
+                         ? ccs_format_read_file_hook(path, plan_rank_hook, &b,
+                                                     &s, &e)
+                         : ccs_format_decode_hook(buf, len, plan_rank_hook,
+                                                  &b, &s, &e)) == CCS_OK) {
         st = plan_adopt(s, &b, plan, &e);  /* takes s; logs its failures */
         s = NULL;
+        /* The reader names the file in its own failures; the plan's
+         * checks do not. */
+        if (st != CCS_OK && path != NULL)
+            ccs_err_prefix(&e, "%s: ", path);
     } else {
         log_load_failure(&e, st);
     }
@@ -806,32 +815,18 @@ ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
     return st;
 }
 
+ccs_status_t ccs_plan_load_mem_msg(const void *buf, size_t len,
+                                   ccs_plan_t **plan, char *msg,
+                                   size_t msglen)
+{
+    return plan_load(NULL, buf, len, plan, msg, msglen);
+}
+
 ccs_status_t ccs_plan_load_file_msg(const char *path, ccs_plan_t **plan,
                                     char *msg, size_t msglen)
 {
-    ccs_err_t e;
-    ccs_sched_t *s = NULL;    /* freed here unless the plan took it */
-    plan_build_t b;           /* freed here */
-    ccs_status_t st;
-
-    ccs_err_clear(&e);
-    memset(&b, 0, sizeof(b));
-    if (path == NULL || plan == NULL) {
-        st = ccs_err_set(&e, CCS_ERR_INVALID, "NULL argument");
-        log_load_failure(&e, st);
-    } else if ((st = ccs_format_read_file_hook(path, plan_rank_hook, &b,
-                                               &s, &e)) == CCS_OK) {
-        st = plan_adopt(s, &b, plan, &e);  /* takes s; logs its failures */
-        s = NULL;
-        if (st != CCS_OK)
-            ccs_err_prefix(&e, "%s: ", path);
-    } else {
-        log_load_failure(&e, st);
-    }
-    build_free(&b);
-    ccs_sched_destroy(s);
-    copy_msg(&e, st, msg, msglen);
-    return st;
+    /* A NULL path with a NULL buffer: refused as a NULL argument. */
+    return plan_load(path, NULL, 0, plan, msg, msglen);
 }
 
 ccs_status_t ccs_plan_load_mem(const void *buf, size_t len,

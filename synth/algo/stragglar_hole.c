@@ -100,17 +100,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
             /* Algorithm 1's ramp, but the hosts get c_0 or c_1 early,
              * and in its last round the x - 1 holders too many for the
              * chunk-less ranks idle or pair as hosts (below). */
-            uint32_t next = 2 * (K - 1) + 1;
             uint32_t left;
-            for (uint32_t g = 0; g < n; g++)
-                recv_act[g] = -1;
-            if (r > 0) {
-                uint32_t to = r - 1 + K;
-                stragglar_plan_pair(p, r, (int32_t)(r - 1), (int32_t)(r - 1),
-                                    (int32_t)to, -1);
-                used[r - 1] = used[to] = 1;
-                recv_act[to] = (int32_t)(r - 1);
-            }
+            stragglar_ramp_open(p, r, K, used, recv_act);
             if (H > 0 && r + 1 < K) {
                 /* Holders of c_0 and c_1 feed the hosts first. */
                 for (uint32_t g = 0; g < m; g++) {
@@ -156,24 +147,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
                     act[b] = 0;
                 }
             }
-            for (uint32_t g = 0; g < m; g++) {
-                if (used[g] || act[g] < 0)
-                    continue;
-                while (next < m &&
-                       (act[next] >= 0 || used[next] || host[next]))
-                    next++;
-                if (next >= m)
-                    goto cleanup;
-                stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next,
-                                    -1);
-                used[g] = used[next] = 1;
-                recv_act[next] = act[g];
-            }
-            for (uint32_t g = 0; g < m; g++) {
-                if (recv_act[g] >= 0)
-                    act[g] = recv_act[g];
-            }
-            act[r] = (int32_t)r;
+            if (!stragglar_ramp_close(p, r, K, act, used, host, recv_act))
+                goto cleanup;
             continue;
         }
 
@@ -224,23 +199,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
         /* Critical window (as Algorithm 1): a P-rank l with
          * r < l <= r + K must end with c_{l-K} or older, so that it
          * holds c_{l-K} when it meets the straggler. */
-        for (uint32_t i = 0; i < np; i++) {
-            uint32_t l = (uint32_t)pl[i];
-            int32_t best = -1;
-            if (used[l] || l <= r || l > r + K || l >= m)
-                continue;
-            for (uint32_t k = 0; k < nq; k++) {
-                int32_t q = ql[k];
-                if (used[q] || act[q] > (int32_t)l - (int32_t)K)
-                    continue;
-                if (best < 0 || act[q] < act[best])
-                    best = q;
-            }
-            if (best < 0)
-                goto cleanup;
-            stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
-            used[l] = used[best] = 1;
-        }
+        if (stragglar_window_pairs(p, r, K, pl, np, ql, nq, act, used) >= 0)
+            goto cleanup;
         /* Ranks without a debt: how many hold the chunk of each coming
          * idle slot (c_b's slot is round b + lead), then each free P-rank
          * without a debt takes the chunk whose slot has the fewest, the
@@ -293,20 +253,8 @@ static ccs_status_t hole_prefix(uint32_t n, uint32_t s, uint32_t H,
             used[u] = used[q] = 1;
             cov[act[q]]++;
         }
-        {
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < np; i++) {
-                int32_t u = pl[i];
-                if (used[u])
-                    continue;
-                while (k < nq && used[ql[k]])
-                    k++;
-                if (k == nq)
-                    goto cleanup;
-                stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
-                used[u] = used[ql[k]] = 1;
-            }
-        }
+        if (!stragglar_pair_rest(p, r, pl, np, ql, nq, act, used))
+            goto cleanup;
         for (uint32_t i = 0; i < np; i++) {
             int32_t u = pl[i], got = act[p->peer[(size_t)r * n + (size_t)u]];
             if (host[u]) {

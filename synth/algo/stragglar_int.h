@@ -84,6 +84,42 @@ ccs_status_t stragglar_plan_check(const stragglar_plan_t *p, ccs_err_t *err);
 /* Phase 1 for n a power of 2: Algorithm 1 (stragglar_pow2.c). */
 ccs_status_t stragglar_plan_pow2(uint32_t n, stragglar_plan_t *p,
                                  ccs_err_t *err);
+
+/* Algorithm 1's round pieces (stragglar_pow2.c), shared with the hole's
+ * structure (stragglar_hole.c), which is Algorithm 1 with holes.  K =
+ * ceil(log2 n), m = p->n - 1 non-stragglers; used[] marks the ranks
+ * already paired in round r, act[] each rank's active chunk (-1 none). */
+
+/* Ramp round r < K, first part: recv_act[] (chunk each rank receives
+ * this round, [p->n]) cleared, and rank r - 1 sends c_{r-1} to rank
+ * r - 1 + K.  The hole pairs its hosts and idles ranks between this and
+ * stragglar_ramp_close. */
+void stragglar_ramp_open(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                         uint8_t *used, int32_t *recv_act);
+/* Ramp round r < K, last part: every unpaired holder sends its active
+ * chunk to the next chunk-less unpaired rank above 2(K - 1) (skipping the
+ * ranks skip[] marks; skip may be NULL), the receivers take it as their
+ * active chunk and rank r gets c_r.  false: no receiver left (act[] is
+ * then half updated). */
+bool stragglar_ramp_close(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                          int32_t *act, uint8_t *used, const uint8_t *skip,
+                          int32_t *recv_act);
+/* Steady round r >= K, the critical window: each unpaired P-rank l (of
+ * pl[0..np)) with r < l <= r + K, l < m, must end the round with c_{l-K}
+ * or older, so it is paired first, in pl's order, with the unpaired
+ * Q-rank (of ql[0..nq)) holding the oldest active chunk no newer than
+ * c_{l-K}.  Returns the first window rank left without such a partner,
+ * -1 when every one got one. */
+int32_t stragglar_window_pairs(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                               const int32_t *pl, uint32_t np,
+                               const int32_t *ql, uint32_t nq,
+                               const int32_t *act, uint8_t *used);
+/* Steady round r, the rest: each unpaired P-rank exchanges active chunks
+ * with the next unpaired Q-rank, both in list order.  false: the Q-ranks
+ * ran out. */
+bool stragglar_pair_rest(stragglar_plan_t *p, uint32_t r,
+                         const int32_t *pl, uint32_t np, const int32_t *ql,
+                         uint32_t nq, const int32_t *act, uint8_t *used);
 /* Phase 1 for other n, by searched matchings (stragglar_search.c). */
 ccs_status_t stragglar_plan_search(uint32_t n, stragglar_plan_t *p,
                                    ccs_err_t *err);

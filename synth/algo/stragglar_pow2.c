@@ -9,6 +9,96 @@
 
 #include "stragglar_int.h"
 
+/* ---- Algorithm 1's round pieces (also the hole's, stragglar_hole.c) ---- */
+
+void stragglar_ramp_open(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                         uint8_t *used, int32_t *recv_act)
+{
+    for (uint32_t g = 0; g < p->n; g++)
+        recv_act[g] = -1;
+    if (r > 0) {
+        uint32_t to = r - 1 + K;
+        stragglar_plan_pair(p, r, (int32_t)(r - 1), (int32_t)(r - 1),
+                            (int32_t)to, -1);
+        used[r - 1] = used[to] = 1;
+        recv_act[to] = (int32_t)(r - 1);
+    }
+}
+
+bool stragglar_ramp_close(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                          int32_t *act, uint8_t *used, const uint8_t *skip,
+                          int32_t *recv_act)
+{
+    uint32_t m = p->n - 1, next = 2 * (K - 1) + 1;
+
+    for (uint32_t g = 0; g < m; g++) {
+        if (used[g] || act[g] < 0)
+            continue;
+        while (next < m && (act[next] >= 0 || used[next] ||
+                            (skip != NULL && skip[next])))
+            next++;
+        if (next >= m)
+            return false;
+        stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next, -1);
+        used[g] = used[next] = 1;
+        recv_act[next] = act[g];
+    }
+    /* Receivers take the chunk as their active one. */
+    for (uint32_t g = 0; g < m; g++) {
+        if (recv_act[g] >= 0)
+            act[g] = recv_act[g];
+    }
+    act[r] = (int32_t)r;
+    return true;
+}
+
+int32_t stragglar_window_pairs(stragglar_plan_t *p, uint32_t r, uint32_t K,
+                               const int32_t *pl, uint32_t np,
+                               const int32_t *ql, uint32_t nq,
+                               const int32_t *act, uint8_t *used)
+{
+    uint32_t m = p->n - 1;
+
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t l = (uint32_t)pl[i];
+        int32_t best = -1;
+        if (used[l] || l <= r || l > r + K || l >= m)
+            continue;
+        for (uint32_t k = 0; k < nq; k++) {
+            int32_t q = ql[k];
+            if (used[q] || act[q] > (int32_t)l - (int32_t)K)
+                continue;
+            if (best < 0 || act[q] < act[best])
+                best = q;
+        }
+        if (best < 0)
+            return (int32_t)l;
+        stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
+        used[l] = used[best] = 1;
+    }
+    return -1;
+}
+
+bool stragglar_pair_rest(stragglar_plan_t *p, uint32_t r,
+                         const int32_t *pl, uint32_t np, const int32_t *ql,
+                         uint32_t nq, const int32_t *act, uint8_t *used)
+{
+    uint32_t k = 0;
+
+    for (uint32_t i = 0; i < np; i++) {
+        int32_t u = pl[i];
+        if (used[u])
+            continue;
+        while (k < nq && used[ql[k]])
+            k++;
+        if (k == nq)
+            return false;
+        stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
+        used[u] = used[ql[k]] = 1;
+    }
+    return true;
+}
+
 /* ---- Powers of 2: Algorithm 1. ---- */
 
 /*
@@ -60,40 +150,15 @@ ccs_status_t stragglar_plan_pow2(uint32_t n, stragglar_plan_t *p,
         if (r < lg) {
             /* Ramp-up: rank r-1 -> rank r-1+lg with c_{r-1}; every other
              * holder sends its chunk to the next chunk-less rank above
-             * 2(lg-1).  Receivers take the chunk as their active one. */
-            uint32_t next = 2 * (lg - 1) + 1;
+             * 2(lg-1). */
             int32_t *recv_act = ql; /* scratch: chunk received per rank */
-            for (uint32_t g = 0; g < n; g++)
-                recv_act[g] = -1;
-            if (r > 0) {
-                uint32_t to = r - 1 + lg;
-                stragglar_plan_pair(p, r, (int32_t)(r - 1), (int32_t)(r - 1),
-                          (int32_t)to, -1);
-                used[r - 1] = used[to] = 1;
-                recv_act[to] = (int32_t)(r - 1);
+            stragglar_ramp_open(p, r, lg, used, recv_act);
+            if (!stragglar_ramp_close(p, r, lg, act, used, NULL, recv_act)) {
+                st = ccs_err_set(err, CCS_ERR_INTERNAL,
+                                 "stragglar: n=%u round %u: no "
+                                 "receiver left in the ramp-up", n, r);
+                goto cleanup;
             }
-            for (uint32_t g = 0; g < m; g++) {
-                if (used[g] || act[g] < 0)
-                    continue;
-                while (next < m && (act[next] >= 0 || used[next]))
-                    next++;
-                if (next >= m) {
-                    st = ccs_err_set(err, CCS_ERR_INTERNAL,
-                                     "stragglar: n=%u round %u: no "
-                                     "receiver left in the ramp-up", n, r);
-                    goto cleanup;
-                }
-                stragglar_plan_pair(p, r, (int32_t)g, act[g], (int32_t)next,
-                                    -1);
-                used[g] = used[next] = 1;
-                recv_act[next] = act[g];
-            }
-            for (uint32_t g = 0; g < m; g++) {
-                if (recv_act[g] >= 0)
-                    act[g] = recv_act[g];
-            }
-            if (r < m)
-                act[r] = (int32_t)r;
             continue;
         }
 
@@ -117,38 +182,22 @@ ccs_status_t stragglar_plan_pow2(uint32_t n, stragglar_plan_t *p,
             goto cleanup;
         }
         /* Critical window first. */
-        for (uint32_t i = 0; i < np; i++) {
-            uint32_t l = (uint32_t)pl[i];
-            int32_t best = -1;
-            if (l <= r || l > r + lg || l >= m)
-                continue;
-            for (uint32_t k = 0; k < nq; k++) {
-                int32_t q = ql[k];
-                if (used[q] || act[q] > (int32_t)l - (int32_t)lg)
-                    continue;
-                if (best < 0 || act[q] < act[best])
-                    best = q;
-            }
-            if (best < 0) {
+        {
+            int32_t l = stragglar_window_pairs(p, r, lg, pl, np, ql, nq, act,
+                                               used);
+            if (l >= 0) {
                 st = ccs_err_set(err, CCS_ERR_INTERNAL,
                                  "stragglar: n=%u round %u: no partner for "
-                                 "window rank %u", n, r, l);
+                                 "window rank %d", n, r, l);
                 goto cleanup;
             }
-            stragglar_plan_pair(p, r, (int32_t)l, act[l], best, act[best]);
-            used[l] = used[best] = 1;
         }
-        {
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < np; i++) {
-                int32_t u = pl[i];
-                if (used[u])
-                    continue;
-                while (k < nq && used[ql[k]])
-                    k++;
-                stragglar_plan_pair(p, r, u, act[u], ql[k], act[ql[k]]);
-                used[u] = used[ql[k]] = 1;
-            }
+        /* np == nq, so every P-rank finds a Q-rank. */
+        if (!stragglar_pair_rest(p, r, pl, np, ql, nq, act, used)) {
+            st = ccs_err_set(err, CCS_ERR_INTERNAL,
+                             "stragglar: n=%u round %u: a P-rank left "
+                             "without a partner", n, r);
+            goto cleanup;
         }
         /* P-ranks take their partner's chunk as the new active one; Q-ranks
          * got the expiring chunk and keep theirs. */

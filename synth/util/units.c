@@ -101,9 +101,36 @@ static bool split_number(const char *s, double *v, const char **unit)
     return true;
 }
 
+/* A unit a quantity may be written in and the factor it stands for. */
+typedef struct unit_mult {
+    const char *u;
+    double mult;
+} unit_mult_t;
+
+/* "<number><unit>" with the unit one of units[0..n) (letter case ignored
+ * when nocase): *out = the number times its factor, written whenever the
+ * unit is known; true when that is finite. */
+static bool parse_with_unit(const char *s, const unit_mult_t *units,
+                            size_t n, bool nocase, double *out)
+{
+    double v;
+    const char *unit;
+
+    if (!split_number(s, &v, &unit))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if ((nocase ? strcasecmp(unit, units[i].u)
+                    : strcmp(unit, units[i].u)) == 0) {
+            *out = v * units[i].mult;
+            return isfinite(*out);
+        }
+    }
+    return false;
+}
+
 bool units_parse_size(const char *s, double *bytes)
 {
-    static const struct { const char *u; double mult; } units[] = {
+    static const unit_mult_t units[] = {
         { "", 1 }, { "B", 1 },
         { "K", 1024.0 }, { "KB", 1024.0 }, { "KiB", 1024.0 },
         { "M", 1048576.0 }, { "MB", 1048576.0 }, { "MiB", 1048576.0 },
@@ -111,38 +138,18 @@ bool units_parse_size(const char *s, double *bytes)
         { "T", 1099511627776.0 }, { "TB", 1099511627776.0 },
         { "TiB", 1099511627776.0 },
     };
-    double v;
-    const char *unit;
-
-    if (!split_number(s, &v, &unit))
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcasecmp(unit, units[i].u) == 0) {
-            *bytes = v * units[i].mult;
-            return isfinite(*bytes);
-        }
-    }
-    return false;
+    return parse_with_unit(s, units, sizeof(units) / sizeof(units[0]), true,
+                           bytes);
 }
 
 bool units_parse_time(const char *s, double *seconds)
 {
-    static const struct { const char *u; double mult; } units[] = {
+    static const unit_mult_t units[] = {
         { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
         { "ns", 1e-9 },
     };
-    double v;
-    const char *unit;
-
-    if (!split_number(s, &v, &unit))
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(unit, units[i].u) == 0) {
-            *seconds = v * units[i].mult;
-            return isfinite(*seconds);
-        }
-    }
-    return false;
+    return parse_with_unit(s, units, sizeof(units) / sizeof(units[0]), false,
+                           seconds);
 }
 
 bool units_parse_time_strict(const char *s, double *seconds)
@@ -160,7 +167,7 @@ bool units_parse_time_strict(const char *s, double *seconds)
 bool units_parse_bw(const char *s, double *bytes_per_s)
 {
     /* Decimal units, as link speeds are quoted: GB/s bytes, Gb/s bits. */
-    static const struct { const char *u; double mult; } units[] = {
+    static const unit_mult_t units[] = {
         { "", 1 }, { "B/s", 1 }, { "Bps", 1 },
         { "KB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 }, { "TB/s", 1e12 },
         { "KBps", 1e3 }, { "MBps", 1e6 }, { "GBps", 1e9 }, { "TBps", 1e12 },
@@ -168,18 +175,9 @@ bool units_parse_bw(const char *s, double *bytes_per_s)
         { "Tb/s", 1e12 / 8 }, { "Kbps", 1e3 / 8 }, { "Mbps", 1e6 / 8 },
         { "Gbps", 1e9 / 8 }, { "Tbps", 1e12 / 8 },
     };
-    double v;
-    const char *unit;
-
-    if (!split_number(s, &v, &unit))
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(unit, units[i].u) == 0) {
-            *bytes_per_s = v * units[i].mult;
-            return isfinite(*bytes_per_s) && *bytes_per_s > 0;
-        }
-    }
-    return false;
+    return parse_with_unit(s, units, sizeof(units) / sizeof(units[0]), false,
+                           bytes_per_s) &&
+           *bytes_per_s > 0;
 }
 
 void units_format_size(double bytes, char *buf, size_t len)

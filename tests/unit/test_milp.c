@@ -636,6 +636,44 @@ next:
     }
 }
 
+/* --algo milp's parameters in these tests: allreduce, the simulator as the
+ * cost, the given time limit. */
+static void milp_params(algo_params_t *p, double limit_s)
+{
+    algo_params_init(p);
+    p->coll = CCS_COLL_ALLREDUCE;
+    p->milp.time_limit_s = limit_s;
+    p->milp.cost = sim_cost_time;
+}
+
+/* --algo milp on t with p, as a user sees it: the schedule must come back
+ * and verify, and its report is left in text[0..cap). */
+static void milp_report_text(const topo_t *t, const algo_params_t *p,
+                             char *text, size_t cap)
+{
+    algo_report_t ar;           /* owned here */
+    ccs_sched_t *s = NULL;
+    ccs_err_t err = { { 0 } };
+    FILE *rep = tmpfile();      /* closed here */
+
+    text[0] = '\0';
+    CHECK(rep != NULL);
+    if (rep == NULL)
+        return;
+    algo_report_init(&ar);
+    CHECK_STATUS(algo_synthesize_report("milp", t, p, &s, &ar, &err),
+                 CCS_OK);
+    algo_report_print(&ar, rep);
+    algo_report_free(&ar);
+    CHECK(s != NULL);
+    if (s != NULL)
+        CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
+    rewind(rep);
+    text[fread(text, 1, cap - 1, rep)] = '\0';
+    ccs_sched_destroy(s);
+    fclose(rep);
+}
+
 /* Time limit: on the 24-GPU cluster 1 ms does not cover the root LP, so
  * the solve ends without an incumbent and says so; the algorithm then
  * writes the heuristic's (verified) schedule and reports it. */
@@ -646,14 +684,10 @@ TEST(time_limit_fallback)
     milp_solve_opts_t o;
     milp_stats_t stats;
     algo_params_t p;
-    algo_report_t ar;           /* owned here */
-    ccs_sched_t *s = NULL;
     ccs_err_t err = { { 0 } };
     char text[4096] = "";
-    FILE *rep = tmpfile();
 
-    CHECK(rep != NULL);
-    if (!fixture_load(&f, "topologies/adapcc-hetero.yaml") || rep == NULL)
+    if (!fixture_load(&f, "topologies/adapcc-hetero.yaml"))
         goto done;
     spec_init(&f.sp, CCS_COLL_ALLREDUCE, -1, 4, 256, 1, 4);
     if (!fixture_heur(&f))
@@ -667,26 +701,11 @@ TEST(time_limit_fallback)
     CHECK(sol == NULL);
     CHECK(isnan(stats.obj_us));
 
-    algo_params_init(&p);
-    p.coll = CCS_COLL_ALLREDUCE;
-    p.milp.time_limit_s = 1e-3;
-    p.milp.cost = sim_cost_time;
-    algo_report_init(&ar);
-    CHECK_STATUS(algo_synthesize_report("milp", f.t, &p, &s, &ar, &err),
-                 CCS_OK);
-    algo_report_print(&ar, rep);
-    algo_report_free(&ar);
-    CHECK(s != NULL);
-    if (s != NULL)
-        CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
-    rewind(rep);
-    text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+    milp_params(&p, 1e-3);
+    milp_report_text(f.t, &p, text, sizeof(text));
     CHECK_STR_CONTAINS(text, "no-solution (time limit)");
     CHECK_STR_CONTAINS(text, "no incumbent: using the heuristic");
-    ccs_sched_destroy(s);
 done:
-    if (rep != NULL)
-        fclose(rep);
     milp_plan_destroy(sol);
     fixture_free(&f);
 }
@@ -735,39 +754,18 @@ TEST(deadline_and_early_stop)
     }
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         algo_params_t p;
-        algo_report_t ar;       /* owned here */
-        ccs_sched_t *s = NULL;
         topo_t *t = NULL;
         char text[8192] = "";
-        FILE *rep = tmpfile();
 
         CHECK_STATUS(topo_load(rows[i].topo, NULL, &t, &err), CCS_OK);
-        if (t == NULL || rep == NULL) {
-            if (rep != NULL)
-                fclose(rep);
-            topo_destroy(t);
+        if (t == NULL)
             continue;
-        }
-        algo_params_init(&p);
-        p.coll = CCS_COLL_ALLREDUCE;
-        p.milp.time_limit_s = rows[i].limit_s;
-        p.milp.cost = sim_cost_time;
-        algo_report_init(&ar);
-        CHECK_STATUS(algo_synthesize_report("milp", t, &p, &s, &ar, &err),
-                     CCS_OK);
-        algo_report_print(&ar, rep);
-        algo_report_free(&ar);
-        CHECK(s != NULL);
-        if (s != NULL)
-            CHECK_STATUS(verify_sched(s, NULL, &err), CCS_OK);
-        rewind(rep);
-        text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        milp_params(&p, rows[i].limit_s);
+        milp_report_text(t, &p, text, sizeof(text));
         CHECK_MSG(strstr(text, rows[i].says) != NULL, "%s: report lacks "
                   "'%s':\n%s", rows[i].topo, rows[i].says, text);
         if (rows[i].proven)
             CHECK_STR_CONTAINS(text, ", 0 nodes,");
-        ccs_sched_destroy(s);
-        fclose(rep);
         topo_destroy(t);
     }
 }
@@ -949,35 +947,19 @@ TEST(options_reach_the_solver)
     for (size_t i = 0; t != NULL && i < sizeof(cases) / sizeof(cases[0]);
          i++) {
         algo_params_t p;
-        algo_report_t ar;           /* owned here */
-        ccs_sched_t *s = NULL;
         char text[4096] = "";
-        FILE *rep = tmpfile();
 
-        CHECK(rep != NULL);
-        if (rep == NULL)
-            continue;
-        algo_params_init(&p);
+        milp_params(&p, 30);
         p.milp.m = 2;
         p.milp.mip_gap = cases[i].gap;
         p.milp.nodes = cases[i].nodes;
-        p.milp.time_limit_s = 30;
-        p.milp.cost = sim_cost_time;
-        algo_report_init(&ar);
-        CHECK_STATUS(algo_synthesize_report("milp", t, &p, &s, &ar, &err),
-                     CCS_OK);
-        algo_report_print(&ar, rep);
-        algo_report_free(&ar);
-        rewind(rep);
-        text[fread(text, 1, sizeof(text) - 1, rep)] = '\0';
+        milp_report_text(t, &p, text, sizeof(text));
         CHECK_STR_CONTAINS(text, cases[i].want1);
         if (cases[i].want2 != NULL)
             CHECK_STR_CONTAINS(text, cases[i].want2);
         else
             CHECK(strstr(text, "node limit 0\n") == NULL &&
                   strstr(text, "node limit") != NULL);
-        fclose(rep);
-        ccs_sched_destroy(s);
     }
     topo_destroy(t);
 }

@@ -280,6 +280,46 @@ static ccs_status_t load_digest(const uint8_t *buf, size_t len,
     return st;
 }
 
+/* One damaged op byte in an encoded plan: xor 0 leaves it intact. */
+typedef struct op_damage {
+    uint32_t op;      /* op record (from the end of the op section) */
+    uint32_t byte;    /* byte in it */
+    uint8_t xor;
+} op_damage_t;
+
+/* Flip d's byte of the encoded plan buf[0..len) and fix the checksum, so
+ * that the damage gets past the reader's CRC to the checks behind it.
+ * Flipping the same d again restores the plan. */
+static void op_damage_flip(uint8_t *buf, size_t len, const op_damage_t *d)
+{
+    size_t at = len - CCS_FORMAT_TRAILER_SIZE -
+                (size_t)(d->op + 1) * CCS_FORMAT_OP_SIZE + d->byte;
+    uint32_t crc;
+
+    buf[at] ^= d->xor;
+    crc = ccs_crc32c(0, buf, len - 4);
+    for (int i = 0; i < 4; i++)
+        buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+}
+
+/* The variable as a test found it (owned by the caller, NULL when
+ * unset), put back by env_restore, which frees it. */
+static char *env_save(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL ? strdup(v) : NULL;
+}
+
+static void env_restore(const char *name, char *saved)
+{
+    if (saved != NULL)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
+}
+
 /* Large plans are checked on a helper thread behind the reader: for every
  * fixture, intact and with op bytes damaged (checksum fixed, so the
  * damage reaches the per-op checks, the pairing, the hazards), the same
@@ -287,11 +327,7 @@ static ccs_status_t load_digest(const uint8_t *buf, size_t len,
 TEST(load_with_helper_thread_is_the_same)
 {
     static const uint32_t ranks[] = { 2, 5, 8 };
-    static const struct {
-        uint32_t op;      /* op record (from the end of the op section) */
-        uint32_t byte;    /* byte in it */
-        uint8_t xor;
-    } damage[] = {
+    static const op_damage_t damage[] = {
         { 0, 0, 0 },      /* intact */
         { 1, 20, 1 },     /* nchunks */
         { 2, 8, 1 },      /* peer */
@@ -300,8 +336,7 @@ TEST(load_with_helper_thread_is_the_same)
         { 5, 4, 1 },      /* kind */
         { 7, 5, 1 },      /* buffer */
     };
-    char *saved = getenv("CCS_LOAD_THREADS") ? strdup(getenv(
-                      "CCS_LOAD_THREADS")) : NULL;
+    char *saved = env_save("CCS_LOAD_THREADS");
 
     for (size_t k = 0; k < sizeof(ranks) / sizeof(ranks[0]); k++) {
         fx_entry_t fx[16];
@@ -310,28 +345,21 @@ TEST(load_with_helper_thread_is_the_same)
         CHECK(n > 0);
         for (int f = 0; f < n; f++) {
             uint8_t *buf = NULL;
-            size_t len = 0, ops_end;
+            size_t len = 0;
             uint64_t total = ccs_sched_total_ops(fx[f].s);
 
             CHECK_STATUS(ccs_format_encode(fx[f].s, &buf, &len, NULL),
                          CCS_OK);
             if (buf == NULL)
                 continue;
-            ops_end = len - CCS_FORMAT_TRAILER_SIZE;
             for (size_t d = 0; d < sizeof(damage) / sizeof(damage[0]); d++) {
                 char m0[256], m1[256];
                 uint64_t g0, g1;
                 ccs_status_t s0, s1;
-                size_t at = ops_end - (size_t)(damage[d].op + 1) *
-                                          CCS_FORMAT_OP_SIZE + damage[d].byte;
-                uint32_t crc;
 
                 if (damage[d].op >= total)
                     continue;
-                buf[at] ^= damage[d].xor;
-                crc = ccs_crc32c(0, buf, len - 4);
-                for (int i = 0; i < 4; i++)
-                    buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+                op_damage_flip(buf, len, &damage[d]);
                 s0 = load_digest(buf, len, "0", m0, sizeof m0, &g0);
                 s1 = load_digest(buf, len, "1", m1, sizeof m1, &g1);
                 CHECK_MSG(s0 == s1 && strcmp(m0, m1) == 0 && g0 == g1,
@@ -340,17 +368,13 @@ TEST(load_with_helper_thread_is_the_same)
                           (int)s1, m1);
                 if (d == 0)
                     CHECK_STATUS(s1, CCS_OK);
-                buf[at] ^= damage[d].xor;
+                op_damage_flip(buf, len, &damage[d]);
             }
             free(buf);
         }
         fx_free(fx, n);
     }
-    if (saved != NULL)
-        setenv("CCS_LOAD_THREADS", saved, 1);
-    else
-        unsetenv("CCS_LOAD_THREADS");
-    free(saved);
+    env_restore("CCS_LOAD_THREADS", saved);
 }
 
 /* A ring allreduce over `R` ranks (any count: the fixtures stop at 64). */
@@ -381,11 +405,7 @@ static ccs_sched_t *big_ring(uint32_t R)
  * same words after the path, and the same tables as from memory. */
 TEST(load_file_streamed_is_the_same)
 {
-    static const struct {
-        uint32_t op;      /* op record (from the end of the op section) */
-        uint32_t byte;    /* byte in it */
-        uint8_t xor;
-    } damage[] = {
+    static const op_damage_t damage[] = {
         { 0, 0, 0 },          /* intact */
         { 1, 20, 2 },         /* late rank: nchunks (pairing) */
         { 300001, 8, 1 },     /* middle rank: peer (pairing) */
@@ -399,8 +419,7 @@ TEST(load_file_streamed_is_the_same)
     ccs_sched_t *s = big_ring(400);
     char path[] = "/tmp/ccs-stream-XXXXXX";
     int fd = mkstemp(path);
-    char *saved = getenv("CCS_LOAD_THREADS") ? strdup(getenv(
-                      "CCS_LOAD_THREADS")) : NULL;
+    char *saved = env_save("CCS_LOAD_THREADS");
     uint8_t *buf = NULL;
     size_t len = 0;
 
@@ -409,19 +428,12 @@ TEST(load_file_streamed_is_the_same)
         CHECK_STATUS(ccs_format_encode(s, &buf, &len, NULL), CCS_OK);
     for (size_t d = 0; buf != NULL && fd >= 0 &&
                        d < sizeof(damage) / sizeof(damage[0]); d++) {
-        size_t at = len - CCS_FORMAT_TRAILER_SIZE -
-                    (size_t)(damage[d].op + 1) * CCS_FORMAT_OP_SIZE +
-                    damage[d].byte;
-        uint32_t crc;
         char m0[512], want[700];
         uint64_t g0;
         ccs_status_t s0;
 
         CHECK(damage[d].op < ccs_sched_total_ops(s));
-        buf[at] ^= damage[d].xor;
-        crc = ccs_crc32c(0, buf, len - 4);
-        for (int i = 0; i < 4; i++)
-            buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+        op_damage_flip(buf, len, &damage[d]);
         CHECK(pwrite(fd, buf, len, 0) == (ssize_t)len);
         s0 = load_digest(buf, len, "0", m0, sizeof m0, &g0);
         snprintf(want, sizeof want, "%s: %s", path, m0);
@@ -445,17 +457,13 @@ TEST(load_file_streamed_is_the_same)
                       (int)s1, m1);
             ccs_plan_destroy(p);
         }
-        buf[at] ^= damage[d].xor;
+        op_damage_flip(buf, len, &damage[d]);
     }
     if (fd >= 0) {
         close(fd);
         unlink(path);
     }
-    if (saved != NULL)
-        setenv("CCS_LOAD_THREADS", saved, 1);
-    else
-        unsetenv("CCS_LOAD_THREADS");
-    free(saved);
+    env_restore("CCS_LOAD_THREADS", saved);
     free(buf);
     ccs_sched_destroy(s);
 }
@@ -684,8 +692,7 @@ TEST(quiet_unless_ccs_debug)
         { "TRACE", 5, 4, 4 },  /* + each rank's start of the 2 runs */
     };
     static char out[16384];
-    const char *old = getenv("CCS_DEBUG");
-    char *saved = old ? strdup(old) : NULL;
+    char *saved = env_save("CCS_DEBUG");
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int total;
@@ -707,11 +714,7 @@ TEST(quiet_unless_ccs_debug)
             CHECK_STR_CONTAINS(out, "WARN EXEC");
         }
     }
-    if (saved)
-        setenv("CCS_DEBUG", saved, 1);
-    else
-        unsetenv("CCS_DEBUG");
-    free(saved);
+    env_restore("CCS_DEBUG", saved);
 }
 
 static int cmp_double(const void *a, const void *b)
