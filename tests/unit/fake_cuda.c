@@ -34,6 +34,7 @@ typedef struct mop {
 struct CUstream_st {
     mop_t *head, *tail;
     int slot;
+    bool blocking;             /* made without cudaStreamNonBlocking */
 };
 
 /* One cudaEventRecord.  As in CUDA, a wait or a query concerns the
@@ -262,13 +263,34 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
+/* A plain cudaMemcpy goes on the legacy default stream: it follows what
+ * is queued there and on the blocking streams, NOT what is queued on
+ * non-blocking streams (CUDA's legacy default stream semantics).  So it
+ * runs only those queues before copying: a program that reads a result
+ * still being written on a non-blocking stream it did not synchronise
+ * (such as a NULL-stream run that returned too early) reads stale data
+ * here, as it could on a device. */
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n,
                        enum cudaMemcpyKind kind)
 {
+    cudaError_t e = cudaSuccess;
+
     (void)kind;
-    cudaDeviceSynchronize();
-    memmove(dst, src, n);
-    return cudaSuccess;
+    pthread_mutex_lock(&m_mu);
+    m_progress(&m_null, -1);
+    for (int i = 0; i < M_MAX_STREAMS; i++)
+        if (m_streams[i] != NULL && m_streams[i]->blocking)
+            m_progress(m_streams[i], -1);
+    if (m_null.head != NULL)
+        e = cudaErrorLaunchFailure;    /* deadlocked */
+    for (int i = 0; i < M_MAX_STREAMS && e == cudaSuccess; i++)
+        if (m_streams[i] != NULL && m_streams[i]->blocking &&
+            m_streams[i]->head != NULL)
+            e = cudaErrorLaunchFailure;
+    pthread_mutex_unlock(&m_mu);
+    if (e == cudaSuccess)
+        memmove(dst, src, n);
+    return e;
 }
 
 /* On device memory cudaMemset is asynchronous to the host: it goes on the
@@ -317,9 +339,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned int flags)
     struct CUstream_st *s = calloc(1, sizeof(*s));
     cudaError_t e = cudaErrorMemoryAllocation;
 
-    (void)flags;
     if (s == NULL)
         return e;
+    s->blocking = (flags & cudaStreamNonBlocking) == 0;
     pthread_mutex_lock(&m_mu);
     for (int i = 0; i < M_MAX_STREAMS; i++) {
         if (m_streams[i] == NULL) {
