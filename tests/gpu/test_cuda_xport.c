@@ -1,7 +1,8 @@
 /*
  * test_cuda_xport.c - correctness of the CUDA kernels and of the cuda
- * transport on one GPU (virtual ranks on device 0).  GPU only: built by
- * `make gpu-progs`, run by scripts/gpu-check.sh.
+ * transport on one GPU (virtual ranks on device 0; --devices below).
+ * For a GPU: built by `make gpu-progs`, run by scripts/gpu-check.sh.  Also
+ * built against a fake CUDA runtime, no GPU needed (end of this comment).
  *
  *   kernels_match_cpu   every dtype x op x n (1, 7, 4099, 1000003) x
  *                       pointer alignment (vector path, head/tail path,
@@ -22,7 +23,9 @@
  *                       count 1000003;
  *   straggler_cuda      one StragglAR-shaped plan serves every straggler;
  *                       the others leave phase 0 before it arrives (step
- *                       by step and with issue window 4).
+ *                       by step and with issue window 4);
+ *   fake_cuda_counts    (fake runtime only) no stream deadlock, events
+ *                       queried, work deferred, peer copies made.
  * Collective results are checked against tools/ccs_check.h's independent
  * reference (exact-by-construction inputs), counting wrong elements.
  * Issue windows: every plan of fixtures_cuda and registry_cuda (and of
@@ -35,17 +38,19 @@
  *   test_cuda_xport --probe     print the device and exit 0, or 2 if none
  *   test_cuda_xport --quick     skip the 1000003 sweep
  *   test_cuda_xport --small     a small subset, sized for `make test` on
- *                               the fake runtime (below): counts 1, 7,
- *                               1000 with every dtype x op pair once
- *                               (not every pair at every count); every
- *                               fixture at R = 2, 3, 4, 8; the ring, rhd,
- *                               nvls and stragglar plans of the registry
- *                               at R = 4 and 5; windows 1, 2, 4, 8 on all
- *                               of them; worlds on one device and on two
- *                               (rank r on device r % 2) in turn; the
- *                               straggler runs without their timing check
- *                               (a loaded machine may delay any rank);
- *                               no 1000003 sweep
+ *                               the fake runtime (below; about 30 s
+ *                               there): every fixture at R = 2, 3, 4, 5,
+ *                               8; every algorithm's plans at R = 4 and
+ *                               5, the short ones (ring, rhd, stragglar,
+ *                               allpairs, multitree, dbtree) at R = 8;
+ *                               windows 1, 2, 4, 8 on all of them; each
+ *                               dtype x op pair once, counts 1, 7, 1000
+ *                               in turn (not every pair at every count);
+ *                               worlds on one device and on two (rank r
+ *                               on device r % 2) in turn; the straggler
+ *                               runs without their timing check (a
+ *                               loaded machine may delay any rank); no
+ *                               1000003 sweep
  *   test_cuda_xport --devices N every world of the full run spreads its
  *                               ranks over N devices (rank r on r % N;
  *                               default 1: all on device 0)
