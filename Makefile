@@ -314,7 +314,7 @@ $(BUILD)/tests/test_cuda_mock: $(BUILD)/tests/test_cuda_mock.o $(FAKE_CUDA_O) \
     $(LIBSYNTH_A) $(LIBCCS_A)
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+	$(Q)$(CC) $(SAN) $(TEST_LDFLAGS) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
 
 # The GPU test of the cuda transport, linked against the fake runtime: no
 # device needed.  `make test` runs its small subset (scripts/run-tests.sh
@@ -334,6 +334,7 @@ $(CUDA_FAKE_XPORT): $(BUILD)/tests/test_cuda_xport_fake.o $(FAKE_CUDA_O) \
 
 cuda-fake-full: $(CUDA_FAKE_XPORT)
 	$(Q)$(CUDA_FAKE_XPORT)
+
 # ccs-perf drives the cuda and nccl transports (device buffers, NCCL init).
 $(BUILD)/tools/ccs-perf.o: RT_CFLAGS += $(CUDA_CFLAGS)
 
