@@ -304,8 +304,37 @@ bench-progs: $(BENCH_PROGS)
 GPU_PROG_C := $(sort $(wildcard tests/gpu/*.c))
 GPU_PROGS  := $(GPU_PROG_C:tests/gpu/%.c=$(BUILD)/gpu/%)
 ifeq ($(HAVE_CUDA),1)
-$(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o: \
-    SY_CFLAGS += $(CUDA_CFLAGS)
+$(BUILD)/tests/test_gpu_nodevice.o $(BUILD)/tests/test_cuda_mock.o \
+$(BUILD)/tests/fake_cuda.o: SY_CFLAGS += $(CUDA_CFLAGS)
+# The fake CUDA runtime (tests/unit/fake_cuda.h) must come before the
+# libraries on the link line, so that its cuda* and ccs_reduce_cuda
+# definitions are the ones taken.
+FAKE_CUDA_O := $(BUILD)/tests/fake_cuda.o
+$(BUILD)/tests/test_cuda_mock: $(BUILD)/tests/test_cuda_mock.o $(FAKE_CUDA_O) \
+    $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) $(TEST_LDFLAGS) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+# The GPU test of the cuda transport, linked against the fake runtime: no
+# device needed.  `make test` runs its small subset (scripts/run-tests.sh
+# passes --small); `make cuda-fake-full` runs all of it (minutes).
+CUDA_FAKE_XPORT := $(BUILD)/tests/test_cuda_xport_fake
+$(BUILD)/tests/test_cuda_xport_fake.o: tests/gpu/test_cuda_xport.c \
+    tests/unit/harness.h tests/unit/fake_cuda.h
+	@mkdir -p $(@D)
+	@echo "  CC      $< (fake CUDA)"
+	$(Q)$(CC) $(SY_CFLAGS) $(SY_ALL_INC) $(CUDA_CFLAGS) $(RT_DEFS) -DCCS_FAKE_CUDA=1 -Itests/unit $(DEPFLAGS) -c $< -o $@
+
+$(CUDA_FAKE_XPORT): $(BUILD)/tests/test_cuda_xport_fake.o $(FAKE_CUDA_O) \
+    $(LIBSYNTH_A) $(LIBCCS_A)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(SY_LIBS) $(RT_LIBS)
+
+cuda-fake-full: $(CUDA_FAKE_XPORT)
+	$(Q)$(CUDA_FAKE_XPORT)
+
 # ccs-perf drives the cuda and nccl transports (device buffers, NCCL init).
 $(BUILD)/tools/ccs-perf.o: RT_CFLAGS += $(CUDA_CFLAGS)
 
@@ -323,8 +352,11 @@ gpu-progs: $(GPU_PROGS)
 else
 gpu-progs:
 	@echo "gpu-progs: no CUDA toolkit ($(NVCC) not found, or CUDA=0)" >&2; exit 1
+cuda-fake-full:
+	@echo "cuda-fake-full: skipped: no CUDA headers ($(NVCC) not found, or CUDA=0)"
 endif
-.PHONY: gpu-progs
+unit-tests run-tests: $(CUDA_FAKE_XPORT)
+.PHONY: gpu-progs cuda-fake-full
 
 # -- fuzzing: tests/fuzz/fuzz_<target>.c, seeds in tests/fuzz/corpus/<target>/
 FUZZ_TIME  ?= 10
