@@ -9,9 +9,9 @@
 #   none        no delay: auto vs the plain ring (target: within 5%)
 #   rotating:4  the late rank changes every 4 calls: auto vs plain (<= 5%)
 #   random      every rank late by 0..SMALL us: auto vs plain (<= 5%)
-# The host is shared and noisy: each figure is the median of REPS runs,
-# the variants of a scenario interleaved (auto, ref, auto, ref, ...) so
-# that a slow spell hits them alike.
+# The host is shared and noisy: the persistent figure is the median of
+# REPS runs, the variants interleaved (auto, oracle, plain, auto, ...) so
+# that a slow spell hits them alike; the other three are paired (below).
 # The defaults (4096 floats = 16 KiB, 2 ms) are where the aware plan pays
 # on the CPU transports: there StragglAR's phase 0 plus its part after the
 # arrival is no slower than the ring (D* = 0 in auto's own estimates), while
@@ -36,19 +36,21 @@ REPS=${REPS:-3}
 # each run settles into a fast or a slow scheduling mode whatever the plan
 # (about 15 or 25 us for 4 threads on 2 cores, 44 or 65 us for 4 MPI
 # processes), so separate runs of auto and plain compare modes, not plans.
-# That scenario is measured paired instead: each run alternates blocks of
-# ALT auto calls and ALT calls of the plain plan alone (ccs-perf
-# --alternate), both halves see the same mode, and the figure is the
-# median over NONE_REPS runs of each run's auto/plain ratio.  Each paired
-# run has NONE_ITERS calls (the more blocks, the less one slow spell
-# weighs).  Beside it, the same number of paired runs of the plain plan
+# The scenarios measured against the plain plan are therefore paired: each
+# run alternates blocks of ALT auto calls and ALT calls of the plain plan
+# alone (ccs-perf --alternate), both halves see the same mode (and the
+# same delay pattern), and the figure is the median over PAIR_REPS runs
+# of each run's auto/plain ratio.  A paired run has NONE_ITERS calls with
+# nobody late (a 1500-call run of 4 threads lasts 60 ms, and one slow
+# spell in it moved the ratio by 10%) and 2 ITERS with delays (each call
+# lasts the delay).  Beside "none", as many paired runs of the plain plan
 # against itself (the "A/A" row: no auto at all) show what the pairing
 # alone reads on this host: a ratio there is the measurement's, not
 # auto's.
-NONE_REPS=${NONE_REPS:-$((4 * REPS + 1))}
-NONE_ITERS=${NONE_ITERS:-1500}
+PAIR_REPS=${PAIR_REPS:-$((4 * REPS + 1))}
+NONE_ITERS=${NONE_ITERS:-20000}
 ALT=${ALT:-50}
-noneruns=""
+pairruns=""
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # 4 processes on a 2-core host: yield while waiting, as tests/e2e does
@@ -80,18 +82,18 @@ perf() {
     run_perf "$@" | awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $6; exit }'
 }
 
-# alt_perf XPORT auto|aa ARGS... -> "run_us plain_us" of one paired run
-# of NONE_ITERS calls (out of place): auto (aa: the plain plan itself) and
+# alt_perf XPORT auto|aa CALLS ARGS... -> "run_us plain_us" of one paired
+# run of CALLS calls (out of place): auto (aa: the plain plan itself) and
 # the plain plan alternating in blocks of ALT calls.
 alt_perf() {
-    local xp=$1 what=$2 run
-    shift 2
+    local xp=$1 what=$2 n=$3 run
+    shift 3
     if [ "$what" = auto ]; then
         run=(-s auto -Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/s.ccs")
     else
         run=(-Q "$T/r.ccs" --alternate "$ALT" "$@" "$T/r.ccs")
     fi
-    RUN_ITERS=$NONE_ITERS run_perf "$xp" "${run[@]}" |
+    RUN_ITERS=$n run_perf "$xp" "${run[@]}" |
         awk '/^# alternating/ { for (i = 1; i <= NF; i++) {
                  if ($i == "auto" || $i == "plan") a = $(i + 1)
                  if ($i == "plain") p = $(i + 1) }
@@ -106,7 +108,7 @@ verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "nan" && r <= t) ? "met
 
 xps="threads"
 command -v mpirun >/dev/null 2>&1 && xps="threads mpi"
-echo "count $COUNT floats, $ITERS calls, delay $DELAY us, small $SMALL us, median of $REPS"
+echo "count $COUNT floats, delay $DELAY us, small $SMALL us; persistent: median of $REPS runs of $ITERS calls; the rest: median of $PAIR_REPS paired runs"
 printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" transport scenario \
     "auto us" "ref us" "plain us" "auto/ref" target verdict
 for xp in $xps; do
@@ -128,29 +130,27 @@ for xp in $xps; do
         random) d=(-E "$SMALL" -A random) ;;
         *) d=(-E "$DELAY" -A "$sc") ;;
         esac
-        as=() ps=()
-        if [ "$sc" = none ]; then
-            rs=() cs=() cas=() cps=()
-            for i in $(seq "$NONE_REPS"); do
-                line=$(alt_perf "$xp" auto "${d[@]}")
-                set -- $line
-                as+=("$1") ps+=("$2") rs+=("$(ratio "$1" "$2")")
-                line=$(alt_perf "$xp" aa "${d[@]}")
-                set -- $line
-                cas+=("$1") cps+=("$2") cs+=("$(ratio "$1" "$2")")
-            done
-            a=$(med "${as[@]}") p=$(med "${ps[@]}") r=$(med "${rs[@]}")
-            ca=$(med "${cas[@]}") cp=$(med "${cps[@]}") cr=$(med "${cs[@]}")
-            noneruns+="$xp none, $NONE_REPS paired runs ($NONE_ITERS calls each, blocks of $ALT): auto/plain per run: $(sorted "${rs[@]}")
-$xp none A/A, the plain plan against itself, as many runs: $(sorted "${cs[@]}")
+        # Paired runs of auto (and, with nobody late, of the plain plan
+        # against itself), interleaved.
+        n=$((2 * ITERS))
+        [ "$sc" = none ] && n=$NONE_ITERS
+        as=() ps=() rs=() cas=() cps=() cs=()
+        for i in $(seq "$PAIR_REPS"); do
+            line=$(alt_perf "$xp" auto "$n" "${d[@]}")
+            set -- $line
+            as+=("$1") ps+=("$2") rs+=("$(ratio "$1" "$2")")
+            [ "$sc" = none ] || continue
+            line=$(alt_perf "$xp" aa "$n" "${d[@]}")
+            set -- $line
+            cas+=("$1") cps+=("$2") cs+=("$(ratio "$1" "$2")")
+        done
+        a=$(med "${as[@]}") p=$(med "${ps[@]}") r=$(med "${rs[@]}")
+        pairruns+="$xp $sc, $PAIR_REPS paired runs ($n calls each, blocks of $ALT): auto/plain per run: $(sorted "${rs[@]}")
 "
-        else
-            for i in $(seq "$REPS"); do
-                as+=("$(perf "$xp" -s auto -Q "$T/r.ccs" "${d[@]}" "$T/s.ccs")")
-                ps+=("$(perf "$xp" "${d[@]}" "$T/r.ccs")")
-            done
-            a=$(med "${as[@]}") p=$(med "${ps[@]}")
-            r=$(ratio "$a" "$p")
+        if [ "$sc" = none ]; then
+            ca=$(med "${cas[@]}") cp=$(med "${cps[@]}") cr=$(med "${cs[@]}")
+            pairruns+="$xp none A/A, the plain plan against itself, as many runs: $(sorted "${cs[@]}")
+"
         fi
         printf "%-8s %-11s %12s %12s %12s %7s %7s %s\n" "$xp" "$sc" "$a" \
             "$p" "$p" "$r" 1.05 "$(verdict "$r" 1.05)"
@@ -160,7 +160,7 @@ $xp none A/A, the plain plan against itself, as many runs: $(sorted "${cs[@]}")
         fi
     done
 done
-printf '%s' "$noneruns"
+printf '%s' "$pairruns"
 
 # What auto ran, per scenario (rank 0's AUTO lines of one traced run): a
 # steadier figure than times on a shared host.  With nobody late the
