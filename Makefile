@@ -421,8 +421,9 @@ endif
 run-tests: all $(TESTS) $(E2E_PROGS)
 	$(Q)BUILD=$(BUILD) $(SAN_ENV) bash scripts/run-tests.sh
 
-# The unit-test programs only, no e2e scripts: what CI runs under ASAN=1
-# (the e2e MPI runs under ASan take longer than CI's budget allows).
+# The unit-test programs only, no e2e scripts and not the fake-CUDA run of
+# the cuda transport's GPU test: a quicker local check (CI runs the whole
+# suite, `make test` and `make ASAN=1 test`).
 unit-check: $(TESTS)
 	$(Q)rc=0; for t in $(TESTS); do \
 	    if out=$$($(SAN_ENV_UNIT) $$t 2>&1); then \
