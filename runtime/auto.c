@@ -118,6 +118,11 @@ typedef struct auto_cost {
      * calls: an inflated T_plain makes the aware plan look free (D* = 0)
      * and auto would run it with nobody late. */
     uint8_t seen_plain, seen_aware;
+    /* Learned calls of this key since T_plain last learned (one with
+     * nobody late).  With a straggler late on every call T_plain is never
+     * refreshed, and past AUTO_REPROBE such calls the end-skew floor
+     * stops trusting it (skew_floor). */
+    uint32_t age_calm;
     uint32_t age_plain, age_aware; /* calls since each plan last ran,
                                       counted when a call is decided:
                                       its arrivals are learned a call
@@ -320,7 +325,16 @@ static int64_t skew_floor(const struct ccs_auto *a, const auto_cost_t *e)
 {
     int64_t f = noise_floor(a);
 
-    return e != NULL && e->plain_known ? max64(f, e->plain_ns) : f;
+    if (e == NULL || !e->plain_known)
+        return f;
+    /* A T_plain not refreshed for AUTO_REPROBE learned calls is what it
+     * read before a straggler came (4 MPI processes on 2 cores: 2.9 ms
+     * from a warm-up spell, against 0.17 ms after a late arrival), and
+     * as this term it hid a 2 ms straggler for the rest of the run; the
+     * plain plan's time after a late arrival, learned on those very
+     * calls, stands in for it. */
+    return max64(f, e->age_calm < AUTO_REPROBE ? e->plain_ns
+                                               : plain_after(e));
 }
 
 /* The lateness past which a rank counts for a streak: past the noise
@@ -463,6 +477,21 @@ static int64_t ewma(int64_t old, int64_t sample, bool known)
     return ewma_s(old, sample, known, 0);
 }
 
+/* The same, but a sample below the estimate counts half: for the aware
+ * plan's phases, learned only when it runs (a probe every 64 calls or
+ * more while it is not bought).  Descheduling only ever makes a sample
+ * slower, so a low one is the better evidence, and an estimate inflated
+ * by a descheduled spell must not take many probes to come down: until
+ * it does, the rent reads negative and the straggler is never bought for
+ * (4 MPI processes on 2 cores: T_after 985 us against about 150 us,
+ * and the aware plan on 34 of 622 calls with a 2 ms straggler). */
+static int64_t ewma_down(int64_t old, int64_t sample, bool known)
+{
+    if (known && sample < old)
+        return (old + sample) / 2;
+    return ewma(old, sample, known);
+}
+
 /* Fold a gathered vector (a->vec) of a call that ran `ran` into the
  * state; e is that call's cost model, NULL when another key has taken
  * its slot since (then only the lateness estimates learn). */
@@ -500,6 +529,8 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
     calm = l1 <= noise_floor(a);
     floor = late_floor(a, e);
     skew = skew_floor(a, e);
+    if (e != NULL && e->age_calm < UINT32_MAX)
+        e->age_calm++;           /* reset below when T_plain learns */
     if (e == NULL) {
         /* nothing to learn about the plans */
     } else if (ran < 0 && !e->seen_plain) {
@@ -511,6 +542,7 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
          * plain plan's own. */
         e->plain_ns = ewma(e->plain_ns, emin, e->plain_known);
         e->plain_known = true;
+        e->age_calm = 0;
     } else if (ran < 0) {
         e->plain_late_ns = ewma(e->plain_late_ns, emin,
                                 e->plain_late_known);
@@ -535,8 +567,8 @@ static void auto_update(struct ccs_auto *a, auto_cost_t *e, int32_t ran)
         after = emax - start;
         if (after < 1)
             after = 1;
-        e->rs_ns = ewma(e->rs_ns, rs, e->aware_known);
-        e->after_ns = ewma(e->after_ns, after, e->aware_known);
+        e->rs_ns = ewma_down(e->rs_ns, rs, e->aware_known);
+        e->after_ns = ewma_down(e->after_ns, after, e->aware_known);
         e->aware_known = true;
     }
     /* The noise learns from every call: the runner-up is not the
@@ -681,6 +713,7 @@ uint64_t ccs_auto_hash(const struct ccs_auto *a)
                              c->aware_known);
         h = ccs_mix64(h, (uint64_t)c->seen_plain << 1 | c->seen_aware);
         h = ccs_mix64(h, (uint64_t)c->age_plain << 32 | c->age_aware);
+        h = ccs_mix64(h, c->age_calm);
     }
     h = ccs_mix64(h, (uint64_t)a->pending << 32 |
                          (uint32_t)a->pend_ran);
@@ -700,7 +733,8 @@ uint64_t ccs_auto_hash(const struct ccs_auto *a)
  * state every rank shares. */
 static bool exchange_due(struct ccs_auto *a, int32_t pick)
 {
-    bool quiet = pick < 0 && a->streak == 0 && a->noise_ns >= 0;
+    bool quiet = pick < 0 && a->streak == 0 && a->over_skew == 0 &&
+                 a->noise_ns >= 0;
 
     a->since_exchange++;
     if (!quiet)

@@ -61,7 +61,9 @@ typedef struct job {
     int32_t strag[NCALLS];
     int plainlog[NCALLS];
     uint64_t hash[NCALLS];
-    uint64_t exchanges;          /* auto's count after the last call */
+    uint32_t streak[NCALLS];     /* auto's streak after each call */
+    uint64_t exlog[NCALLS];      /* auto's exchange count after each call */
+    uint64_t exchanges;          /* ... after the last call */
     char msg[256];
 } job_t;
 
@@ -143,6 +145,8 @@ static void *rank_main(void *arg)
         j->strag[k] = stats.auto_plain ? -1 : stats.straggler;
         j->plainlog[k] = stats.auto_plain;
         j->hash[k] = info.state_hash;
+        j->streak[k] = info.streak;
+        j->exlog[k] = info.exchanges;
         j->exchanges = info.exchanges;
     }
 cleanup:
@@ -181,7 +185,7 @@ static int run_case(const pcase_t *pc, const ccs_plan_t *aware,
 {
     ccs_comm_t *comms[R];
     pthread_t th[R];
-    int aware_calls = 0, right = 0;
+    int aware_calls = 0, right = 0, late_calls = 0;
 
     CHECK_STATUS(ccs_comm_init_threads(R, comms), CCS_OK);
     memset(g_jobs, 0, sizeof(g_jobs));
@@ -217,23 +221,33 @@ static int run_case(const pcase_t *pc, const ccs_plan_t *aware,
         aware_calls += !g_jobs[0].plainlog[k];
         right += g_jobs[0].strag[k] == 2;
     }
-    /* The arrival-time exchange is skipped while nothing is late (one
-     * call in 8 keeps measuring) and runs on every call while a straggler
-     * is: bounds loose enough for a descheduled thread to make a few
-     * calls look late. */
+    /* The arrival-time exchange is skipped while nothing is late (after
+     * 2, 4, 8, then 16 calls) and runs on every call that ran the aware
+     * plan or ended with a rank on a streak.  The second is checked call
+     * by call against auto's own state, not as a share of the calls: how
+     * many calls a host makes look late is the host's (on a loaded
+     * machine a thread's time slice can hide a 4 ms straggler in the
+     * arrival noise).  The bound with nobody late is loose enough for a
+     * descheduled thread to make a few calls look late. */
     if (pc->pat == PAT_NONE && pc->with_plain)
         CHECK_MSG(g_jobs[0].exchanges <= NCALLS / 2, "%s%s: %llu of %d "
                   "calls exchanged arrival times with nobody late",
                   pc->name, via, (unsigned long long)g_jobs[0].exchanges,
                   NCALLS);
-    if (pc->pat == PAT_PERSIST)
-        CHECK_MSG(g_jobs[0].exchanges >= NCALLS * 3 / 4, "%s%s: only %llu "
-                  "of %d calls exchanged arrival times with a persistent "
-                  "straggler", pc->name, via,
-                  (unsigned long long)g_jobs[0].exchanges, NCALLS);
+    for (int k = 0; k < NCALLS; k++) {
+        uint64_t before = k > 0 ? g_jobs[0].exlog[k - 1] : 0;
+        bool late = g_jobs[0].streak[k] > 0 || !g_jobs[0].plainlog[k];
+        late_calls += late;
+        if (late && g_jobs[0].exlog[k] != before + 1) {
+            CHECK_MSG(0, "%s%s: call %d ran %d with a streak of %u but "
+                      "exchanged no arrival times", pc->name, via, k,
+                      g_jobs[0].strag[k], g_jobs[0].streak[k]);
+            break;
+        }
+    }
     printf("  %-32s%s aware %3d of %d calls after the first 10, %llu "
-           "exchanges\n", pc->name, via, aware_calls, NCALLS - 10,
-           (unsigned long long)g_jobs[0].exchanges);
+           "exchanges (%d due)\n", pc->name, via, aware_calls, NCALLS - 10,
+           (unsigned long long)g_jobs[0].exchanges, late_calls);
     for (int r = 0; r < R; r++)
         ccs_comm_destroy(comms[r]);
     return right;
@@ -604,6 +618,7 @@ typedef struct seg {
                              takes this many times the model's (0: 1):
                              samples taken while processes were
                              descheduled */
+    int plain_x;          /* the same for the plain plan's time */
 } seg_t;
 
 #define MAX_SEGS 4
@@ -654,7 +669,7 @@ static int64_t lateness_of(const seg_t *sg, int jitter_us, int k, int call,
 /* The gathered vector (elapsed, phase 0 per rank, ns) of a call that ran
  * `ran` with these latenesses (us), under the model above. */
 static void model_vec(const int64_t lat_us[R], int ran, int aware_x,
-                      int64_t vec[2 * R])
+                      int plain_x, int64_t vec[2 * R])
 {
     int64_t lmin = lat_us[0], lmax = 0, l[R], end, end0 = 0;
 
@@ -665,7 +680,7 @@ static void model_vec(const int64_t lat_us[R], int ran, int aware_x,
         lmax = l[q] > lmax ? l[q] : lmax;
     }
     if (ran < 0) {
-        end = lmax + (lmax > LATE_US ? T_P1 : T_P0);
+        end = lmax + (lmax > LATE_US ? T_P1 : T_P0) * (plain_x > 0 ? plain_x : 1);
     } else {
         int64_t m = 0;
         for (int q = 0; q < R; q++)
@@ -684,43 +699,48 @@ static void model_vec(const int64_t lat_us[R], int ran, int aware_x,
 
 static const rule_row_t rule_rows[] = {
     { "nobody late, arrival noise of 40 us", 40,
-      { { SEG_QUIET, 60, 0, 0, 0, 0, 6, -1, 0 } } },
+      { { SEG_QUIET, 60, 0, 0, 0, 0, 6, -1, 0, 0 } } },
     { "a straggler 2 ms late: plain for 2 calls, then aware for it", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_PERSIST, 2, 2, 2000, 0, 0, 0, -1, 0 },
-        { SEG_PERSIST, 38, 2, 2000, 0, 0, 2, 2, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_PERSIST, 2, 2, 2000, 0, 0, 0, -1, 0, 0 },
+        { SEG_PERSIST, 38, 2, 2000, 0, 0, 2, 2, 0, 0 } } },
     { "the straggler gone: plain from the call after its first on-time "
       "arrival", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_PERSIST, 30, 1, 2000, 0, 0, 0, -2, 0 },
-        { SEG_QUIET, 30, 0, 0, 0, 0, 1, -1, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_PERSIST, 30, 1, 2000, 0, 0, 0, -2, 0, 0 },
+        { SEG_QUIET, 30, 0, 0, 0, 0, 1, -1, 0, 0 } } },
     { "a descheduled rank late 3 calls in a row at 1.5x the noise, every "
       "6 calls: plain", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_BURST, 50, 1, 30, 3, 6, 0, -1, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_BURST, 50, 1, 30, 3, 6, 0, -1, 0, 0 } } },
     { "... also after a straggler inflated the plain plan's late cost",
-      40, { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-            { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2, 0 },
-            { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1, 0 },
-            { SEG_BURST, 40, 0, 30, 3, 6, 0, -1, 0 } } },
+      40, { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+            { SEG_PERSIST, 30, 2, 2000, 0, 0, 0, -2, 0, 0 },
+            { SEG_QUIET, 6, 0, 0, 0, 0, 1, -1, 0, 0 },
+            { SEG_BURST, 40, 0, 30, 3, 6, 0, -1, 0, 0 } } },
     { "one rank 40 us late every call, the others within 8 us (less than "
       "T_plain: end skew): plain", 8,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_PERSIST, 50, 1, 40, 0, 0, 0, -1, 0, 0 } } },
     { "a straggler late by 2 ms that changes every call: plain", 40,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_ROTATE, 50, 0, 2000, 0, 0, 0, -1, 0, 0 } } },
     { "every rank late by 0..300 us at random from the start: plain", 40,
-      { { SEG_RANDOM, 60, 0, 300, 0, 0, 6, -1, 0 } } },
+      { { SEG_RANDOM, 60, 0, 300, 0, 0, 6, -1, 0, 0 } } },
     { "nobody late for 600 calls: plain on every call after the warm-up "
       "(no probes)", 40,
-      { { SEG_QUIET, 600, 0, 0, 0, 0, 6, -1, 0 } } },
+      { { SEG_QUIET, 600, 0, 0, 0, 0, 6, -1, 0, 0 } } },
     { "an aware estimate made 3x too slow is probed again while the "
       "straggler stays late, and bought", 20,
-      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0 },
-        { SEG_PERSIST, 40, 2, 2000, 0, 0, 0, -2, 3 },
-        { SEG_PERSIST, 20, 2, 2000, 0, 0, 10, -1, 0 },
-        { SEG_PERSIST, 60, 2, 2000, 0, 0, 20, 2, 0 } } },
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_PERSIST, 40, 2, 2000, 0, 0, 0, -2, 3, 0 },
+        { SEG_PERSIST, 20, 2, 2000, 0, 0, 10, -1, 0, 0 },
+        { SEG_PERSIST, 60, 2, 2000, 0, 0, 20, 2, 0, 0 } } },
+    { "a straggler late on every call after a spell that made T_plain read "
+      "2.5 ms: bought once T_plain is stale", 20,
+      { { SEG_QUIET, 8, 0, 0, 0, 0, 0, -2, 0, 0 },
+        { SEG_QUIET, 30, 0, 0, 0, 0, 0, -2, 0, 50 },
+        { SEG_PERSIST, 120, 2, 2000, 0, 0, 80, 2, 0, 0 } } },
 };
 
 TEST(rule_table)
@@ -758,7 +778,7 @@ TEST(rule_table)
                 ccs_auto_ran(a, key, pick);
                 for (int q = 0; q < R; q++)
                     lat[q] = lateness_of(sg, row->jitter_us, k, call, q);
-                model_vec(lat, pick, sg->aware_x, vec);
+                model_vec(lat, pick, sg->aware_x, sg->plain_x, vec);
                 ccs_auto_learn(a, key, pick, vec);
             }
         }
