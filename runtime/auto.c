@@ -82,7 +82,8 @@
  * and every straggler worth a plan change in them. */
 #define AUTO_NOISE_MULT 4
 /* While quiet -- the call ran the plain plan and nobody was late past the
- * floor in the last measured call -- the arrival times are exchanged after
+ * floor, nor past the host's own skew, in the last measured call -- the
+ * arrival times are exchanged after
  * fewer and fewer calls: the gap doubles with each quiet exchange, up to
  * AUTO_QUIET_MAX calls, and is 1 again as soon as anyone is late.  The
  * exchange is only R-1 small messages each way, but on an oversubscribed
@@ -346,9 +347,10 @@ static int64_t skew_floor(const struct ccs_auto *a, const auto_cost_t *e)
  * on 2 cores, nothing injected: the same process 30-80 us late on most
  * calls, the others within 5-20 us, T_plain 75 us), and relabelling the
  * aware plan for it changes the skew it was predicted from.  (Not
- * T_plain,late in its stead: on a busy host it can read more than the
- * delay of a straggler late from the first call on.)  e may be NULL (its
- * slot taken over): the noise floor alone. */
+ * T_plain,late in its stead while T_plain is fresh: on a busy host it can
+ * read more than the delay of a straggler late from the first call on;
+ * skew_floor has the stale case.)  e may be NULL (its slot taken over):
+ * the noise floor alone. */
 static int64_t late_floor(const struct ccs_auto *a, const auto_cost_t *e)
 {
     return e == NULL ? noise_floor(a) : max64(skew_floor(a, e), critical(e));

@@ -425,7 +425,9 @@ typedef struct ccs_auto_info {
     double rs_s;                 /* aware plan's phase 0 */
     double after_s;              /* aware plan's time after the arrival */
     uint32_t streak;             /* calls in a row `latest` was late past
-                                    the critical delay */
+                                    the floor: the critical delay, 4x the
+                                    arrival noise and the plain plan's
+                                    time (docs/runtime.md) */
     uint64_t state_hash;         /* hash of the whole decision state */
     uint64_t exchanges;          /* calls whose arrival times were
                                     gathered: every call, except while

@@ -115,8 +115,9 @@ typedef struct rank_ctx {
     int rank, R;
     int rc;                   /* 0, 1 wrong, 3 error */
     long ncalls;              /* calls made: the delay pattern's clock */
-    /* --alternate: the timed loop's call count and, per variant (0 auto,
-     * 1 the plain plan), this rank's seconds inside calls and calls. */
+    /* --alternate: the timed loop's call count and, per variant (0 the
+     * run: auto or the plan, 1 the -Q plan alone), this rank's seconds
+     * inside calls and calls. */
     long alt_k;
     int alt_timing;
     double alt_s[2];
@@ -320,8 +321,8 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
         ccs_run_opts_t ro = CCS_RUN_OPTS_INIT;
         ccs_status_t st;
         unsigned d = delay_us_of(c);
-        /* --alternate: odd blocks run the plain plan by itself, so that
-         * auto and plain share the run (and its scheduling luck). */
+        /* --alternate: odd blocks run the -Q plan by itself, so that
+         * both variants share the run (and its scheduling luck). */
         int plain_only = c->alt_timing &&
                          (c->alt_k++ / c->o->alternate) % 2 == 1;
         double t0 = 0;
@@ -386,8 +387,9 @@ static ccs_status_t one_call(rank_ctx_t *c, int mpi_base, const void *send,
 
 typedef struct result {
     double time_us;           /* < 0: not run (baseline unsupported) */
-    double alt_us[2];         /* --alternate: mean per call of the auto and
-                                 the plain calls (delays included) */
+    double alt_us[2];         /* --alternate: mean per call of the run's
+                                 and the -Q plan's calls (delays
+                                 included) */
     long long wrong;          /* -1: not checked */
     int failed;
 } result_t;
